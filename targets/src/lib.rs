@@ -1,0 +1,1 @@
+//! `modelrt-targets`: platform assemblies of modelrt backends.

@@ -1,0 +1,2 @@
+//! The `modelrt` command-line tool.
+fn main() {}

@@ -1,0 +1,1 @@
+//! Shared helpers for modelrt's cross-crate integration tests.

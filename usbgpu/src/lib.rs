@@ -1,0 +1,2 @@
+//! `modelrt-usbgpu`: ASM24 bridge driver, PCIe bring-up behind it, AMD bring-up and Navi31 firmware tools.
+#![cfg_attr(not(feature = "std"), no_std)]

@@ -1,0 +1,2 @@
+//! `cargo xtask`: host tooling for modelrt.
+fn main() {}
