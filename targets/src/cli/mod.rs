@@ -1,0 +1,3 @@
+//! Subcommands of the `modelrt` binary, one module each.
+pub mod qcom;
+pub mod usb;

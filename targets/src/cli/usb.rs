@@ -1,0 +1,9 @@
+//! `modelrt usb …` subcommands.
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum UsbCmd {}
+
+pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
+    match cmd {}
+}
