@@ -1,0 +1,111 @@
+//! The model-bundle format (`.mrt`): one file a device can execute with no compiler present.
+//!
+//! # Layout
+//! ```text
+//! offset 0   Header (48 bytes, fixed, little-endian, outside postcard — see `header`)
+//! offset 48  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
+//!            zero padding up to a multiple of 64
+//! weights    One blob, 64-byte aligned in the file, holding the initial bytes of weight/state buffers
+//! ```
+//! The CRC-32 (IEEE, `crc32fast`) in the header covers every byte after the header. Nothing is copied
+//! when a bundle is parsed: every string, kernel binary and weight slice borrows the input bytes.
+//! Variable-length lists are [`Table`]s — an offset index plus concatenated postcard records — so a
+//! reader needs no allocator and can look records up by index.
+//!
+//! # Evolution rules (append-only; this format is meant to be read for ten years)
+//! 1. The header layout never changes in place. `header_len` lets a later major version grow it.
+//! 2. A reader rejects any `major` other than its own ([`FORMAT_MAJOR`]).
+//! 3. Within a major version, a new **minor** version may only *append* fields at the end of `Body`
+//!    (postcard ignores trailing bytes, so an older reader still reads the prefix it knows), or add new
+//!    enum variants *at the end* of an enum. Existing fields, their order and their meaning never change.
+//!    A reader of minor `m` reading a file of minor `< m` must default the fields added later.
+//! 4. Records inside tables never change shape within a major version; a new kind of record means a
+//!    new table appended to `Body` (rule 3).
+//! 5. The schema hash ([`SCHEMA_HASH`]) is FNV-1a-64 over [`SCHEMA`], the textual schema of this minor
+//!    version. A reader checks it when the file's minor equals its own; `SCHEMA` must be edited with
+//!    every schema change (a unit test pins the hash so a change cannot go unnoticed).
+//! 6. Enum discriminants are postcard varints in declaration order: never reorder or remove variants.
+//! 7. Validation rules may get stricter only with a new major version.
+//!
+//! Only [`writer`] (behind the `alloc` feature, used by `xtask`) produces bundles.
+mod error;
+mod header;
+mod schema;
+mod table;
+mod validate;
+#[cfg(feature = "alloc")]
+pub mod writer;
+
+pub use error::BundleError;
+pub use header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, MAGIC, SCHEMA, SCHEMA_HASH};
+pub use schema::{
+    ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
+    TensorDesc, MAX_DIMS, MAX_IO,
+};
+pub use table::{Table, TableIter};
+
+use crate::bundle::header::parse_header;
+
+/// Required alignment of the weights blob inside the file.
+pub const WEIGHTS_ALIGN: usize = 64;
+
+/// A parsed and fully validated bundle, borrowing its bytes.
+#[derive(Clone, Debug)]
+pub struct Bundle<'a> {
+    header: Header,
+    body: Body<'a>,
+    weights: &'a [u8],
+}
+
+impl<'a> Bundle<'a> {
+    /// Parse and validate `bytes`. Every cross-reference is checked here, before anything runs: a
+    /// bundle that parses can be executed without further bounds checks failing.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, BundleError> {
+        let header = parse_header(bytes)?;
+        let rest = &bytes[HEADER_LEN..];
+        let weights_start = header
+            .weights_offset
+            .checked_sub(HEADER_LEN as u64)
+            .ok_or(BundleError::Layout("weights blob overlaps the header"))?;
+        let weights_end = weights_start
+            .checked_add(header.weights_len)
+            .ok_or(BundleError::Layout("weights blob length overflows"))?;
+        if weights_end > rest.len() as u64 {
+            return Err(BundleError::Layout("weights blob extends past the end of the file"));
+        }
+        let body_bytes = &rest[..weights_start as usize];
+        let weights = &rest[weights_start as usize..weights_end as usize];
+        let (body, _trailing) =
+            postcard::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
+        let bundle = Bundle { header, body, weights };
+        validate::validate(&bundle)?;
+        Ok(bundle)
+    }
+
+    /// The fixed header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The decoded body.
+    pub fn body(&self) -> &Body<'a> {
+        &self.body
+    }
+
+    /// The weights blob (initial bytes of weight and state buffers).
+    pub fn weights(&self) -> &'a [u8] {
+        self.weights
+    }
+
+    /// Initial bytes of buffer `b`, if it has any.
+    pub fn init_bytes(&self, b: &BufferDesc<'_>) -> Option<&'a [u8]> {
+        let (start, len) = b.init?;
+        // Validated in `validate`: the range lies inside the weights blob.
+        self.weights.get(start as usize..(start + len) as usize)
+    }
+
+    /// Index of the input named `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.body.inputs.iter().position(|t| matches!(t, Ok(t) if t.name == name))
+    }
+}

@@ -1,0 +1,168 @@
+//! The bundle body's record types (see `SCHEMA` in `header.rs` for the textual form).
+use modelrt_hal::target::{DType, KernelMeta, ParamDesc, Target, MAX_PARAMS};
+use serde::{Deserialize, Serialize};
+
+use super::table::Table;
+
+/// Maximum tensor rank.
+pub const MAX_DIMS: usize = 8;
+/// Maximum number of named inputs and of named outputs.
+pub const MAX_IO: usize = 32;
+
+/// The body: everything but the fixed header and the weights blob.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Body<'a> {
+    #[serde(borrow)]
+    pub target: Target<'a>,
+    #[serde(borrow)]
+    pub producer: Producer<'a>,
+    /// Size of the device arena every buffer lives in.
+    pub arena_size: u64,
+    #[serde(borrow)]
+    pub buffers: Table<'a, BufferDesc<'a>>,
+    #[serde(borrow)]
+    pub kernels: Table<'a, KernelDesc<'a>>,
+    /// Steps run once after the weights are uploaded (tinygrad's pruned one-time calls).
+    #[serde(borrow)]
+    pub init: Table<'a, Step>,
+    /// Steps run on every inference, in order.
+    #[serde(borrow)]
+    pub run: Table<'a, Step>,
+    #[serde(borrow)]
+    pub inputs: Table<'a, TensorDesc<'a>>,
+    #[serde(borrow)]
+    pub outputs: Table<'a, TensorDesc<'a>>,
+    /// Optional self-check data.
+    #[serde(borrow)]
+    pub reference: Option<Reference<'a>>,
+}
+
+/// Who produced the bundle, from what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Producer<'a> {
+    /// tinygrad version used as the kernel compiler.
+    pub tinygrad: &'a str,
+    /// tinymesa version (IR3 targets).
+    pub tinymesa: Option<&'a str>,
+    /// SHA-256 of the source model file (ONNX or pickle).
+    pub source_sha256: [u8; 32],
+    /// tinygrad device string used to compile (e.g. `CPU:CLANG:x86_64,x86-64-v3`).
+    pub dev: &'a str,
+    /// Compile-affecting flags, `KEY=VALUE` separated by spaces, sorted.
+    pub flags: &'a str,
+}
+
+/// What a buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BufferKind {
+    /// Read-only initial data.
+    Weight,
+    /// Initial data that the model also writes (recurrent state): persists across runs.
+    State,
+    /// Filled from a named input before each run.
+    Input,
+    /// Read into a named output after each run.
+    Output,
+    /// Temporary.
+    Scratch,
+}
+
+/// One buffer, placed at a fixed offset in the device arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferDesc<'a> {
+    /// Human-readable origin (`onnx:conv1.weight`, `arena`, `input:img`).
+    pub label: &'a str,
+    pub size: u64,
+    pub dtype: DType,
+    pub kind: BufferKind,
+    pub arena_offset: u64,
+    /// `(offset, len)` of the initial bytes in the weights blob.
+    pub init: Option<(u64, u64)>,
+}
+
+/// One compiled kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelDesc<'a> {
+    pub name: &'a str,
+    pub entry: &'a str,
+    #[serde(borrow)]
+    pub binary: &'a [u8],
+    pub source: Option<&'a str>,
+    pub params: heapless::Vec<ParamDesc, MAX_PARAMS>,
+    #[serde(borrow)]
+    pub meta: KernelMeta<'a>,
+}
+
+/// A launch argument referring to a buffer view or an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArgRef {
+    Buffer { buffer: u32, offset: u64, size: u64 },
+    Int(i32),
+}
+
+/// A position inside a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufRef {
+    pub buffer: u32,
+    pub offset: u64,
+}
+
+/// One scheduled operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    Launch {
+        kernel: u32,
+        args: heapless::Vec<ArgRef, MAX_PARAMS>,
+        global: [u32; 3],
+        local: [u32; 3],
+    },
+    Copy {
+        dst: BufRef,
+        src: BufRef,
+        size: u64,
+    },
+}
+
+/// A named input or output tensor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorDesc<'a> {
+    pub name: &'a str,
+    pub buffer: u32,
+    pub offset: u64,
+    pub dtype: DType,
+    pub shape: heapless::Vec<u64, MAX_DIMS>,
+}
+
+impl TensorDesc<'_> {
+    /// Number of elements (validated not to overflow at load).
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> u64 {
+        self.numel() * self.dtype.size() as u64
+    }
+}
+
+/// Reference inputs and expected outputs, so a bundle can check itself.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Reference<'a> {
+    /// Seed the inputs were drawn with.
+    pub seed: u64,
+    pub atol: f32,
+    pub rtol: f32,
+    /// One record per bundle input, in input order.
+    #[serde(borrow)]
+    pub inputs: Table<'a, RefTensor<'a>>,
+    /// One record per bundle output, in output order.
+    #[serde(borrow)]
+    pub outputs: Table<'a, RefTensor<'a>>,
+}
+
+/// Raw little-endian tensor bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefTensor<'a> {
+    #[serde(borrow)]
+    pub data: &'a [u8],
+}

@@ -1,0 +1,212 @@
+//! Load-time validation: every cross-reference and size in a bundle is checked once, before the first
+//! launch, so that the executor and backends can trust the bundle afterwards.
+use modelrt_hal::target::{KernelMeta, ParamKind, Target};
+
+use super::schema::{ArgRef, BufferDesc, BufferKind, Step, TensorDesc, MAX_IO};
+use super::{Bundle, BundleError, Table};
+
+fn invalid(what: &'static str, index: usize) -> BundleError {
+    BundleError::Invalid { what, index: index as u32 }
+}
+
+/// `offset + size <= limit` without overflow.
+fn fits(offset: u64, size: u64, limit: u64) -> bool {
+    offset.checked_add(size).is_some_and(|end| end <= limit)
+}
+
+pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
+    let body = b.body();
+    body.buffers.check_index("buffers")?;
+    body.kernels.check_index("kernels")?;
+    body.init.check_index("init steps")?;
+    body.run.check_index("run steps")?;
+    body.inputs.check_index("inputs")?;
+    body.outputs.check_index("outputs")?;
+
+    if let Target::Cpu { baseline, .. } = body.target {
+        if baseline.is_empty() {
+            return Err(invalid("CPU target without a baseline", 0));
+        }
+    }
+    for (i, buf) in body.buffers.iter().enumerate() {
+        check_buffer(b, &buf?, i)?;
+    }
+    for (i, k) in body.kernels.iter().enumerate() {
+        let k = k?;
+        if k.binary.is_empty() {
+            return Err(invalid("kernel has an empty binary", i));
+        }
+        if k.entry.is_empty() {
+            return Err(invalid("kernel has no entry symbol", i));
+        }
+        check_meta(&body.target, &k.meta, k.params.iter().filter(|p| matches!(p.kind, ParamKind::Image { .. })).count(), i)?;
+    }
+    check_steps(b, body.init)?;
+    check_steps(b, body.run)?;
+    check_tensors(b, body.inputs, "inputs", true)?;
+    check_tensors(b, body.outputs, "outputs", false)?;
+    if let Some(r) = body.reference {
+        r.inputs.check_index("reference inputs")?;
+        r.outputs.check_index("reference outputs")?;
+        if r.inputs.len() != body.inputs.len() || r.outputs.len() != body.outputs.len() {
+            return Err(invalid("reference tensor count differs from the model's", 0));
+        }
+        for (i, (t, d)) in body.inputs.iter().zip(r.inputs.iter()).enumerate() {
+            if d?.data.len() as u64 != t?.byte_len() {
+                return Err(invalid("reference input has the wrong size", i));
+            }
+        }
+        for (i, (t, d)) in body.outputs.iter().zip(r.outputs.iter()).enumerate() {
+            if d?.data.len() as u64 != t?.byte_len() {
+                return Err(invalid("reference output has the wrong size", i));
+            }
+        }
+        if !(r.atol >= 0.0 && r.rtol >= 0.0) {
+            return Err(invalid("reference tolerance is negative or NaN", 0));
+        }
+    }
+    Ok(())
+}
+
+fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), BundleError> {
+    if buf.size == 0 {
+        return Err(invalid("buffer has size 0", i));
+    }
+    if !fits(buf.arena_offset, buf.size, b.body().arena_size) {
+        return Err(invalid("buffer lies outside the arena", i));
+    }
+    match buf.init {
+        Some((off, len)) => {
+            if !fits(off, len, b.weights().len() as u64) {
+                return Err(invalid("buffer's initial data lies outside the weights blob", i));
+            }
+            if len > buf.size {
+                return Err(invalid("buffer's initial data is larger than the buffer", i));
+            }
+        }
+        None if matches!(buf.kind, BufferKind::Weight | BufferKind::State) => {
+            return Err(invalid("weight buffer without initial data", i));
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn check_meta(target: &Target<'_>, meta: &KernelMeta<'_>, images: usize, i: usize) -> Result<(), BundleError> {
+    match (target, meta) {
+        (Target::Cpu { .. }, KernelMeta::Cpu(m)) => {
+            if m.threads == 0 {
+                return Err(invalid("CPU kernel with 0 threads", i));
+            }
+        }
+        (Target::Adreno { .. }, KernelMeta::Ir3(m)) => {
+            if m.immediates.len() % 4 != 0 {
+                return Err(invalid("IR3 immediates are not whole dwords", i));
+            }
+            if m.tex_cnt as usize != m.tex_to_image.len() {
+                return Err(invalid("IR3 texture map length differs from the texture count", i));
+            }
+            let ibo = m.ibo_cnt as usize;
+            if m.tex_to_image.iter().any(|&t| ibo + t as usize >= images) || ibo + m.tex_to_image.len() > images {
+                return Err(invalid("IR3 texture map points past the image parameters", i));
+            }
+        }
+        (Target::Amd { .. }, KernelMeta::Amd(m)) => {
+            if m.wavefront_size != 32 && m.wavefront_size != 64 {
+                return Err(invalid("AMD kernel wavefront size is not 32 or 64", i));
+            }
+        }
+        _ => return Err(invalid("kernel metadata does not match the bundle target", i)),
+    }
+    Ok(())
+}
+
+fn buffer(b: &Bundle<'_>, id: u32, i: usize) -> Result<BufferDesc<'static>, BundleError> {
+    // Only the numeric fields are needed here; drop the label's borrow.
+    let d = b.body().buffers.get(id as usize).map_err(|_| invalid("step refers to a missing buffer", i))?;
+    Ok(BufferDesc { label: "", ..d })
+}
+
+fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError> {
+    let body = b.body();
+    for (i, step) in steps.iter().enumerate() {
+        match step? {
+            Step::Launch { kernel, args, global, local } => {
+                let k = body
+                    .kernels
+                    .get(kernel as usize)
+                    .map_err(|_| invalid("launch refers to a missing kernel", i))?;
+                if args.len() != k.params.len() {
+                    return Err(invalid("launch argument count differs from the kernel's parameters", i));
+                }
+                if global.contains(&0) || local.contains(&0) {
+                    return Err(invalid("launch with a zero global or local size", i));
+                }
+                for (p, a) in k.params.iter().zip(args.iter()) {
+                    match (p.kind, a) {
+                        (ParamKind::Buffer | ParamKind::Image { .. }, ArgRef::Buffer { buffer: id, offset, size }) => {
+                            let buf = buffer(b, *id, i)?;
+                            if *size == 0 || !fits(*offset, *size, buf.size) {
+                                return Err(invalid("launch argument lies outside its buffer", i));
+                            }
+                            if let ParamKind::Image { height, width } = p.kind {
+                                let need = (height as u64) * (width as u64) * 4 * p.dtype.size() as u64;
+                                if need > *size {
+                                    return Err(invalid("image argument is smaller than its image shape", i));
+                                }
+                            }
+                        }
+                        (ParamKind::CoreId | ParamKind::Var, ArgRef::Int(_)) => {}
+                        _ => return Err(invalid("launch argument kind differs from the kernel parameter", i)),
+                    }
+                }
+                if let KernelMeta::Cpu(m) = k.meta {
+                    let has_core = k.params.iter().any(|p| p.kind == ParamKind::CoreId);
+                    if !has_core && m.threads != 1 {
+                        return Err(invalid("threaded CPU kernel without a core_id parameter", i));
+                    }
+                }
+            }
+            Step::Copy { dst, src, size } => {
+                let d = buffer(b, dst.buffer, i)?;
+                let s = buffer(b, src.buffer, i)?;
+                if size == 0 || !fits(dst.offset, size, d.size) || !fits(src.offset, size, s.size) {
+                    return Err(invalid("copy lies outside its buffers", i));
+                }
+                let (da, sa) = (d.arena_offset + dst.offset, s.arena_offset + src.offset);
+                if da < sa + size && sa < da + size {
+                    return Err(invalid("copy source and destination overlap", i));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_tensors(b: &Bundle<'_>, t: Table<'_, TensorDesc<'_>>, what: &'static str, input: bool) -> Result<(), BundleError> {
+    if t.len() > MAX_IO {
+        return Err(invalid(if input { "too many inputs" } else { "too many outputs" }, 0));
+    }
+    if !input && t.is_empty() {
+        return Err(invalid("bundle has no outputs", 0));
+    }
+    for (i, d) in t.iter().enumerate() {
+        let d = d?;
+        if d.name.is_empty() {
+            return Err(invalid(if input { "input without a name" } else { "output without a name" }, i));
+        }
+        let numel = d.shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
+        let bytes = numel.and_then(|n| n.checked_mul(d.dtype.size() as u64));
+        let buf = b.body().buffers.get(d.buffer as usize).map_err(|_| invalid(what, i))?;
+        match bytes {
+            Some(n) if n > 0 && fits(d.offset, n, buf.size) => {}
+            _ => return Err(invalid(if input { "input does not fit its buffer" } else { "output does not fit its buffer" }, i)),
+        }
+        for (j, other) in t.iter().enumerate().take(i) {
+            if other?.name == d.name {
+                return Err(invalid(if input { "duplicate input name" } else { "duplicate output name" }, j));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! The only bundle writer (feature `alloc`), used by `xtask compile`/`convert`.
+//!
+//! It lays the buffers out in the arena ([`crate::plan`]), packs initial data into the 64-aligned
+//! weights blob, encodes the body, fills the header and finally parses its own output with the
+//! reader, so it can never emit a bundle the runtime would reject. Output is a pure function of the
+//! spec: the same spec gives the same bytes.
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use modelrt_hal::target::{DType, Target};
+use serde::Serialize;
+
+use super::header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, SCHEMA_HASH};
+use super::schema::{Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step, TensorDesc};
+use super::{Bundle, BundleError, Table, WEIGHTS_ALIGN};
+
+/// Why a bundle could not be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteError {
+    /// postcard could not encode a record.
+    Encode,
+    /// A table or the file exceeds the format's 32-bit index limits.
+    TooLarge,
+    /// Arena layout overflowed.
+    Plan,
+    /// The spec is inconsistent; the reader's message says how.
+    Invalid(BundleError),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Encode => write!(f, "failed to encode a bundle record"),
+            WriteError::TooLarge => write!(f, "bundle table exceeds 4 GiB"),
+            WriteError::Plan => write!(f, "arena layout overflows 64 bits"),
+            WriteError::Invalid(e) => write!(f, "refusing to write an invalid bundle: {e}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for WriteError {}
+
+/// A buffer as the writer takes it: the arena offset and weights range are computed.
+#[derive(Clone, Debug)]
+pub struct BufferSpec<'a> {
+    pub label: &'a str,
+    pub size: u64,
+    pub dtype: DType,
+    pub kind: BufferKind,
+    /// Initial bytes (weights/state), at most `size`.
+    pub init: Option<&'a [u8]>,
+}
+
+/// Reference data: one byte string per input and per output, in order.
+#[derive(Clone, Debug)]
+pub struct ReferenceSpec<'a> {
+    pub seed: u64,
+    pub atol: f32,
+    pub rtol: f32,
+    pub inputs: Vec<&'a [u8]>,
+    pub outputs: Vec<&'a [u8]>,
+}
+
+/// Everything that goes into a bundle.
+#[derive(Clone, Debug)]
+pub struct BundleSpec<'a> {
+    pub target: Target<'a>,
+    pub producer: Producer<'a>,
+    pub buffers: Vec<BufferSpec<'a>>,
+    pub kernels: Vec<KernelDesc<'a>>,
+    pub init: Vec<Step>,
+    pub run: Vec<Step>,
+    pub inputs: Vec<TensorDesc<'a>>,
+    pub outputs: Vec<TensorDesc<'a>>,
+    pub reference: Option<ReferenceSpec<'a>>,
+}
+
+/// Accumulates postcard records into a [`Table`] encoding.
+pub struct TableBuilder {
+    index: Vec<u8>,
+    data: Vec<u8>,
+    count: u32,
+}
+
+impl TableBuilder {
+    pub fn new() -> Self {
+        TableBuilder { index: Vec::new(), data: Vec::new(), count: 0 }
+    }
+
+    /// Append one record.
+    pub fn push<T: Serialize>(&mut self, record: &T) -> Result<(), WriteError> {
+        let off = u32::try_from(self.data.len()).map_err(|_| WriteError::TooLarge)?;
+        let bytes = postcard::to_allocvec(record).map_err(|_| WriteError::Encode)?;
+        self.index.extend_from_slice(&off.to_le_bytes());
+        self.data.extend_from_slice(&bytes);
+        self.count = self.count.checked_add(1).ok_or(WriteError::TooLarge)?;
+        Ok(())
+    }
+
+    /// Build from a list of records.
+    pub fn of<T: Serialize>(records: &[T]) -> Result<Self, WriteError> {
+        let mut t = TableBuilder::new();
+        for r in records {
+            t.push(r)?;
+        }
+        Ok(t)
+    }
+
+    /// A table view of what was pushed.
+    pub fn view<'a, T: serde::Deserialize<'a>>(&'a self) -> Table<'a, T> {
+        Table::from_parts(self.count, &self.index, &self.data)
+    }
+}
+
+impl Default for TableBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn pad_to(v: &mut Vec<u8>, align: usize) {
+    let n = v.len().next_multiple_of(align);
+    v.resize(n, 0);
+}
+
+/// Encode `spec` as bundle bytes.
+pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
+    let sizes: Vec<u64> = spec.buffers.iter().map(|b| b.size).collect();
+    let mut offsets = vec![0u64; sizes.len()];
+    let arena_size = crate::plan::plan_arena(&sizes, &mut offsets).ok_or(WriteError::Plan)?;
+
+    let mut weights = Vec::new();
+    let mut buffers = TableBuilder::new();
+    for (b, off) in spec.buffers.iter().zip(&offsets) {
+        let init = match b.init {
+            Some(data) => {
+                pad_to(&mut weights, WEIGHTS_ALIGN);
+                let start = weights.len() as u64;
+                weights.extend_from_slice(data);
+                Some((start, data.len() as u64))
+            }
+            None => None,
+        };
+        buffers.push(&BufferDesc {
+            label: b.label,
+            size: b.size,
+            dtype: b.dtype,
+            kind: b.kind,
+            arena_offset: *off,
+            init,
+        })?;
+    }
+    let kernels = TableBuilder::of(&spec.kernels)?;
+    let init = TableBuilder::of(&spec.init)?;
+    let run = TableBuilder::of(&spec.run)?;
+    let inputs = TableBuilder::of(&spec.inputs)?;
+    let outputs = TableBuilder::of(&spec.outputs)?;
+    let (ref_in, ref_out) = match &spec.reference {
+        Some(r) => {
+            let wrap = |v: &[&[u8]]| -> Result<TableBuilder, WriteError> {
+                let recs: Vec<RefTensor<'_>> = v.iter().map(|d| RefTensor { data: d }).collect();
+                TableBuilder::of(&recs)
+            };
+            (Some(wrap(&r.inputs)?), Some(wrap(&r.outputs)?))
+        }
+        None => (None, None),
+    };
+    let reference = match (&spec.reference, &ref_in, &ref_out) {
+        (Some(r), Some(i), Some(o)) => Some(Reference {
+            seed: r.seed,
+            atol: r.atol,
+            rtol: r.rtol,
+            inputs: i.view(),
+            outputs: o.view(),
+        }),
+        _ => None,
+    };
+    let body = Body {
+        target: spec.target,
+        producer: spec.producer,
+        arena_size,
+        buffers: buffers.view(),
+        kernels: kernels.view(),
+        init: init.view(),
+        run: run.view(),
+        inputs: inputs.view(),
+        outputs: outputs.view(),
+        reference,
+    };
+    let body_bytes = postcard::to_allocvec(&body).map_err(|_| WriteError::Encode)?;
+
+    let mut out = vec![0u8; HEADER_LEN];
+    out.extend_from_slice(&body_bytes);
+    pad_to(&mut out, WEIGHTS_ALIGN);
+    let weights_offset = out.len() as u64;
+    out.extend_from_slice(&weights);
+    let header = Header {
+        major: FORMAT_MAJOR,
+        minor: FORMAT_MINOR,
+        schema_hash: SCHEMA_HASH,
+        total_len: out.len() as u64,
+        weights_offset,
+        weights_len: weights.len() as u64,
+        body_crc: crc32fast::hash(&out[HEADER_LEN..]),
+        flags: 0,
+    };
+    out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+    Bundle::parse(&out).map_err(WriteError::Invalid)?;
+    Ok(out)
+}

@@ -1,0 +1,236 @@
+//! The executor: load a validated bundle onto a device once, then replay its schedule per inference.
+//!
+//! `load` may allocate (the backend records its queues); `run` performs no heap allocation in this
+//! crate and calls only `upload`, `submit` and `download` on the device, which backends implement
+//! without allocating (each backend has a test for that).
+use core::fmt;
+
+use modelrt_hal::device::{Arg, Device, KernelId, KernelImage, Queue};
+use modelrt_hal::target::MAX_PARAMS;
+
+use crate::bundle::{ArgRef, BufferDesc, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+
+/// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// Copying inputs into device memory.
+    pub upload_ns: u64,
+    /// Handing the recorded queue to the device.
+    pub enqueue_ns: u64,
+    /// Device time between the first and last timestamp of the queue.
+    pub device_ns: u64,
+    /// Copying outputs back.
+    pub download_ns: u64,
+    /// Wall time of the whole call.
+    pub total_ns: u64,
+}
+
+/// Why loading or running failed.
+#[derive(Debug)]
+pub enum ExecError<E> {
+    /// The bundle failed a check (should have been caught at parse time).
+    Bundle(BundleError),
+    /// The device reported an error.
+    Device(E),
+    /// A backend broke the `load_kernel` id contract.
+    KernelId { expected: u32, got: u32 },
+    /// Wrong number of inputs or outputs passed to `run`.
+    Count { what: &'static str, expected: usize, got: usize },
+    /// An input or output buffer has the wrong byte length.
+    Size { what: &'static str, name_index: usize, expected: u64, got: u64 },
+}
+
+impl<E: fmt::Display> fmt::Display for ExecError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::Bundle(e) => write!(f, "{e}"),
+            ExecError::Device(e) => write!(f, "device error: {e}"),
+            ExecError::KernelId { expected, got } => {
+                write!(f, "backend bug: kernel {expected} was loaded as id {got}")
+            }
+            ExecError::Count { what, expected, got } => {
+                write!(f, "expected {expected} {what}, got {got}")
+            }
+            ExecError::Size { what, name_index, expected, got } => write!(
+                f,
+                "{what} {name_index} has {got} bytes, the bundle expects {expected}"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl<E: fmt::Debug + fmt::Display> std::error::Error for ExecError<E> {}
+
+impl<E> From<BundleError> for ExecError<E> {
+    fn from(e: BundleError) -> Self {
+        ExecError::Bundle(e)
+    }
+}
+
+/// Where a named input or output lives in the arena.
+#[derive(Clone, Copy, Debug)]
+struct IoSlot {
+    offset: u64,
+    len: u64,
+}
+
+/// A bundle loaded on a device, ready to run.
+pub struct Executor<'b, D: Device> {
+    bundle: Bundle<'b>,
+    device: D,
+    queue: D::Queue,
+    inputs: heapless::Vec<IoSlot, MAX_IO>,
+    outputs: heapless::Vec<IoSlot, MAX_IO>,
+}
+
+fn io_slots(
+    bundle: &Bundle<'_>,
+    table: Table<'_, TensorDesc<'_>>,
+) -> Result<heapless::Vec<IoSlot, MAX_IO>, BundleError> {
+    let mut out = heapless::Vec::new();
+    for (i, t) in table.iter().enumerate() {
+        let t = t?;
+        let buf: BufferDesc<'_> = bundle.body().buffers.get(t.buffer as usize)?;
+        let slot = IoSlot { offset: buf.arena_offset + t.offset, len: t.byte_len() };
+        out.push(slot).map_err(|_| BundleError::Invalid { what: "too many inputs or outputs", index: i as u32 })?;
+    }
+    Ok(out)
+}
+
+fn record<D: Device>(
+    bundle: &Bundle<'_>,
+    device: &mut D,
+    steps: Table<'_, Step>,
+) -> Result<D::Queue, ExecError<D::Error>> {
+    let body = bundle.body();
+    let mut q = device.create_queue().map_err(ExecError::Device)?;
+    q.timestamp().map_err(ExecError::Device)?;
+    for step in steps.iter() {
+        match step? {
+            Step::Launch { kernel, args, global, local } => {
+                let mut resolved: heapless::Vec<Arg, MAX_PARAMS> = heapless::Vec::new();
+                for a in args.iter() {
+                    let arg = match *a {
+                        ArgRef::Buffer { buffer, offset, size } => {
+                            let b = body.buffers.get(buffer as usize)?;
+                            Arg::Buffer { offset: b.arena_offset + offset, size }
+                        }
+                        ArgRef::Int(v) => Arg::Int(v),
+                    };
+                    // Cannot overflow: `args` has the same capacity.
+                    let _ = resolved.push(arg);
+                }
+                q.exec(KernelId(kernel), &resolved, global, local).map_err(ExecError::Device)?;
+            }
+            Step::Copy { dst, src, size } => {
+                let d = body.buffers.get(dst.buffer as usize)?;
+                let s = body.buffers.get(src.buffer as usize)?;
+                q.copy(d.arena_offset + dst.offset, s.arena_offset + src.offset, size)
+                    .map_err(ExecError::Device)?;
+            }
+        }
+    }
+    q.timestamp().map_err(ExecError::Device)?;
+    q.signal(1).map_err(ExecError::Device)?;
+    Ok(q)
+}
+
+impl<'b, D: Device> Executor<'b, D> {
+    /// Check the target, allocate the arena, upload weights, load kernels, run the init phase once
+    /// and record the per-inference queue.
+    pub fn load(bundle: Bundle<'b>, mut device: D) -> Result<Self, ExecError<D::Error>> {
+        let body = bundle.body();
+        device.check_target(&body.target).map_err(ExecError::Device)?;
+        device.alloc_arena(body.arena_size).map_err(ExecError::Device)?;
+        for b in body.buffers.iter() {
+            let b = b?;
+            if let Some(init) = bundle.init_bytes(&b) {
+                device.upload(b.arena_offset, init).map_err(ExecError::Device)?;
+            }
+        }
+        for (i, k) in body.kernels.iter().enumerate() {
+            let k = k?;
+            let image = KernelImage {
+                name: k.name,
+                entry: k.entry,
+                binary: k.binary,
+                params: &k.params,
+                meta: &k.meta,
+            };
+            let id = device.load_kernel(&image).map_err(ExecError::Device)?;
+            if id.0 as usize != i {
+                return Err(ExecError::KernelId { expected: i as u32, got: id.0 });
+            }
+        }
+        if !body.init.is_empty() {
+            let mut init = record(&bundle, &mut device, body.init)?;
+            device.submit(&mut init).map_err(ExecError::Device)?;
+        }
+        let queue = record(&bundle, &mut device, body.run)?;
+        let inputs = io_slots(&bundle, body.inputs)?;
+        let outputs = io_slots(&bundle, body.outputs)?;
+        Ok(Executor { bundle, device, queue, inputs, outputs })
+    }
+
+    /// The bundle this executor runs.
+    pub fn bundle(&self) -> &Bundle<'b> {
+        &self.bundle
+    }
+
+    /// The device (e.g. for backend-specific bindings such as zero-copy inputs).
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.device
+    }
+
+    /// Run one inference: `inputs` and `outputs` are raw little-endian tensors in the bundle's input
+    /// and output order, each exactly the declared byte length.
+    pub fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> Result<Timing, ExecError<D::Error>> {
+        check_io("inputs", &self.inputs, inputs.iter().map(|b| b.len()))?;
+        check_io("outputs", &self.outputs, outputs.iter().map(|b| b.len()))?;
+        let t0 = self.device.now_ns();
+        for (slot, data) in self.inputs.iter().zip(inputs) {
+            self.device.upload(slot.offset, data).map_err(ExecError::Device)?;
+        }
+        let t1 = self.device.now_ns();
+        let sub = self.device.submit(&mut self.queue).map_err(ExecError::Device)?;
+        let t2 = self.device.now_ns();
+        for (slot, out) in self.outputs.iter().zip(outputs.iter_mut()) {
+            self.device.download(slot.offset, out).map_err(ExecError::Device)?;
+        }
+        let t3 = self.device.now_ns();
+        Ok(Timing {
+            upload_ns: t1 - t0,
+            enqueue_ns: sub.enqueue_ns,
+            device_ns: sub.device_ns.min(t2 - t1),
+            download_ns: t3 - t2,
+            total_ns: t3 - t0,
+        })
+    }
+
+    /// Byte length and dtype of output `i`.
+    pub fn output_desc(&self, i: usize) -> Result<TensorDesc<'b>, BundleError> {
+        self.bundle.body().outputs.get(i)
+    }
+
+    /// Byte length and dtype of input `i`.
+    pub fn input_desc(&self, i: usize) -> Result<TensorDesc<'b>, BundleError> {
+        self.bundle.body().inputs.get(i)
+    }
+}
+
+fn check_io<E>(
+    what: &'static str,
+    slots: &[IoSlot],
+    lens: impl ExactSizeIterator<Item = usize>,
+) -> Result<(), ExecError<E>> {
+    if lens.len() != slots.len() {
+        return Err(ExecError::Count { what, expected: slots.len(), got: lens.len() });
+    }
+    for (i, (slot, len)) in slots.iter().zip(lens).enumerate() {
+        if slot.len != len as u64 {
+            return Err(ExecError::Size { what, name_index: i, expected: slot.len, got: len as u64 });
+        }
+    }
+    Ok(())
+}
