@@ -1,1 +1,4 @@
 //! `modelrt-targets`: platform assemblies of modelrt backends.
+pub mod cpu;
+pub mod npy;
+pub mod runner;

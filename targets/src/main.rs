@@ -1,5 +1,7 @@
 //! The `modelrt` command-line tool: run, inspect, verify and benchmark model bundles, and talk to
 //! USB-attached GPUs and comma-device accelerators.
+use std::path::PathBuf;
+
 use clap::{Parser, Subcommand};
 
 mod cli;
@@ -13,6 +15,47 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Describe a bundle: format, target, producer, arena, kernels, inputs and outputs.
+    Info {
+        /// The bundle (.mrt).
+        bundle: PathBuf,
+        /// Also list every kernel.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+    /// Run a bundle on .npy inputs and print (and optionally save) its outputs.
+    Run {
+        /// The bundle (.mrt).
+        bundle: PathBuf,
+        /// An input as NAME=FILE.npy (repeat for each input).
+        #[arg(short, long = "input", value_name = "NAME=FILE.npy")]
+        inputs: Vec<String>,
+        /// Write each output to DIR/NAME.npy.
+        #[arg(short, long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        #[command(flatten)]
+        device: cli::model::DeviceArgs,
+    },
+    /// Run the bundle's embedded reference inputs and compare with its expected outputs.
+    Verify {
+        /// The bundle (.mrt), compiled with `--reference`.
+        bundle: PathBuf,
+        #[command(flatten)]
+        device: cli::model::DeviceArgs,
+    },
+    /// Time repeated runs: min/median/max of step, enqueue and device time.
+    Bench {
+        /// The bundle (.mrt).
+        bundle: PathBuf,
+        /// Timed iterations.
+        #[arg(long, default_value_t = 100)]
+        iters: usize,
+        /// Untimed warm-up iterations.
+        #[arg(long, default_value_t = 10)]
+        warmup: usize,
+        #[command(flatten)]
+        device: cli::model::DeviceArgs,
+    },
     /// ASM24 USB-to-PCIe bridge tools (list bridges, PCIe topology, copy benchmark).
     #[command(subcommand)]
     Usb(cli::usb::UsbCmd),
@@ -24,6 +67,13 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
+        Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
+        Cmd::Run { bundle, inputs, output_dir, device } => {
+            cli::model::run(&bundle, &inputs, output_dir.as_deref(), device)
+        }
+        Cmd::Verify { bundle, device } => cli::model::read_bundle_file(&bundle)
+            .and_then(|bytes| cli::model::verify_bytes(&bytes, &bundle, device, false)),
+        Cmd::Bench { bundle, iters, warmup, device } => cli::model::bench(&bundle, iters, warmup, device),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),
     };

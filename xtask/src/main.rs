@@ -1,2 +1,130 @@
-//! `cargo xtask`: host tooling for modelrt.
-fn main() {}
+//! `cargo xtask`: host tooling for modelrt — compile models to bundles, import tinygrad pickles,
+//! regenerate the embedded demo, run the whole CI suite, cross-build for comma devices, benchmark.
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use xtask::compile::compile;
+use xtask::exporter::{ExportArgs, Source};
+
+mod ci;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "modelrt host tooling")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Compile an ONNX model into a bundle with tinygrad 0.14 as the kernel compiler.
+    Compile {
+        /// The ONNX model.
+        model: PathBuf,
+        /// cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630, amd-gfx1100, amd-gfx1201.
+        #[arg(long, default_value = "cpu")]
+        target: String,
+        /// Output bundle (.mrt).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Embed seeded random inputs and onnxruntime's outputs so the bundle can verify itself.
+        #[arg(long)]
+        reference: bool,
+        /// Seed for --reference inputs.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// CPU kernels' thread split (baked in at compile time; default 4).
+        #[arg(long)]
+        threads: Option<u32>,
+        /// Half precision (FLOAT16=1), as comma's Adreno builds use.
+        #[arg(long)]
+        float16: bool,
+        /// Image/texture inputs (IMAGE=1, Adreno only; implies --float16).
+        #[arg(long)]
+        image: bool,
+        /// CPU baseline (-march/-mcpu) instead of the target's default (x86-64-v3 / cortex-a76).
+        #[arg(long)]
+        cpu_baseline: Option<String>,
+    },
+    /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
+    Convert {
+        /// The pickle.
+        pickle: PathBuf,
+        /// Output bundle (.mrt).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Install what the build needs (apt packages, rustup targets, the Python venv).
+    Setup,
+    /// Run the whole test suite the way CI does (does its own set-up first).
+    Ci {
+        /// Skip fmt/clippy (for quick local iterations).
+        #[arg(long)]
+        no_lint: bool,
+    },
+    /// Regenerate the `modelrt demo` bundles embedded in the binary (or check they are current).
+    Demo {
+        /// Only check that the committed bundles are byte-identical to a fresh compile.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+fn host_cpu_target() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "cpu-aarch64"
+    } else {
+        "cpu-x86_64"
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Compile { model, target, output, reference, seed, threads, float16, image, cpu_baseline } => {
+            let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
+            let target = if target == "cpu" { host_cpu_target().to_string() } else { target };
+            let mut args = ExportArgs::onnx(model, target, PathBuf::new());
+            args.reference = reference;
+            args.seed = seed;
+            args.threads = threads;
+            args.float16 = float16 || image;
+            args.image = image;
+            args.cpu_baseline = cpu_baseline;
+            let r = compile(&python, args, &output)?;
+            println!(
+                "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
+                r.out.display(),
+                r.bytes,
+                r.kernels,
+                r.launches,
+                r.seconds
+            );
+            Ok(())
+        }
+        Cmd::Convert { pickle, output } => {
+            let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
+            let mut args = ExportArgs::onnx(PathBuf::new(), String::new(), PathBuf::new());
+            args.source = Source::Pickle(pickle);
+            args.target = "pickle".into();
+            let r = compile(&python, args, &output)?;
+            println!("wrote {} ({} bytes, {} kernels) in {:.1} s", r.out.display(), r.bytes, r.kernels, r.seconds);
+            Ok(())
+        }
+        Cmd::Setup => {
+            let py = xtask::setup::ensure_all()?;
+            println!("set-up complete; exporter python: {}", py.display());
+            Ok(())
+        }
+        Cmd::Ci { no_lint } => ci::run(no_lint),
+        Cmd::Demo { check } => ci::demo(check),
+    }
+}

@@ -1,3 +1,4 @@
 //! Subcommands of the `modelrt` binary, one module each.
+pub mod model;
 pub mod qcom;
 pub mod usb;

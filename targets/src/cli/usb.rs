@@ -1,9 +1,163 @@
-//! `modelrt usb …` subcommands.
-use clap::Subcommand;
+//! `modelrt usb …` subcommands: list bridges, show the PCIe topology behind one, benchmark SRAM copies.
+//! Protocol logic lives in `modelrt-usbgpu` (session, bring-up, bench); this module only draws.
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use modelrt_usbgpu::bench::{self, PhaseReport};
+use modelrt_usbgpu::host::Selector;
+use modelrt_usbgpu::pcie::topology;
+use modelrt_usbgpu::pcie::PciDevice;
+use modelrt_usbgpu::session::{self, Session, TransportKind};
 
 #[derive(Subcommand)]
-pub enum UsbCmd {}
+pub enum UsbCmd {
+    /// List ASM24 bridges (USB ids, product string, firmware version).
+    List(Common),
+    /// Bring up PCIe behind a bridge and show the topology (ids, bus numbers, windows, BARs).
+    Lspci(Common),
+    /// Host→device and device→host copies through the bridge SRAM: MB/s and USB round trips per MiB.
+    CopyBench {
+        #[command(flatten)]
+        common: Common,
+        /// Bytes copied in each direction.
+        #[arg(long, default_value_t = 64_000_000)]
+        size: usize,
+        /// Seed of the test pattern.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+#[derive(Args)]
+pub struct Common {
+    /// auto (hardware only, never falls back), usb, or emu (bridge emulator with a Navi31-like GPU).
+    #[arg(long, default_value = "auto", value_parser = parse_transport)]
+    transport: TransportKind,
+    /// Which bridge: an index (0 = first) or BUS-ADDRESS as in `usb:3-7`.
+    #[arg(long, default_value = "0")]
+    device: String,
+}
+
+fn parse_transport(s: &str) -> Result<TransportKind, String> {
+    s.parse()
+}
+
+fn parse_selector(s: &str) -> anyhow::Result<Selector> {
+    let s = s.strip_prefix("usb:").unwrap_or(s);
+    if let Some((bus, addr)) = s.split_once('-') {
+        return Ok(Selector::BusAddress(
+            bus.parse().context("bus number")?,
+            addr.parse().context("device address")?,
+        ));
+    }
+    Ok(Selector::Index(s.parse().context("--device must be an index or BUS-ADDRESS")?))
+}
+
+fn open(c: &Common) -> anyhow::Result<Session> {
+    Ok(Session::open(c.transport, parse_selector(&c.device)?)?)
+}
 
 pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        UsbCmd::List(c) => list(&c),
+        UsbCmd::Lspci(c) => lspci(&c),
+        UsbCmd::CopyBench { common, size, seed } => copy_bench(&common, size, seed),
+    }
+}
+
+fn list(c: &Common) -> anyhow::Result<()> {
+    let found = session::list(c.transport)?;
+    if found.is_empty() {
+        bail!("no ASM24 bridge found (looked for add1:0001 and 3801:0001); use --transport emu for the emulator");
+    }
+    for (i, b) in found.iter().enumerate() {
+        let fw = if b.custom_firmware { "custom firmware" } else { "NOT the custom firmware" };
+        println!(
+            "{i}: {} {:04x}:{:04x} {:?} bcdDevice {:x}.{:02x} ({fw}){}",
+            b.name,
+            b.vendor_id,
+            b.product_id,
+            b.product.as_deref().unwrap_or("?"),
+            b.bcd_device >> 8,
+            b.bcd_device & 0xFF,
+            if b.emulated { " [emulated]" } else { "" }
+        );
+    }
+    println!("protocol version: the custom firmware has no version request (spec lists E4/E5/F0/F2/F3 only)");
+    Ok(())
+}
+
+fn size_str(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} B"),
+    }
+}
+
+fn lspci(c: &Common) -> anyhow::Result<()> {
+    let s = open(c)?;
+    let name = s.name();
+    let emulated = s.is_emulated();
+    let mut dev = PciDevice::open(s.bridge).with_context(|| format!("{name}: PCIe bring-up"))?;
+    let functions = topology::scan(&mut dev)?;
+    println!("{name}{}", if emulated { " [emulated bridge and GPU]" } else { "" });
+    for f in &functions {
+        let b = f.bdf;
+        println!("{:02x}:{:02x}.{} [{:06x}] {:04x}:{:04x}", b.bus, b.dev, b.func, f.class, f.vendor, f.device);
+        if let Some(w) = &f.bridge {
+            println!("    bus: primary {} secondary {} subordinate {}", w.primary, w.secondary, w.subordinate);
+            if let Some((lo, hi)) = w.memory {
+                println!("    memory window {lo:#x}-{hi:#x}");
+            }
+            if let Some((lo, hi)) = w.prefetchable {
+                println!("    prefetchable window {lo:#x}-{hi:#x}");
+            }
+        }
+        for (i, bar) in &f.bars {
+            println!(
+                "    BAR{i}: {:#x} size {} ({}-bit{})",
+                bar.address,
+                size_str(bar.size),
+                if bar.is_64bit { 64 } else { 32 },
+                if bar.prefetchable { ", prefetchable" } else { "" }
+            );
+        }
+    }
+    let counts = dev.bridge().transport().counts();
+    println!("USB transfers: {} control, {} bulk", counts.control(), counts.bulk());
+    Ok(())
+}
+
+fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
+    let tag = if emulated { " (emulated time — not a hardware measurement)" } else { "" };
+    println!(
+        "{label}: {} bytes in {} chunks, {:.1} ms, {:.1} MB/s{tag}",
+        p.bytes,
+        p.chunks,
+        p.ns as f64 / 1e6,
+        p.mb_per_s()
+    );
+    println!(
+        "    USB: {} control + {} bulk transfers = {:.2} round trips/MiB ({:.2} control/MiB), {:.2}% of payload on bulk",
+        p.counts.control(),
+        p.counts.bulk(),
+        p.transfers_per_mib(),
+        p.control_per_mib(),
+        100.0 * p.bulk_fraction()
+    );
+}
+
+fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
+    let mut s = open(c)?;
+    let r = bench::copy_bench(&mut s, size, seed).with_context(|| format!("{}: copy-bench", s.name()))?;
+    println!("{}{}", s.name(), if r.emulated { " [emulated bridge: MB/s below is emulated]" } else { "" });
+    print_phase("host→device", &r.upload, r.emulated);
+    match (&r.download, r.download_skipped) {
+        (Some(d), _) => print_phase("device→host", d, r.emulated),
+        (None, Some(why)) => println!("device→host: skipped: {why}"),
+        (None, None) => {}
+    }
+    println!("verification: {}", r.verification);
+    Ok(())
 }

@@ -18,3 +18,6 @@ pub trait RegisterModel: Send {
         let _ = ns;
     }
 }
+pub mod bridge;
+pub mod direct;
+pub mod navi31;

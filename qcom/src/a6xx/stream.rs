@@ -1,0 +1,322 @@
+//! The a6xx compute command-stream builder: tinygrad's `QCOMComputeQueue` primitives (spec §6.3, §7) as
+//! functions appending dwords to a [`Sink`].
+use super::layout::KernelLayout;
+use super::regs::{self, load_state as ls};
+use crate::pm4::{event, op, pkt4_hdr, pkt7_hdr};
+
+/// The stream ran out of room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamFull;
+
+impl core::fmt::Display for StreamFull {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("command stream buffer is full")
+    }
+}
+
+/// Somewhere to append dwords.
+pub trait Sink {
+    fn put(&mut self, dws: &[u32]) -> Result<(), StreamFull>;
+    /// Dwords appended so far.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<const N: usize> Sink for heapless::Vec<u32, N> {
+    fn put(&mut self, dws: &[u32]) -> Result<(), StreamFull> {
+        self.extend_from_slice(dws).map_err(|_| StreamFull)
+    }
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+}
+
+#[cfg(feature = "std")]
+impl Sink for std::vec::Vec<u32> {
+    fn put(&mut self, dws: &[u32]) -> Result<(), StreamFull> {
+        self.extend_from_slice(dws);
+        Ok(())
+    }
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+}
+
+fn lo(a: u64) -> u32 {
+    a as u32
+}
+fn hi(a: u64) -> u32 {
+    (a >> 32) as u32
+}
+
+fn cmd<S: Sink + ?Sized>(s: &mut S, opcode: u8, payload: &[u32]) -> Result<(), StreamFull> {
+    s.put(&[pkt7_hdr(opcode, payload.len() as u16)])?;
+    s.put(payload)
+}
+
+fn reg<S: Sink + ?Sized>(s: &mut S, r: u32, vals: &[u32]) -> Result<(), StreamFull> {
+    s.put(&[pkt4_hdr(r, vals.len() as u8)])?;
+    s.put(vals)
+}
+
+/// Dword counts of the primitives (spec §6.3), for budgeting.
+pub mod size {
+    pub const WAIT: usize = 7;
+    pub const BARRIER: usize = 9;
+    pub const TIMESTAMP: usize = 5;
+    pub const SIGNAL: usize = 11;
+    /// `exec` without images.
+    pub const EXEC_BASE: usize = 76;
+    pub const EXEC_SAMPLERS: usize = 10;
+    pub const EXEC_TEXTURES: usize = 7;
+    pub const EXEC_UAVS: usize = 7;
+}
+
+/// `wait(sig, v)`: CP_WAIT_REG_MEM until the u32 at `addr` ≥ `value`. Returns the index of the REF dword.
+pub fn wait<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32) -> Result<usize, StreamFull> {
+    let at = s.len() + 4;
+    cmd(s, op::CP_WAIT_REG_MEM, &[regs::WAIT_REG_MEM_GE_MEMORY, lo(addr), hi(addr), value, 0xFFFF_FFFF, 32])?;
+    Ok(at)
+}
+
+/// `memory_barrier()`: flush to `dummy`, invalidate, wait for memory writes, wait for idle.
+pub fn memory_barrier<S: Sink + ?Sized>(s: &mut S, dummy: u64) -> Result<(), StreamFull> {
+    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0])?;
+    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_INVALIDATE])?;
+    cmd(s, op::CP_WAIT_MEM_WRITES, &[])?;
+    cmd(s, op::CP_WAIT_FOR_IDLE, &[])
+}
+
+/// `timestamp(sig)`: wait for idle, then store the 64-bit always-on counter at `addr`.
+pub fn timestamp<S: Sink + ?Sized>(s: &mut S, addr: u64) -> Result<(), StreamFull> {
+    cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
+    cmd(s, op::CP_REG_TO_MEM, &[regs::REG_TO_MEM_ALWAYS_ON_64, lo(addr), hi(addr)])
+}
+
+/// `signal(sig, v)` (a6xx): wait for idle, CACHE_FLUSH_TS storing `value` at `addr`, flush to `dummy`.
+/// Returns the index of the value dword.
+pub fn signal<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32, dummy: u64) -> Result<usize, StreamFull> {
+    cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
+    let at = s.len() + 4;
+    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(addr), hi(addr), value])?;
+    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0])?;
+    Ok(at)
+}
+
+/// GPU addresses one dispatch refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DispatchAddrs {
+    /// Shader image.
+    pub lib: u64,
+    /// Private-memory stack object.
+    pub stack: u64,
+    /// Args region (constant file first).
+    pub args: u64,
+    /// Zeroed border-colour buffer.
+    pub border: u64,
+    /// Target of the closing CACHE_FLUSH_TS and the value stored there. tinygrad uses (DUMMY, 0); modelrt stores
+    /// the 1-based dispatch index in a progress slot of the dummy object so a hang can name the kernel.
+    pub flush: (u64, u32),
+}
+
+/// `exec(prg, args, G, L)` for an IR3 kernel: the 24-step sequence of spec §7. The caller has checked the launch
+/// with [`KernelLayout::check_launch`].
+pub fn exec<S: Sink + ?Sized>(
+    s: &mut S,
+    k: &KernelLayout,
+    a: &DispatchAddrs,
+    global: [u32; 3],
+    local: [u32; 3],
+) -> Result<(), StreamFull> {
+    cmd(s, op::CP_SET_MARKER, &[regs::MARKER_RM6_COMPUTE])?;
+    reg(s, regs::SP_UPDATE_CNTL, &[regs::UPDATE_CS_STATE_UAV])?;
+    reg(s, regs::SP_UPDATE_CNTL, &[0])?;
+    reg(s, regs::SP_CS_TSIZE, &[0x80])?;
+    reg(s, regs::SP_CS_USIZE, &[0x40])?;
+    reg(s, regs::SP_MODE_CNTL, &[regs::SP_MODE_CNTL_IR3])?;
+    reg(s, regs::SP_PERFCTR_SHADER_MASK, &[regs::PERFCTR_CS])?;
+    reg(s, regs::TPL1_MODE_CNTL, &[regs::TPL1_MODE_CNTL_IR3])?;
+    reg(s, regs::TPL1_DBG_ECO_CNTL, &[0])?;
+    cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
+    let [gx, gy, gz] = global;
+    let [lx, ly, lz] = local;
+    let ndrange0 = 3 | (lx - 1) << 2 | (ly - 1) << 12 | (lz - 1) << 22;
+    reg(
+        s,
+        regs::SP_CS_NDRANGE_0,
+        &[
+            ndrange0,
+            gx * lx,
+            0,
+            gy * ly,
+            0,
+            gz * lz,
+            0,
+            regs::CONST_CONFIG_0_DEFAULT,
+            regs::REGID_UNUSED,
+            gx,
+            gy,
+            gz,
+        ],
+    )?;
+    let cntl0 = k.hregs << 1 | k.fregs << 7 | k.branchstack << 14;
+    reg(
+        s,
+        regs::SP_CS_CNTL_0,
+        &[
+            cntl0,
+            regs::CS_CNTL_1_CONSTLEN_256 | k.shared_size,
+            0,
+            0,
+            lo(a.lib),
+            hi(a.lib),
+            k.pvt_per_item,
+            lo(a.stack),
+            hi(a.stack),
+            k.pvt_total,
+        ],
+    )?;
+    cmd(
+        s,
+        op::CP_LOAD_STATE6_FRAG,
+        &[ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256), lo(a.args), hi(a.args)],
+    )?;
+    cmd(
+        s,
+        op::CP_LOAD_STATE6_FRAG,
+        &[ls::d0(ls::ST_SHADER, ls::SB6_CS_SHADER, k.instr_units), lo(a.lib), hi(a.lib)],
+    )?;
+    reg(
+        s,
+        regs::SP_REG_PROG_ID_0,
+        &[0xFCFC_FCFC, 0xFCFC_FCFC, 0xFCFC_FCFC, 0xFC, regs::CS_CONST_CONFIG],
+    )?;
+    reg(s, regs::SP_CS_PVT_MEM_STACK_OFFSET, &[k.hw_stack_offset])?;
+    reg(s, regs::SP_CS_INSTR_SIZE, &[k.instr_units])?;
+    if k.samp_cnt > 0 {
+        let samp = a.args + k.samp_off as u64;
+        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST_SHADER, ls::SB6_CS_TEX, k.samp_cnt), lo(samp), hi(samp)])?;
+        reg(s, regs::SP_CS_SAMPLER_BASE, &[lo(samp), hi(samp)])?;
+        reg(s, regs::TPL1_CS_BORDER_COLOR_BASE, &[lo(a.border), hi(a.border)])?;
+    }
+    if k.tex_cnt > 0 {
+        let t = a.args + k.tex_off as u64;
+        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16)), lo(t), hi(t)])?;
+        reg(s, regs::SP_CS_TEXMEMOBJ_BASE, &[lo(t), hi(t)])?;
+    }
+    if k.ibo_cnt > 0 {
+        let u = a.args + k.ibo_off as u64;
+        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST6_UAV, ls::SB6_CS_SHADER, k.ibo_cnt), lo(u), hi(u)])?;
+        reg(s, regs::SP_CS_UAV_BASE, &[lo(u), hi(u)])?;
+    }
+    reg(s, regs::SP_CS_CONFIG, &[regs::CS_CONFIG_ENABLED | k.tex_cnt << 9 | k.samp_cnt << 17 | k.ibo_cnt << 22])?;
+    reg(
+        s,
+        regs::SP_CS_CONST_CONFIG_0,
+        &[k.wgid | k.wgsz << 8 | regs::REGID_UNUSED << 16 | k.lid << 24, regs::REGID_UNUSED],
+    )?;
+    cmd(s, op::CP_EXEC_CS, &[0, gx, gy, gz])?;
+    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(a.flush.0), hi(a.flush.0), a.flush.1])
+}
+
+/// Dwords `exec` emits for `k` (spec §7 sizes).
+pub fn exec_len(k: &KernelLayout) -> usize {
+    size::EXEC_BASE
+        + if k.samp_cnt > 0 { size::EXEC_SAMPLERS } else { 0 }
+        + if k.tex_cnt > 0 { size::EXEC_TEXTURES } else { 0 }
+        + if k.ibo_cnt > 0 { size::EXEC_UAVS } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use modelrt_hal::target::Ir3KernelMeta;
+
+    /// The §12 walk-through kernel: c = a·3.7 + b, G = L = (32,1,1).
+    fn walkthrough() -> KernelLayout {
+        KernelLayout::new(&Ir3KernelMeta {
+            image_size: 384,
+            fregs: 7,
+            hregs: 1,
+            branchstack: 0,
+            pvtmem: 0,
+            shmem: 0,
+            wgid: 0xC0,
+            lid: 0,
+            wgsz: 0xFC,
+            buf_off: 0,
+            imm_off: 64,
+            immediates: &[0xCD, 0xCC, 0x6C, 0x40],
+            tex_cnt: 0,
+            ibo_cnt: 0,
+            tex_to_image: heapless::Vec::new(),
+        })
+        .unwrap()
+    }
+
+    fn payloads(dw: &[u32]) -> std::vec::Vec<(crate::pm4::Header, std::vec::Vec<u32>)> {
+        crate::pm4::packets(dw).map(|p| p.unwrap()).map(|p| (p.header, p.payload.to_vec())).collect()
+    }
+
+    #[test]
+    fn exec_matches_spec_walkthrough() {
+        use crate::pm4::Header::*;
+        let (lib, stack, args, dummy) = (0x1_0000_1000u64, 0x2_0000_0000u64, 0x3_0000_0800u64, 0x4_0000_0000u64);
+        let a = DispatchAddrs { lib, stack, args, border: 0x5_0000_0000, flush: (dummy, 0) };
+        let mut s = std::vec::Vec::new();
+        exec(&mut s, &walkthrough(), &a, [32, 1, 1], [32, 1, 1]).unwrap();
+        assert_eq!(s.len(), 76);
+        let p = payloads(&s);
+        let r = |reg: u32, v: &[u32]| (Type4 { reg, count: v.len() as u8 }, v.to_vec());
+        let c = |opcode: u8, v: &[u32]| (Type7 { opcode, count: v.len() as u16 }, v.to_vec());
+        let expect = vec![
+            c(0x65, &[8]),
+            r(0xBB08, &[0x60]),
+            r(0xBB08, &[0]),
+            r(0xA9BA, &[0x80]),
+            r(0xAA00, &[0x40]),
+            r(0xAB00, &[0x5]),
+            r(0xAE0F, &[0x20]),
+            r(0xB309, &[0x2]),
+            r(0xB600, &[0]),
+            c(0x26, &[]),
+            r(0xB990, &[0x7F, 0x400, 0, 1, 0, 1, 0, 0x00CC_C0CF, 0xFC, 0x20, 1, 1]),
+            r(0xA9B0, &[0x382, 0x41, 0, 0, 0x1000, 1, 0, 0, 2, 0]),
+            c(0x34, &[0x4036_4000, 0x800, 3]),
+            c(0x34, &[0x00F6_0000, 0x1000, 1]),
+            r(0xB983, &[0xFCFC_FCFC, 0xFCFC_FCFC, 0xFCFC_FCFC, 0xFC, 0x100]),
+            r(0xA9BD, &[0x1000]),
+            r(0xA9BC, &[3]),
+            r(0xA9BB, &[0x100]),
+            r(0xB997, &[0x00FC_FCC0, 0xFC]),
+            c(0x33, &[0, 32, 1, 1]),
+            c(0x46, &[4, 0, 4, 0]),
+        ];
+        assert_eq!(p, expect);
+    }
+
+    #[test]
+    fn primitive_sizes_match_spec() {
+        let mut s = std::vec::Vec::new();
+        assert_eq!(wait(&mut s, 0x10, 5).unwrap(), 4);
+        assert_eq!(s.len(), size::WAIT);
+        assert_eq!(s[..7], [0x70BC_8006, 0x15, 0x10, 0, 5, 0xFFFF_FFFF, 32]);
+        s.clear();
+        memory_barrier(&mut s, 0x20).unwrap();
+        assert_eq!(s, [0x7046_0004, 4, 0x20, 0, 0, 0x7046_0001, 0x31, 0x7092_8000, 0x7026_8000]);
+        s.clear();
+        timestamp(&mut s, 0x1_0000_0008).unwrap();
+        assert_eq!(s, [0x7026_8000, 0x703E_8003, 0x4008_0980, 8, 1]);
+        s.clear();
+        assert_eq!(signal(&mut s, 0x30, 7, 0x20).unwrap(), 5);
+        assert_eq!(s, [0x7026_8000, 0x7046_0004, 4, 0x30, 0, 7, 0x7046_0004, 4, 0x20, 0, 0]);
+    }
+
+    #[test]
+    fn heapless_sink_reports_full() {
+        let mut s: heapless::Vec<u32, 8> = heapless::Vec::new();
+        assert_eq!(memory_barrier(&mut s, 0), Err(StreamFull));
+    }
+}

@@ -1,0 +1,2 @@
+//! Device models for tests and `--kgsl emu` (feature `emu`).
+pub mod kgsl;

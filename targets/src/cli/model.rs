@@ -1,0 +1,334 @@
+//! Model subcommands of `modelrt`: `info`, `run`, `verify`, `bench` and `demo`.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use modelrt_core::bundle::{Bundle, BufferKind, Step, TensorDesc};
+use modelrt_core::verify::{compare, element};
+use modelrt_core::Timing;
+use modelrt_hal::target::{cpu_features, KernelMeta, Target};
+
+use modelrt_targets::npy;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions, LoadedModel};
+
+/// Where and how to run.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct DeviceArgs {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+    /// CPU worker threads (0 = as many as the kernels were split into, capped by this machine).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+impl DeviceArgs {
+    fn options(&self) -> LoadOptions {
+        LoadOptions { device: self.device, threads: self.threads }
+    }
+}
+
+/// Read a bundle file into memory.
+pub fn read_bundle_file(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Parse bundle bytes, naming the file in the error.
+pub fn parse_bundle<'a>(bytes: &'a [u8], path: &Path) -> anyhow::Result<Bundle<'a>> {
+    Bundle::parse(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+fn shape_str(shape: &[u64]) -> String {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    format!("[{}]", dims.join("x"))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn target_str(t: &Target<'_>) -> String {
+    match t {
+        Target::Cpu { arch, baseline, features } => {
+            let names: Vec<&str> =
+                cpu_features::NAMES.iter().filter(|(bit, _)| features & bit != 0).map(|(_, n)| *n).collect();
+            format!("cpu {} (baseline {baseline}; requires {})", arch.name(), if names.is_empty() { "-".into() } else { names.join(",") })
+        }
+        Target::Adreno { chip, image, half } => {
+            format!("adreno a{chip} (IMAGE={} FLOAT16={})", *image as u8, *half as u8)
+        }
+        Target::Amd { gfx } => format!("amd gfx{gfx:x}"),
+        Target::Hexagon { version } => format!("hexagon v{version}"),
+    }
+}
+
+fn mib(n: u64) -> String {
+    format!("{:.2} MiB", n as f64 / (1024.0 * 1024.0))
+}
+
+/// `modelrt info`.
+pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
+    let bytes = read_bundle_file(path)?;
+    let b = parse_bundle(&bytes, path)?;
+    let h = b.header();
+    let body = b.body();
+    println!("bundle      {} ({} bytes, format {}.{}, crc32 {:08x}, schema {:016x})", path.display(), h.total_len, h.major, h.minor, h.body_crc, h.schema_hash);
+    println!("target      {}", target_str(&body.target));
+    let p = body.producer;
+    println!("producer    tinygrad {}{} dev {}", p.tinygrad, p.tinymesa.map(|m| format!(", tinymesa {m}")).unwrap_or_default(), p.dev);
+    println!("flags       {}", if p.flags.is_empty() { "-" } else { p.flags });
+    println!("source      sha256 {}", hex(&p.source_sha256));
+    println!("arena       {} ({} bytes)", mib(body.arena_size), body.arena_size);
+    let mut by_kind: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
+    for buf in body.buffers.iter() {
+        let buf = buf?;
+        let k = match buf.kind {
+            BufferKind::Weight => "weight",
+            BufferKind::State => "state",
+            BufferKind::Input => "input",
+            BufferKind::Output => "output",
+            BufferKind::Scratch => "scratch",
+        };
+        let e = by_kind.entry(k).or_default();
+        e.0 += 1;
+        e.1 += buf.size;
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, (n, sz))| format!("{n} {k} ({})", mib(*sz))).collect();
+    println!("buffers     {} — {}", body.buffers.len(), kinds.join(", "));
+    println!("weights     {}", mib(b.weights().len() as u64));
+    let count = |steps: modelrt_core::bundle::Table<'_, Step>| -> anyhow::Result<(usize, usize)> {
+        let mut l = 0;
+        let mut c = 0;
+        for s in steps.iter() {
+            match s? {
+                Step::Launch { .. } => l += 1,
+                Step::Copy { .. } => c += 1,
+            }
+        }
+        Ok((l, c))
+    };
+    let (il, ic) = count(body.init)?;
+    let (rl, rc) = count(body.run)?;
+    println!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
+    let code: usize = body.kernels.iter().map(|k| k.map(|k| k.binary.len())).sum::<Result<_, _>>()?;
+    println!("kernels     {} ({} of code)", body.kernels.len(), mib(code as u64));
+    if verbose {
+        for (i, k) in body.kernels.iter().enumerate() {
+            let k = k?;
+            let meta = match &k.meta {
+                KernelMeta::Cpu(m) => format!("threads {}", m.threads),
+                KernelMeta::Ir3(m) => format!("isa {} B, fregs {}, hregs {}, tex {}, ibo {}", m.image_size, m.fregs, m.hregs, m.tex_cnt, m.ibo_cnt),
+                KernelMeta::Amd(m) => format!("kernarg {} B, lds {} B, wave{}", m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size),
+            };
+            println!("  [{i:3}] {:40} {:7} B  {} params  {meta}", k.name, k.binary.len(), k.params.len());
+        }
+    }
+    let io = |label: &str, t: modelrt_core::bundle::Table<'_, TensorDesc<'_>>| -> anyhow::Result<()> {
+        for d in t.iter() {
+            let d = d?;
+            println!("{label:11} {} {} {}", d.name, shape_str(&d.shape), d.dtype.name());
+        }
+        Ok(())
+    };
+    io("input", body.inputs)?;
+    io("output", body.outputs)?;
+    match body.reference {
+        Some(r) => println!("reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it", r.seed, r.atol, r.rtol),
+        None => println!("reference   none"),
+    }
+    Ok(())
+}
+
+fn alloc_outputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
+    b.body().outputs.iter().map(|t| Ok(vec![0u8; t?.byte_len() as usize])).collect()
+}
+
+fn run_once(model: &mut dyn LoadedModel<'_>, inputs: &[Vec<u8>], outputs: &mut [Vec<u8>]) -> anyhow::Result<Timing> {
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    model.run(&ins, &mut outs)
+}
+
+fn print_output_summary(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<()> {
+    for (t, data) in b.body().outputs.iter().zip(outputs) {
+        let t = t?;
+        let n = t.numel() as usize;
+        let vals: Vec<f64> = (0..n).filter_map(|i| element(t.dtype, data, i)).collect();
+        let (mut lo, mut hi, mut sum, mut arg) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0);
+        for (i, v) in vals.iter().enumerate() {
+            if *v > hi {
+                hi = *v;
+                arg = i;
+            }
+            lo = lo.min(*v);
+            sum += v;
+        }
+        let head: Vec<String> = vals.iter().take(6).map(|v| format!("{v:.5}")).collect();
+        println!(
+            "output {} {} {}: min {lo:.5} max {hi:.5} (at {arg}) mean {:.5}  [{}{}]",
+            t.name,
+            shape_str(&t.shape),
+            t.dtype.name(),
+            sum / vals.len().max(1) as f64,
+            head.join(", "),
+            if vals.len() > 6 { ", …" } else { "" }
+        );
+    }
+    Ok(())
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// Check outputs against the embedded reference; prints one line per output. Returns whether all pass.
+fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> {
+    let r = b.body().reference.context("this bundle has no embedded reference (compile it with --reference)")?;
+    let mut all = true;
+    for ((t, want), got) in b.body().outputs.iter().zip(r.outputs.iter()).zip(outputs) {
+        let (t, want) = (t?, want?);
+        let c = compare(t.dtype, got, want.data, r.atol as f64, r.rtol as f64);
+        all &= c.ok();
+        println!(
+            "verify {}: {} — max abs err {:.3e}, max rel err {:.3e}, {} of {} outside atol {:e} rtol {:e}",
+            t.name,
+            if c.ok() { "ok" } else { "FAILED" },
+            c.max_abs,
+            c.max_rel,
+            c.mismatches,
+            c.count,
+            r.atol,
+            r.rtol
+        );
+    }
+    Ok(all)
+}
+
+fn reference_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
+    let r = b.body().reference.context("this bundle has no embedded reference (compile it with --reference)")?;
+    r.inputs.iter().map(|t| Ok(t?.data.to_vec())).collect()
+}
+
+/// `modelrt verify` (and the verification half of `demo`). Errors if verification fails.
+pub fn verify_bytes(bytes: &[u8], path: &Path, dev: DeviceArgs, summary: bool) -> anyhow::Result<()> {
+    let b = parse_bundle(bytes, path)?;
+    let inputs = reference_inputs(&b)?;
+    let mut model = load(b, dev.options())?;
+    println!("device      {}", model.device_name());
+    let mut outputs = alloc_outputs(model.bundle())?;
+    let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    if summary {
+        print_output_summary(model.bundle(), &outputs)?;
+    }
+    let ok = check_reference(model.bundle(), &outputs)?;
+    // A second, warm run is the representative timing (the first includes page faults).
+    let t2 = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    println!(
+        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {})",
+        ms(t.total_ns),
+        ms(t2.total_ns),
+        ms(t2.enqueue_ns),
+        ms(t2.device_ns),
+        ms(t2.upload_ns),
+        ms(t2.download_ns)
+    );
+    if !ok {
+        bail!("verification FAILED against the bundle's embedded reference");
+    }
+    println!("verified    outputs match the embedded reference");
+    Ok(())
+}
+
+/// `modelrt run`.
+pub fn run(path: &Path, inputs: &[String], output_dir: Option<&Path>, dev: DeviceArgs) -> anyhow::Result<()> {
+    let bytes = read_bundle_file(path)?;
+    let b = parse_bundle(&bytes, path)?;
+    let descs: Vec<TensorDesc<'_>> = b.body().inputs.iter().collect::<Result<_, _>>()?;
+    let mut given: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for spec in inputs {
+        let (name, file) = spec.split_once('=').with_context(|| format!("--input '{spec}' is not NAME=FILE.npy"))?;
+        if !descs.iter().any(|d| d.name == name) {
+            let names: Vec<&str> = descs.iter().map(|d| d.name).collect();
+            bail!("unknown input '{name}'; this bundle's inputs are: {}", names.join(", "));
+        }
+        if given.insert(name.to_string(), PathBuf::from(file)).is_some() {
+            bail!("input '{name}' given twice");
+        }
+    }
+    let mut data = Vec::new();
+    for d in &descs {
+        let file = given.get(d.name).with_context(|| {
+            format!("missing input '{}' ({} {}); pass --input {}=FILE.npy", d.name, shape_str(&d.shape), d.dtype.name(), d.name)
+        })?;
+        let raw = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let arr = npy::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        if arr.dtype != d.dtype {
+            bail!("input '{}': {} has dtype {}, the model expects {}", d.name, file.display(), arr.dtype.name(), d.dtype.name());
+        }
+        if arr.shape.as_slice() != d.shape.as_slice() {
+            bail!("input '{}': {} has shape {}, the model expects {}", d.name, file.display(), shape_str(&arr.shape), shape_str(&d.shape));
+        }
+        data.push(arr.data);
+    }
+    let mut model = load(b, dev.options())?;
+    let mut outputs = alloc_outputs(model.bundle())?;
+    let t = run_once(model.as_mut(), &data, &mut outputs)?;
+    print_output_summary(model.bundle(), &outputs)?;
+    println!("timing      {} (enqueue {}, device {}) on {}", ms(t.total_ns), ms(t.enqueue_ns), ms(t.device_ns), model.device_name());
+    if let Some(dir) = output_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (t, out) in model.bundle().body().outputs.iter().zip(&outputs) {
+            let t = t?;
+            let file = dir.join(format!("{}.npy", sanitize(t.name)));
+            std::fs::write(&file, npy::encode(t.dtype, &t.shape, out)).with_context(|| format!("cannot write {}", file.display()))?;
+            println!("wrote       {}", file.display());
+        }
+    }
+    Ok(())
+}
+
+/// Output names come from the model; keep them to safe file names.
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Statistics of a series of nanosecond samples.
+fn stats(v: &mut [u64]) -> (u64, u64, u64) {
+    v.sort_unstable();
+    (v[0], v[v.len() / 2], v[v.len() - 1])
+}
+
+/// `modelrt bench`.
+pub fn bench(path: &Path, iters: usize, warmup: usize, dev: DeviceArgs) -> anyhow::Result<()> {
+    if iters == 0 {
+        bail!("--iters must be at least 1");
+    }
+    let bytes = read_bundle_file(path)?;
+    let b = parse_bundle(&bytes, path)?;
+    let inputs = match reference_inputs(&b) {
+        Ok(i) => i,
+        Err(_) => b.body().inputs.iter().map(|t| Ok(vec![0u8; t?.byte_len() as usize])).collect::<anyhow::Result<_>>()?,
+    };
+    let t_load = std::time::Instant::now();
+    let mut model = load(b, dev.options())?;
+    let load_ns = t_load.elapsed().as_nanos() as u64;
+    let mut outputs = alloc_outputs(model.bundle())?;
+    for _ in 0..warmup {
+        run_once(model.as_mut(), &inputs, &mut outputs)?;
+    }
+    let (mut total, mut enq, mut devt) = (Vec::with_capacity(iters), Vec::with_capacity(iters), Vec::with_capacity(iters));
+    for _ in 0..iters {
+        let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+        total.push(t.total_ns);
+        enq.push(t.enqueue_ns);
+        devt.push(t.device_ns);
+    }
+    println!("device      {}", model.device_name());
+    println!("load        {}", ms(load_ns));
+    for (label, v) in [("step", &mut total), ("enqueue", &mut enq), ("device", &mut devt)] {
+        let (lo, med, hi) = stats(v);
+        println!("{label:11} min {}  median {}  max {}  ({iters} iters, {warmup} warm-up)", ms(lo), ms(med), ms(hi));
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! The host CPU backend: runs tinygrad CLANG kernels (relocatable ELF objects) on this machine.
+//!
+//! - [`elf`] parses, lays out and links a kernel object; [`reloc`] holds the relocation formulas;
+//! - [`exec_mem`] provides the zeroed arena mapping and W^X code pages;
+//! - [`call`] calls a kernel by arity, [`pool`] runs `core_id` invocations in parallel;
+//! - [`features`] maps baselines to feature bits and refuses bundles this CPU cannot run;
+//! - [`device`] assembles all of it into [`CpuDevice`] / [`CpuQueue`].
+pub mod call;
+pub mod device;
+pub mod elf;
+pub mod error;
+pub mod exec_mem;
+pub mod features;
+pub mod pool;
+pub mod reloc;
+
+pub use device::{CpuDevice, CpuQueue};
+pub use error::CpuError;
+pub use features::{features_for_baseline, host_features};

@@ -1,0 +1,80 @@
+//! Platform assembly: pick the backend a bundle needs on this machine, load the bundle on it and hand
+//! back a device-independent [`LoadedModel`].
+use anyhow::{bail, Context};
+use modelrt_core::bundle::Bundle;
+use modelrt_core::{Executor, Timing};
+use modelrt_hal::device::Device;
+use modelrt_hal::target::Target;
+
+use crate::cpu::CpuDevice;
+
+/// Which backend to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeviceChoice {
+    /// The backend the bundle's target calls for.
+    Auto,
+    /// Host CPU (tinygrad CLANG kernels).
+    Cpu,
+    /// Qualcomm Adreno through KGSL (comma devices).
+    Qcom,
+}
+
+/// A bundle loaded on some device.
+pub trait LoadedModel<'b> {
+    /// The bundle.
+    fn bundle(&self) -> &Bundle<'b>;
+    /// Run one inference on raw tensors (bundle input/output order).
+    fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> anyhow::Result<Timing>;
+    /// Human-readable device description.
+    fn device_name(&self) -> String;
+}
+
+struct Loaded<'b, D: Device> {
+    exec: Executor<'b, D>,
+    name: String,
+}
+
+impl<'b, D: Device> LoadedModel<'b> for Loaded<'b, D>
+where
+    D::Error: Send + Sync + 'static,
+{
+    fn bundle(&self) -> &Bundle<'b> {
+        self.exec.bundle()
+    }
+    fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> anyhow::Result<Timing> {
+        self.exec.run(inputs, outputs).map_err(|e| anyhow::anyhow!("{e}"))
+    }
+    fn device_name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+/// Options for loading.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions {
+    pub device: DeviceChoice,
+    /// CPU worker threads (0 = one per core id the kernels were split into, capped by the host).
+    pub threads: usize,
+}
+
+/// Load `bundle` on the device `opts` selects.
+pub fn load<'b>(bundle: Bundle<'b>, opts: LoadOptions) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    let target = bundle.body().target;
+    let use_cpu = match (opts.device, target) {
+        (DeviceChoice::Cpu, _) | (DeviceChoice::Auto, Target::Cpu { .. }) => true,
+        (DeviceChoice::Qcom, _) | (DeviceChoice::Auto, Target::Adreno { .. }) => false,
+        (DeviceChoice::Auto, other) => bail!(
+            "this modelrt has no runtime backend for {} bundles yet (the bundle is valid; it cannot run here)",
+            other.family()
+        ),
+    };
+    if use_cpu {
+        let dev = if opts.threads == 0 { CpuDevice::with_host_threads() } else { CpuDevice::new(opts.threads) }
+            .context("cannot create the CPU device")?;
+        let name = format!("cpu ({} threads)", dev.threads());
+        let exec = Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+        Ok(Box::new(Loaded { exec, name }))
+    } else {
+        bail!("the Adreno (qcom) backend is not available in this build")
+    }
+}

@@ -1,0 +1,67 @@
+//! Helpers shared by the CPU backend integration tests: fixture loading and kernel registration.
+#![allow(dead_code)] // each test crate uses a different subset
+
+use modelrt_hal::device::{Device, KernelId, KernelImage};
+use modelrt_hal::target::{CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind};
+use modelrt_targets::cpu::{CpuDevice, CpuError};
+
+/// Bytes of `targets/tests/fixtures/cpu/<rel>`.
+pub fn fixture(rel: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/cpu/{rel}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub fn buf(dtype: DType) -> ParamDesc {
+    ParamDesc {
+        kind: ParamKind::Buffer,
+        dtype,
+    }
+}
+
+pub fn var() -> ParamDesc {
+    ParamDesc {
+        kind: ParamKind::Var,
+        dtype: DType::I32,
+    }
+}
+
+pub fn core_id() -> ParamDesc {
+    ParamDesc {
+        kind: ParamKind::CoreId,
+        dtype: DType::I32,
+    }
+}
+
+/// Load `binary` with entry `entry` into `dev`.
+pub fn load(
+    dev: &mut CpuDevice,
+    binary: &[u8],
+    entry: &str,
+    params: &[ParamDesc],
+    threads: u32,
+) -> Result<KernelId, CpuError> {
+    let meta = KernelMeta::Cpu(CpuKernelMeta { threads });
+    dev.load_kernel(&KernelImage {
+        name: entry,
+        entry,
+        binary,
+        params,
+        meta: &meta,
+    })
+}
+
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+pub fn download_f32(dev: &mut CpuDevice, offset: u64, n: usize) -> Vec<f32> {
+    let mut out = vec![0u8; n * 4];
+    dev.download(offset, &mut out).expect("download");
+    bytes_f32(&out)
+}

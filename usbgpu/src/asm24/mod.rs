@@ -1,0 +1,43 @@
+//! ASM24 USB3 ↔ PCIe bridge running tinygrad's custom firmware (spec asm24-bridge.md): identity,
+//! address map, pure request encoders ([`proto`]) and the transport-generic driver ([`bridge`]).
+//!
+//! The firmware documents no protocol-version request (spec §2 lists E4/E5/F0/F2/F3 only, §13 says
+//! the firmware source is unavailable), so the driver reports the USB `bcdDevice` and product string
+//! as the firmware identity instead of inventing a query.
+pub mod bridge;
+pub mod error;
+pub mod proto;
+
+pub use bridge::Bridge;
+pub use error::BridgeError;
+
+/// (VID, PID) pairs of the custom firmware, in the order the reference host tries them (spec §1).
+pub const USB_IDS: [(u16, u16); 2] = [(0xADD1, 0x0001), (0x3801, 0x0001)];
+/// Accepted iProduct prefixes.
+pub const PRODUCT_PREFIXES: [&str; 2] = ["custom", "AS2462"];
+/// Bulk OUT endpoint.
+pub const EP_BULK_OUT: u8 = 0x02;
+/// Bulk IN endpoint.
+pub const EP_BULK_IN: u8 = 0x81;
+
+/// XDATA byte holding the LTSSM state.
+pub const XDATA_LTSSM: u16 = 0xB450;
+/// LTSSM value meaning "link up" (L0).
+pub const LTSSM_L0: u8 = 0x78;
+/// XDATA alias of the first 4 KiB of SRAM.
+pub const XDATA_SRAM: u16 = 0xF000;
+/// XDATA alias of `sys_buf` (PCIe 0x820000).
+pub const XDATA_SYS_BUF: u16 = 0xA000;
+
+/// PCIe bus address of the 512 KiB SRAM as seen by the GPU.
+pub const BUS_SRAM: u64 = 0x20_0000;
+/// PCIe bus address of `sys_buf` (4 KiB).
+pub const BUS_SYS_BUF: u64 = 0x82_0000;
+/// PCIe bus address of `cq_buf` (4 KiB).
+pub const BUS_CQ: u64 = 0x82_2000;
+/// GPU write here releases an armed SRAM → host read (spec §5.2, inferred).
+pub const BUS_CQ_RELEASE: u64 = BUS_CQ + 12;
+/// Mock-only 512-byte window (XDATA 0xB000 ↔ PCIe 0x800000).
+pub const BUS_MOCK_WINDOW: u64 = 0x80_0000;
+/// XDATA alias of the mock-only window.
+pub const XDATA_MOCK_WINDOW: u16 = 0xB000;

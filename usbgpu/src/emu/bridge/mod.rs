@@ -1,0 +1,718 @@
+//! Software model of the ASM24 bridge (custom firmware) with a PCIe fabric and a GPU endpoint behind
+//! it, driven through the same [`UsbTransport`] trait as the real device (spec asm24-bridge.md §12).
+//!
+//! ```text
+//! let emu = BridgeEmulator::builder()
+//!     .gpu_bar(5, Box::new(my_bar5_model))      // any RegisterModel; BAR size = model.size()
+//!     .build();
+//! let handle = emu.handle();                    // counters, faults, GPU-side DMA, state
+//! let dev = PciDevice::open(Bridge::new(emu))?; // the real driver code path
+//! ```
+//! Default endpoint ("Navi31-like", ids 0x1002:0x744C): BAR0 64-bit prefetchable sparse VRAM behind a
+//! REBAR capability (256 MiB … 32 GiB, boots at 256 MiB), BAR2 32-bit 8 KiB doorbell memory and BAR5
+//! 32-bit 1 MiB plain register file; [`Builder::gpu_bar`] / [`Builder::gpu_bar_kind`] replace any of
+//! them. Bridges on buses 0..3 (ASMedia 0x1B21:0x2464 for bus 0..1, AMD switch 0x1002:0x1478/0x1479
+//! for 2..3 — emulator choice, the spec gives no ids).
+//!
+//! Modelled: XDATA with the SRAM/sys_buf/mock-window aliases and the LTSSM byte; 0xF3 power (boots
+//! off); the 0xF0 engine (mode 0 with completions, posted writes without, modes 1/2 consuming the next
+//! bulk transfer of exactly `4·count` bytes); the 0xF2 engine (FIFO of write arms consumed in order by
+//! bulk OUT, one read arm released only by a GPU write to PCIe 0x82200C); bulk IN before the release
+//! times out. Emulated time advances per transfer ([`Timing`]) and is passed to BAR models.
+//!
+//! Emulator choices (spec silent, §13): a bulk transfer with nothing armed or of the wrong size
+//! stalls; a write arm outside the SRAM stalls; at most [`Builder::max_pending_arms`] write arms may
+//! wait behind the active one (default 2, spec: "at least one"); with the link down mode-0 TLPs
+//! complete with ret_status 0xFF and streaming reads time out; mode-2 reads of unclaimed addresses
+//! return all-ones dwords; XDATA 0xB800 is not aliased to the CQ window (the host never uses it).
+//! The bulk IN "blocks until released" rule is modelled as an immediate [`UsbError::Timeout`] with
+//! the timeout added to emulated time (tests stay fast, and the outcome is what the host would see).
+pub mod fabric;
+pub mod faults;
+pub mod memory;
+
+use self::fabric::{BarKind, Bridge as FabricBridge, Endpoint, Fabric, Rebar};
+use self::faults::{Counters, Faults, LTSSM_DETECT};
+use self::memory::SparseMemory;
+use super::RegisterModel;
+use crate::asm24::proto::{
+    self, fmt_type, request, Completion, CplStatus, SramArm, TlpMode, TlpRequest, COMPLETION_LEN, SLOT,
+    SRAM_SIZE, XDATA_READ_MAX,
+};
+use crate::asm24::{
+    BUS_CQ, BUS_CQ_RELEASE, BUS_MOCK_WINDOW, BUS_SRAM, BUS_SYS_BUF, EP_BULK_IN, EP_BULK_OUT, LTSSM_L0,
+    XDATA_LTSSM, XDATA_MOCK_WINDOW, XDATA_SRAM, XDATA_SYS_BUF,
+};
+use modelrt_hal::usb::{UsbError, UsbTransport};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+pub use self::fabric::BarKind as EmuBarKind;
+
+/// Emulated cost of transfers (defaults: roughly a USB 3.2 Gen2 link at ~400 MB/s; these are
+/// emulator parameters, not measurements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// Round trip of one control transfer.
+    pub control_ns: u64,
+    /// Fixed cost of one bulk transfer.
+    pub bulk_setup_ns: u64,
+    /// Bulk payload rate in bytes per microsecond (400 = 400 MB/s).
+    pub bulk_bytes_per_us: u64,
+    /// Link training time of 0xF3 power-on (must stay < 10 s for the host).
+    pub link_train_ns: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing { control_ns: 125_000, bulk_setup_ns: 30_000, bulk_bytes_per_us: 400, link_train_ns: 200_000_000 }
+    }
+}
+
+/// USB identity the emulator reports (spec §12 state 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub vendor_id: u16,
+    pub product_id: u16,
+    pub product: String,
+    /// bcdDevice (firmware version as USB reports it).
+    pub bcd_device: u16,
+}
+
+/// What a GPU-side DMA could not do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("GPU DMA of {len} bytes at bus address {address:#x} hits no bridge window")]
+pub struct DmaError {
+    pub address: u64,
+    pub len: usize,
+}
+
+enum OutConsumer {
+    Stream { address: u64, len: usize },
+    Sram { offset: usize, len: usize },
+}
+
+enum InConsumer {
+    Stream { address: u64, len: usize },
+    Sram { offset: usize, len: usize },
+}
+
+/// The whole emulated device. Shared between the transport and [`EmuHandle`]s.
+pub struct EmuState {
+    identity: Identity,
+    xdata: Box<[u8; 0x10000]>,
+    sram: Vec<u8>,
+    sys_buf: Box<[u8; 0x1000]>,
+    cq_buf: Box<[u8; 0x1000]>,
+    mock_window: Box<[u8; 0x200]>,
+    completion: [u8; COMPLETION_LEN],
+    out_queue: VecDeque<OutConsumer>,
+    in_queue: VecDeque<InConsumer>,
+    read_released: bool,
+    max_pending_arms: usize,
+    fabric: Fabric,
+    /// Armed faults.
+    pub faults: Faults,
+    counters: Counters,
+    timing: Timing,
+    clock_ns: u64,
+    disconnected: bool,
+    latched: Option<UsbError>,
+}
+
+/// Builder of a [`BridgeEmulator`].
+pub struct Builder {
+    identity: Identity,
+    vendor: u16,
+    device: u16,
+    bars: Vec<(usize, BarKind, Box<dyn RegisterModel>)>,
+    rebar_supported: u32,
+    rebar_index: u8,
+    bridges: usize,
+    timing: Timing,
+    max_pending_arms: usize,
+    boot_powered: bool,
+}
+
+/// Default VRAM BAR model size (32 GiB, sparse).
+pub const DEFAULT_VRAM: u64 = 32 << 30;
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            identity: Identity {
+                vendor_id: 0xADD1,
+                product_id: 0x0001,
+                product: "custom ASM24 (emulated)".into(),
+                bcd_device: 0x0100,
+            },
+            vendor: 0x1002,
+            device: 0x744C,
+            bars: Vec::new(),
+            // 256 MiB (bit 8) … 32 GiB (bit 15); boots at 256 MiB ("small BAR").
+            rebar_supported: 0xFF00,
+            rebar_index: 8,
+            bridges: 4,
+            timing: Timing::default(),
+            max_pending_arms: 2,
+            boot_powered: false,
+        }
+    }
+}
+
+impl Builder {
+    /// Plug `model` into GPU BAR `index` with the default shape for that index (BAR0: 64-bit
+    /// prefetchable, others 32-bit non-prefetchable). The BAR size is `model.size()` (rounded up to a
+    /// power of two) except for BAR0, which the REBAR capability sizes.
+    pub fn gpu_bar(self, index: usize, model: Box<dyn RegisterModel>) -> Self {
+        let kind = if index == 0 { BarKind::MEM64_PREF } else { BarKind::MEM32 };
+        self.gpu_bar_kind(index, kind, model)
+    }
+
+    /// Plug `model` into BAR `index` with an explicit shape. A 64-bit BAR also occupies `index + 1`.
+    pub fn gpu_bar_kind(mut self, index: usize, kind: BarKind, model: Box<dyn RegisterModel>) -> Self {
+        self.bars.retain(|(i, _, _)| *i != index);
+        self.bars.push((index.min(5), kind, model));
+        self
+    }
+
+    /// GPU vendor/device id.
+    pub fn gpu_ids(mut self, vendor: u16, device: u16) -> Self {
+        self.vendor = vendor;
+        self.device = device;
+        self
+    }
+
+    /// REBAR on BAR0: supported size bits (bit n = 2^(20+n) bytes; 0 = no REBAR capability) and the
+    /// boot size index.
+    pub fn rebar(mut self, supported: u32, boot_index: u8) -> Self {
+        self.rebar_supported = supported;
+        self.rebar_index = boot_index;
+        self
+    }
+
+    /// Emulated transfer costs.
+    pub fn timing(mut self, timing: Timing) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// How many write arms may queue behind the active one.
+    pub fn max_pending_arms(mut self, n: usize) -> Self {
+        self.max_pending_arms = n;
+        self
+    }
+
+    /// USB identity.
+    pub fn identity(mut self, identity: Identity) -> Self {
+        self.identity = identity;
+        self
+    }
+
+    /// Start with PCIe already powered and trained (the custom firmware boots off; this models a
+    /// re-open after a previous session).
+    pub fn boot_powered(mut self, on: bool) -> Self {
+        self.boot_powered = on;
+        self
+    }
+
+    pub fn build(self) -> BridgeEmulator {
+        let mut endpoint = Endpoint::new(self.vendor, self.device);
+        endpoint.add_bar(0, BarKind::MEM64_PREF, Box::new(SparseMemory::new(DEFAULT_VRAM)));
+        endpoint.add_bar(2, BarKind::MEM32, Box::new(SparseMemory::new(0x2000)));
+        endpoint.add_bar(5, BarKind::MEM32, Box::new(SparseMemory::new(1 << 20)));
+        for (i, kind, model) in self.bars {
+            endpoint.add_bar(i, kind, model);
+        }
+        if self.rebar_supported != 0 {
+            endpoint.rebar = Some(Rebar { bar: 0, supported: self.rebar_supported, index: self.rebar_index });
+        }
+        let ids = [(0x1B21, 0x2464), (0x1B21, 0x2464), (0x1002, 0x1478), (0x1002, 0x1479)];
+        let bridges =
+            (0..self.bridges).map(|i| FabricBridge::new(ids[i % ids.len()].0, ids[i % ids.len()].1)).collect();
+        let mut xdata = Box::new([0u8; 0x10000]);
+        xdata[XDATA_LTSSM as usize] = if self.boot_powered { LTSSM_L0 } else { LTSSM_DETECT };
+        let state = EmuState {
+            identity: self.identity,
+            xdata,
+            sram: vec![0; SRAM_SIZE],
+            sys_buf: Box::new([0; 0x1000]),
+            cq_buf: Box::new([0; 0x1000]),
+            mock_window: Box::new([0; 0x200]),
+            completion: [0; COMPLETION_LEN],
+            out_queue: VecDeque::new(),
+            in_queue: VecDeque::new(),
+            read_released: false,
+            max_pending_arms: self.max_pending_arms,
+            fabric: Fabric { bridges, endpoint },
+            faults: Faults::default(),
+            counters: Counters::default(),
+            timing: self.timing,
+            clock_ns: 0,
+            disconnected: false,
+            latched: None,
+        };
+        BridgeEmulator { state: Arc::new(Mutex::new(state)) }
+    }
+}
+
+/// The emulated bridge as a USB transport.
+pub struct BridgeEmulator {
+    state: Arc<Mutex<EmuState>>,
+}
+
+/// A second handle on the same emulated device: counters, faults, GPU-side DMA, inspection.
+#[derive(Clone)]
+pub struct EmuHandle {
+    state: Arc<Mutex<EmuState>>,
+}
+
+fn lock(state: &Mutex<EmuState>) -> MutexGuard<'_, EmuState> {
+    // A panic while holding the lock leaves plain data behind; keep using it.
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl BridgeEmulator {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Default Navi31-like device.
+    pub fn new() -> Self {
+        Builder::default().build()
+    }
+
+    pub fn handle(&self) -> EmuHandle {
+        EmuHandle { state: self.state.clone() }
+    }
+}
+
+impl Default for BridgeEmulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EmuHandle {
+    /// Transfer counters so far.
+    pub fn counters(&self) -> Counters {
+        lock(&self.state).counters
+    }
+
+    /// Arm faults: `h.faults(|f| f.engine_errors = 3)`.
+    pub fn faults(&self, f: impl FnOnce(&mut Faults)) {
+        f(&mut lock(&self.state).faults)
+    }
+
+    /// USB identity.
+    pub fn identity(&self) -> Identity {
+        lock(&self.state).identity.clone()
+    }
+
+    /// Emulated nanoseconds elapsed.
+    pub fn clock_ns(&self) -> u64 {
+        lock(&self.state).clock_ns
+    }
+
+    /// Drop the PCIe link now (LTSSM leaves L0).
+    pub fn link_down(&self) {
+        lock(&self.state).xdata[XDATA_LTSSM as usize] = LTSSM_DETECT;
+    }
+
+    /// Unplug the device: every later transfer fails with `Disconnected`.
+    pub fn disconnect(&self) {
+        lock(&self.state).disconnected = true;
+    }
+
+    /// Current REBAR size index of BAR0 (None without the capability).
+    pub fn rebar_index(&self) -> Option<u8> {
+        lock(&self.state).fabric.endpoint.rebar.map(|r| r.index)
+    }
+
+    /// Direct access to a GPU BAR model (inspection from tests).
+    pub fn with_bar<R>(&self, index: usize, f: impl FnOnce(&mut dyn RegisterModel) -> R) -> Option<R> {
+        let mut s = lock(&self.state);
+        let bar = s.fabric.endpoint.bars.get_mut(index)?.as_mut()?;
+        Some(f(bar.model.as_mut()))
+    }
+
+    /// GPU-initiated write to a bridge window by PCIe bus address (SRAM 0x200000, sys_buf 0x820000,
+    /// CQ 0x822000, mock window 0x800000). A write covering 0x82200C releases an armed SRAM read.
+    pub fn gpu_write(&self, address: u64, data: &[u8]) -> Result<(), DmaError> {
+        let mut s = lock(&self.state);
+        let win = s.window_mut(address, data.len()).ok_or(DmaError { address, len: data.len() })?;
+        win.copy_from_slice(data);
+        let end = address + data.len() as u64;
+        if address < BUS_CQ_RELEASE + 4 && end > BUS_CQ_RELEASE && !s.faults.hold_read_release {
+            s.read_released = true;
+        }
+        Ok(())
+    }
+
+    /// GPU-initiated read of a bridge window.
+    pub fn gpu_read(&self, address: u64, out: &mut [u8]) -> Result<(), DmaError> {
+        let mut s = lock(&self.state);
+        let win = s.window_mut(address, out.len()).ok_or(DmaError { address, len: out.len() })?;
+        out.copy_from_slice(win);
+        Ok(())
+    }
+}
+
+impl EmuState {
+    fn window_mut(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
+        let within = |base: u64, size: usize| {
+            (address >= base && address - base + len as u64 <= size as u64).then(|| (address - base) as usize)
+        };
+        if let Some(o) = within(BUS_SRAM, SRAM_SIZE) {
+            return Some(&mut self.sram[o..o + len]);
+        }
+        if let Some(o) = within(BUS_SYS_BUF, 0x1000) {
+            return Some(&mut self.sys_buf[o..o + len]);
+        }
+        if let Some(o) = within(BUS_CQ, 0x1000) {
+            return Some(&mut self.cq_buf[o..o + len]);
+        }
+        if let Some(o) = within(BUS_MOCK_WINDOW, 0x200) {
+            return Some(&mut self.mock_window[o..o + len]);
+        }
+        None
+    }
+
+    fn xdata_byte(&mut self, addr: u16) -> &mut u8 {
+        let a = addr as usize;
+        match addr {
+            0xF000..=0xFFFF => &mut self.sram[a - XDATA_SRAM as usize],
+            0xA000..=0xAFFF => &mut self.sys_buf[a - XDATA_SYS_BUF as usize],
+            0xB000..=0xB1FF => &mut self.mock_window[a - XDATA_MOCK_WINDOW as usize],
+            _ => &mut self.xdata[a],
+        }
+    }
+
+    fn link_up(&self) -> bool {
+        self.xdata[XDATA_LTSSM as usize] == LTSSM_L0
+    }
+
+    fn elapse(&mut self, ns: u64) {
+        self.clock_ns += ns;
+        self.fabric.advance(ns);
+    }
+
+    fn bulk_cost(&self, bytes: usize) -> u64 {
+        self.timing.bulk_setup_ns + (bytes as u64 * 1000) / self.timing.bulk_bytes_per_us.max(1)
+    }
+
+    fn check_connected(&self) -> Result<(), UsbError> {
+        if self.disconnected {
+            Err(UsbError::Disconnected)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Common control-transfer prologue: connection, counters, time, injected stall/timeout.
+    fn control_prologue(&mut self, req: u8, timeout: Duration) -> Result<(), UsbError> {
+        self.check_connected()?;
+        self.elapse(self.timing.control_ns);
+        if self.faults.stall_request == Some(req) {
+            self.faults.stall_request = None;
+            return Err(UsbError::Stall);
+        }
+        if self.faults.timeout_request == Some(req) {
+            self.faults.timeout_request = None;
+            self.elapse(timeout.as_nanos() as u64);
+            return Err(UsbError::Timeout);
+        }
+        Ok(())
+    }
+
+    /// Cut a bulk transfer if a disconnect is armed within it; returns the bytes allowed.
+    fn bulk_budget(&mut self, len: usize) -> Result<usize, UsbError> {
+        if let Some(left) = self.faults.disconnect_after_bulk_bytes {
+            if (len as u64) > left {
+                self.disconnected = true;
+                self.faults.disconnect_after_bulk_bytes = None;
+                return Err(UsbError::Disconnected);
+            }
+            self.faults.disconnect_after_bulk_bytes = Some(left - len as u64);
+        }
+        Ok(len)
+    }
+
+    fn execute_single(&mut self, req: &TlpRequest) {
+        self.counters.tlps += 1;
+        let posted = proto::is_posted(req.fmt_type);
+        if !self.link_up() {
+            if !posted {
+                self.completion = Completion { ret_status: 0xFF, ..Completion::default() }.to_bytes();
+            }
+            return;
+        }
+        if self.faults.engine_errors > 0 && !posted {
+            self.faults.engine_errors -= 1;
+            let code = self.faults.engine_error_code.max(1);
+            self.completion = Completion { ret_status: code, ..Completion::default() }.to_bytes();
+            return;
+        }
+        if let Some(status) = self.faults.completion_status {
+            if !posted && self.faults.completion_status_count > 0 {
+                self.faults.completion_status_count -= 1;
+                if self.faults.completion_status_count == 0 {
+                    self.faults.completion_status = None;
+                }
+                self.completion = Completion::with_status(0, status).to_bytes();
+                return;
+            }
+        }
+        let result: Result<u32, CplStatus> = match req.fmt_type {
+            fmt_type::CFG_RD0 | fmt_type::CFG_RD1 => {
+                let (bdf, reg) = proto::decode_config_address(req.address);
+                self.fabric.config_read(bdf, reg, req.fmt_type == fmt_type::CFG_RD1)
+            }
+            fmt_type::CFG_WR0 | fmt_type::CFG_WR1 => {
+                let (bdf, reg) = proto::decode_config_address(req.address);
+                let t1 = req.fmt_type == fmt_type::CFG_WR1;
+                self.fabric.config_write(bdf, reg, t1, req.byte_enable, req.data).map(|_| 0)
+            }
+            fmt_type::MRD64 => self.fabric.mem_read32(req.address),
+            fmt_type::MWR64 => {
+                self.fabric.mem_write32(req.address, req.byte_enable, req.data);
+                return;
+            }
+            // Other posted TLPs (messages) are accepted and ignored; anything else is unsupported.
+            f if proto::is_posted(f) => return,
+            _ => Err(CplStatus::UnsupportedRequest),
+        };
+        self.completion = match result {
+            Ok(data) => Completion::with_status(data, CplStatus::Success),
+            Err(status) => Completion::with_status(0, status),
+        }
+        .to_bytes();
+    }
+
+    fn control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+        self.counters.control_out += 1;
+        self.counters.control_bytes_out += data.len() as u64;
+        self.control_prologue(req, t)?;
+        match req {
+            request::XDATA_WRITE if data.is_empty() => {
+                if value != XDATA_LTSSM {
+                    *self.xdata_byte(value) = index as u8;
+                }
+            }
+            request::TLP => {
+                let tlp = TlpRequest::decode(value, index, data).map_err(|_| UsbError::Stall)?;
+                match tlp.mode {
+                    TlpMode::Single => self.execute_single(&tlp),
+                    TlpMode::StreamWrite => {
+                        self.out_queue.push_back(OutConsumer::Stream { address: tlp.address, len: 4 * tlp.data as usize })
+                    }
+                    TlpMode::StreamRead => {
+                        self.in_queue.push_back(InConsumer::Stream { address: tlp.address, len: 4 * tlp.data as usize })
+                    }
+                }
+            }
+            request::SRAM_DMA if data.is_empty() => {
+                let arm = SramArm::decode(value, index);
+                let offset = arm.first_slot as usize * SLOT;
+                let len = arm.wire_len();
+                if len == 0 || offset + len > SRAM_SIZE {
+                    return Err(UsbError::Stall);
+                }
+                if arm.to_host {
+                    self.in_queue.retain(|c| !matches!(c, InConsumer::Sram { .. }));
+                    self.in_queue.push_back(InConsumer::Sram { offset, len });
+                    self.read_released = false;
+                } else {
+                    let pending = self.out_queue.iter().filter(|c| matches!(c, OutConsumer::Sram { .. })).count();
+                    if pending > self.max_pending_arms {
+                        return Err(UsbError::Stall);
+                    }
+                    self.out_queue.push_back(OutConsumer::Sram { offset, len });
+                }
+            }
+            request::PCIE_POWER if data.is_empty() => {
+                if value & 1 == 1 {
+                    if self.timing.link_train_ns >= t.as_nanos() as u64 {
+                        self.elapse(t.as_nanos() as u64);
+                        return Err(UsbError::Timeout);
+                    }
+                    self.elapse(self.timing.link_train_ns);
+                    self.xdata[XDATA_LTSSM as usize] =
+                        if self.faults.link_fails_training { LTSSM_DETECT } else { LTSSM_L0 };
+                } else {
+                    self.xdata[XDATA_LTSSM as usize] = LTSSM_DETECT;
+                    self.out_queue.clear();
+                    self.in_queue.clear();
+                }
+            }
+            _ => return Err(UsbError::Stall),
+        }
+        Ok(())
+    }
+
+    fn control_in(&mut self, req: u8, value: u16, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+        self.counters.control_in += 1;
+        self.control_prologue(req, t)?;
+        let n = match req {
+            request::XDATA_READ if buf.len() <= XDATA_READ_MAX => {
+                if value as usize + buf.len() > 0x10000 {
+                    return Err(UsbError::Stall);
+                }
+                for (i, b) in buf.iter_mut().enumerate() {
+                    *b = *self.xdata_byte(value + i as u16);
+                }
+                buf.len()
+            }
+            request::TLP => {
+                let n = buf.len().min(COMPLETION_LEN);
+                buf[..n].copy_from_slice(&self.completion[..n]);
+                n
+            }
+            _ => return Err(UsbError::Stall),
+        };
+        self.counters.control_bytes_in += n as u64;
+        Ok(n)
+    }
+
+    fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
+        self.counters.bulk_out += 1;
+        self.check_connected()?;
+        if ep != EP_BULK_OUT {
+            return Err(UsbError::Stall);
+        }
+        if self.faults.bulk_out_timeouts > 0 {
+            self.faults.bulk_out_timeouts -= 1;
+            self.elapse(t.as_nanos() as u64);
+            return Err(UsbError::Timeout);
+        }
+        let len = self.bulk_budget(data.len())?;
+        self.elapse(self.bulk_cost(len));
+        let accepted = self.faults.short_bulk_out.take().map_or(len, |n| n.min(len));
+        self.counters.bulk_bytes_out += accepted as u64;
+        let consumer = self.out_queue.pop_front().ok_or(UsbError::Stall)?;
+        if accepted < len {
+            // The firmware got a short transfer: the armed operation is abandoned.
+            return Ok(accepted);
+        }
+        match consumer {
+            OutConsumer::Stream { address, len: want } => {
+                if want != len {
+                    return Err(UsbError::Stall);
+                }
+                if self.link_up() {
+                    for (i, w) in data.chunks_exact(4).enumerate() {
+                        let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                        self.fabric.mem_write32(address + 4 * i as u64, 0xF, v);
+                    }
+                }
+            }
+            OutConsumer::Sram { offset, len: want } => {
+                if want != len {
+                    return Err(UsbError::Stall);
+                }
+                self.sram[offset..offset + len].copy_from_slice(data);
+            }
+        }
+        Ok(len)
+    }
+
+    fn bulk_in(&mut self, ep: u8, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+        self.counters.bulk_in += 1;
+        self.check_connected()?;
+        if ep != EP_BULK_IN {
+            return Err(UsbError::Stall);
+        }
+        let timeout_ns = t.as_nanos() as u64;
+        if self.faults.bulk_in_timeouts > 0 {
+            self.faults.bulk_in_timeouts -= 1;
+            self.elapse(timeout_ns);
+            return Err(UsbError::Timeout);
+        }
+        let ready = match self.in_queue.front() {
+            None => false,
+            Some(InConsumer::Sram { .. }) => self.read_released,
+            Some(InConsumer::Stream { .. }) => self.link_up(),
+        };
+        if !ready {
+            // Nothing to send yet: the host's transfer runs into its timeout.
+            self.elapse(timeout_ns);
+            return Err(UsbError::Timeout);
+        }
+        let Some(consumer) = self.in_queue.pop_front() else { return Err(UsbError::Timeout) };
+        let (len, produced) = match consumer {
+            InConsumer::Stream { address, len } => {
+                let mut bytes = vec![0u8; len];
+                for (i, w) in bytes.chunks_exact_mut(4).enumerate() {
+                    let v = self.fabric.mem_read32(address + 4 * i as u64).unwrap_or(u32::MAX);
+                    w.copy_from_slice(&v.to_le_bytes());
+                }
+                (len, bytes)
+            }
+            InConsumer::Sram { offset, len } => {
+                self.read_released = false;
+                (len, self.sram[offset..offset + len].to_vec())
+            }
+        };
+        if buf.len() < len {
+            return Err(UsbError::Overflow);
+        }
+        let len = self.bulk_budget(len)?;
+        let n = self.faults.short_bulk_in.take().map_or(len, |s| s.min(len));
+        buf[..n].copy_from_slice(&produced[..n]);
+        self.elapse(self.bulk_cost(n));
+        self.counters.bulk_bytes_in += n as u64;
+        Ok(n)
+    }
+}
+
+impl UsbTransport for BridgeEmulator {
+    fn control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+        lock(&self.state).control_out(req, value, index, data, t)
+    }
+
+    fn control_in(&mut self, req: u8, value: u16, _index: u16, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+        lock(&self.state).control_in(req, value, buf, t)
+    }
+
+    fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
+        lock(&self.state).bulk_out(ep, data, t)
+    }
+
+    fn bulk_in(&mut self, ep: u8, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+        lock(&self.state).bulk_in(ep, buf, t)
+    }
+
+    fn sleep(&mut self, duration: Duration) {
+        lock(&self.state).elapse(duration.as_nanos() as u64);
+    }
+
+    fn submit_control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+        let mut s = lock(&self.state);
+        if let Err(e) = s.control_out(req, value, index, data, t) {
+            s.latched.get_or_insert(e);
+        }
+        Ok(())
+    }
+
+    fn submit_bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<(), UsbError> {
+        let mut s = lock(&self.state);
+        match s.bulk_out(ep, data, t) {
+            Ok(n) if n == data.len() => {}
+            Ok(n) => {
+                s.latched.get_or_insert(UsbError::Short { expected: data.len(), actual: n });
+            }
+            Err(e) => {
+                s.latched.get_or_insert(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_all(&mut self) -> Result<(), UsbError> {
+        match lock(&self.state).latched.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

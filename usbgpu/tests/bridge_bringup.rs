@@ -1,0 +1,114 @@
+//! Emulator tests of PCIe bring-up behind the bridge: link power-on, bus numbering, windows, BAR
+//! addresses and sizes (spec asm24-bridge.md §7.6), resizable BAR, and the resulting device view.
+use modelrt_hal::mmio::Mmio;
+use modelrt_hal::pci::{Bdf, PciConfig};
+use modelrt_usbgpu::asm24::proto::CplStatus;
+use modelrt_usbgpu::asm24::{Bridge, BridgeError, LTSSM_L0};
+use modelrt_usbgpu::emu::bridge::memory::SparseMemory;
+use modelrt_usbgpu::emu::bridge::BridgeEmulator;
+use modelrt_usbgpu::pcie::{Bar, PciDevice};
+
+fn open_default() -> (PciDevice<BridgeEmulator>, modelrt_usbgpu::emu::bridge::EmuHandle) {
+    let emu = BridgeEmulator::new();
+    let h = emu.handle();
+    (PciDevice::open(Bridge::new(emu)).expect("bring-up"), h)
+}
+
+#[test]
+fn link_is_powered_on_at_open() {
+    let emu = BridgeEmulator::new();
+    let mut bridge = Bridge::new(emu);
+    assert_ne!(bridge.ltssm().unwrap(), LTSSM_L0, "custom firmware boots with PCIe off (§6)");
+    bridge.ensure_link().unwrap();
+    assert_eq!(bridge.ltssm().unwrap(), LTSSM_L0);
+}
+
+#[test]
+fn bars_land_where_the_spec_says() {
+    let (dev, h) = open_default();
+    // REBAR enlarged BAR0 to the largest supported size (32 GiB in the default emulator: bit 15).
+    assert_eq!(h.rebar_index(), Some(15));
+    // §7.6: BAR0 64-bit prefetchable at the 32 GiB cursor; 32-bit BARs packed from 0x1000_0000 in
+    // 2 MiB steps: BAR2 (8 KiB) at 0x1000_0000, BAR5 at 0x1020_0000.
+    assert_eq!(
+        dev.bar(0).unwrap(),
+        Bar { address: 0x8_0000_0000, size: 32 << 30, prefetchable: true, is_64bit: true }
+    );
+    assert_eq!(dev.bar(2).unwrap(), Bar { address: 0x1000_0000, size: 0x2000, prefetchable: false, is_64bit: false });
+    assert_eq!(dev.bar(5).unwrap(), Bar { address: 0x1020_0000, size: 1 << 20, prefetchable: false, is_64bit: false });
+    assert!(matches!(dev.bar(1), Err(BridgeError::NoSuchBar(1))), "upper half of 64-bit BAR0");
+    assert!(dev.bar(3).is_err() && dev.bar(4).is_err());
+}
+
+#[test]
+fn bridge_chain_is_programmed() {
+    let (mut dev, _h) = open_default();
+    for bus in 0..4u8 {
+        let b = Bdf { bus, dev: 0, func: 0 };
+        let buses = dev.bridge().config_read(b, 0x18, 4).unwrap();
+        assert_eq!(buses & 0xFF_FFFF, ((bus as u32 + 1) << 8) | (4 << 16), "bus {bus}");
+        assert_eq!(dev.bridge().config_read(b, 0x20, 2).unwrap(), 0x1000);
+        assert_eq!(dev.bridge().config_read(b, 0x22, 2).unwrap(), 0xFFF0, "low nibble of the limit is read-only 0");
+        assert_eq!(dev.bridge().config_read(b, 0x24, 2).unwrap(), 0x0001, "64-bit prefetchable window flag");
+        assert_eq!(dev.bridge().config_read(b, 0x28, 4).unwrap(), 8);
+        assert_eq!(dev.bridge().config_read(b, 0x2C, 4).unwrap(), 0xFFFF_FFFF);
+        assert_eq!(dev.bridge().config_read(b, 0x04, 1).unwrap(), 0x07);
+    }
+    let gpu = dev.bridge().config_read(Bdf { bus: 4, dev: 0, func: 0 }, 0, 4).unwrap();
+    assert_eq!(gpu, 0x744C_1002);
+    assert_eq!(dev.bridge().config_read(Bdf { bus: 4, dev: 0, func: 0 }, 0x04, 1).unwrap(), 0x07);
+}
+
+#[test]
+fn absent_functions_complete_with_ur() {
+    let (mut dev, _h) = open_default();
+    let err = dev.bridge().config_read(Bdf { bus: 4, dev: 1, func: 0 }, 0, 4).unwrap_err();
+    assert!(matches!(err, BridgeError::Completion { status: CplStatus::UnsupportedRequest, .. }), "{err}");
+    let err = dev.bridge().config_read(Bdf { bus: 9, dev: 0, func: 0 }, 0, 4).unwrap_err();
+    assert!(matches!(err, BridgeError::Completion { status: CplStatus::UnsupportedRequest, .. }), "{err}");
+    assert!(err.to_string().starts_with("Unsupported Request: 0x9000000"), "{err}");
+}
+
+#[test]
+fn buses_are_unreachable_before_numbering() {
+    let mut bridge = Bridge::new(BridgeEmulator::new());
+    bridge.ensure_link().unwrap();
+    let err = bridge.config_read(Bdf { bus: 1, dev: 0, func: 0 }, 0, 4).unwrap_err();
+    assert!(matches!(err, BridgeError::Completion { status: CplStatus::UnsupportedRequest, .. }));
+    bridge.config_write(Bdf { bus: 0, dev: 0, func: 0 }, 0x18, 4, 0x0004_0100).unwrap();
+    assert_eq!(bridge.config_read(Bdf { bus: 1, dev: 0, func: 0 }, 0x0E, 1).unwrap(), 1, "type-1 header");
+}
+
+#[test]
+fn mmio_needs_assigned_bar_and_memory_enable() {
+    let mut bridge = Bridge::new(BridgeEmulator::new());
+    bridge.ensure_link().unwrap();
+    let err = bridge.mem_read(0x1020_0000, 4).unwrap_err();
+    assert!(matches!(err, BridgeError::Completion { status: CplStatus::UnsupportedRequest, .. }));
+}
+
+#[test]
+fn rebar_without_capability_keeps_model_size_and_small_bar() {
+    let emu = BridgeEmulator::builder().rebar(0, 0).gpu_bar(0, Box::new(SparseMemory::new(256 << 20))).build();
+    let dev = PciDevice::open(Bridge::new(emu)).unwrap();
+    assert_eq!(dev.bar(0).unwrap().size, 256 << 20);
+    // "small BAR": 256 MiB, 32-bit BARs unaffected.
+    assert_eq!(dev.bar(5).unwrap().address, 0x1020_0000);
+}
+
+#[test]
+fn bar_mmio_round_trip_through_bridge() {
+    let (mut dev, h) = open_default();
+    {
+        let mut mmio = dev.bar_mmio(5).unwrap();
+        mmio.write32(0x100, 0xCAFE_F00D).unwrap();
+        assert_eq!(mmio.read32(0x100).unwrap(), 0xCAFE_F00D);
+        mmio.write_block(0x200, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0u32; 4];
+        mmio.read_block(0x200, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        assert!(matches!(mmio.read32(1 << 20), Err(BridgeError::OutOfRange { .. })));
+    }
+    assert_eq!(h.with_bar(5, |m| m.read32(0x100)), Some(0xCAFE_F00D), "landed in the BAR5 model");
+    assert_eq!(h.with_bar(5, |m| m.read32(0x20C)), Some(4));
+}

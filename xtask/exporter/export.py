@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""modelrt exporter: ONNX (or a compile3 pickle) -> neutral manifest.json + blobs/, with tinygrad 0.14.0 as kernel compiler.
+
+  export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
+            [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
+  export.py --pickle MODEL.pkl --out DIR
+
+User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
+stderr and exit with code 2. Contract: /work/notes/manifest.md (format 1). Facts: /work/shared/spec/tinygrad-export.md.
+CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mrt_targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, make_target  # noqa: E402
+
+
+def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv):
+  ap = argparse.ArgumentParser(prog="export.py", description="ONNX -> modelrt manifest via tinygrad 0.14.0")
+  src = ap.add_mutually_exclusive_group(required=True)
+  src.add_argument("--onnx", help="ONNX model to compile")
+  src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")
+  ap.add_argument("--target", help=f"one of {', '.join(TARGETS)} (required with --onnx)")
+  ap.add_argument("--out", required=True, help="output directory (manifest.json + blobs/)")
+  ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
+  ap.add_argument("--seed", type=int, default=0, help="seed for reference/capture inputs (default 0)")
+  ap.add_argument("--threads", type=int, default=None, help="CPU threads baked into CPU kernels (default 4)")
+  ap.add_argument("--float16", action="store_true", help="FLOAT16=1")
+  ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
+  ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
+  return ap.parse_args(argv)
+
+
+def pin_environment(flags: dict, dev: str) -> dict:
+  """Set the compile-affecting environment before tinygrad is imported; returns the flags recorded in the manifest."""
+  for k, why in FORBIDDEN_FLAGS.items():
+    if os.environ.get(k, "0") not in ("", "0"): raise ExportError(f"environment variable {k} must not be set ({why})")
+  for k in ("DEV", "CPU", "NULL", "AMD", "QCOM", "CACHEDB"): os.environ.pop(k, None)
+  os.environ.update(flags)
+  os.environ["DEV"] = dev
+  recorded = dict(sorted(flags.items()))
+  for k in sorted(os.environ):
+    if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()): recorded[k] = os.environ[k]
+  return recorded
+
+
+def check_versions(needs_mesa: bool):
+  from importlib.metadata import version, PackageNotFoundError
+  from mrt_targets import TINYGRAD_VERSION, TINYMESA_VERSION
+  try: tg = version("tinygrad")
+  except PackageNotFoundError: raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
+  if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
+  mesa_v = None
+  try: mesa_v = version("tinymesa")
+  except PackageNotFoundError: pass
+  if needs_mesa:
+    if mesa_v != TINYMESA_VERSION: raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
+  return tg, mesa_v
+
+
+def main(argv) -> int:
+  t0 = time.monotonic()
+  try:
+    ap = parse_args(argv)
+  except SystemExit as e: return 2 if e.code not in (0, None) else 0
+  try:
+    if ap.pickle is not None:
+      from mrt_pickle import export_pickle
+      export_pickle(ap.pickle, ap.out, log)
+      log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
+      return 0
+    if ap.target is None: raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
+    cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
+    if not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
+    flags = pin_environment(cfg.flags, cfg.dev)
+    tg_v, mesa_v = check_versions(cfg.needs_mesa)
+    from mrt_export import export_onnx
+    export_onnx(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
+  except ExportError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  except NotImplementedError as e:  # tinygrad's own "op='X' is not supported" for unsupported ONNX ops
+    print(f"error: unsupported ONNX model: {e}", file=sys.stderr)
+    return 2
+  log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,143 @@
+"""Capture an ONNX model with tinygrad's TinyJit exactly like openpilot's compile3 (spec tinygrad-export.md §3).
+
+Imported only after the environment has been pinned (see export.py). Returns a `Capture`: the `CapturedJit`, the
+one-time (init) linear recorded on NULL targets, and the ONNX data needed to give weight buffers their bytes.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+from tinygrad import Tensor, TinyJit, Device, dtypes
+from tinygrad.helpers import Context
+from tinygrad.nn.onnx import OnnxRunner
+from tinygrad.uop.ops import UOp, Ops
+import tinygrad.engine.jit as tg_jit
+from tinygrad.engine.realize import compile_linear
+
+from mrt_targets import ExportError
+
+NUMPY_DTYPES = {dtypes.float32: np.float32, dtypes.float16: np.float16, dtypes.float64: np.float64, dtypes.int8: np.int8,
+                dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16, dtypes.int32: np.int32,
+                dtypes.uint32: np.uint32, dtypes.int64: np.int64, dtypes.uint64: np.uint64, dtypes.bool: np.bool_}
+
+
+@dataclass
+class InputSpec:
+  name: str
+  shape: tuple[int, ...]
+  np_dtype: type                 # dtype fed to tinygrad (float16 model inputs are fed as float32, like compile3)
+  on_device: bool                # compile3 realizes inputs whose name contains "img" on the device instead of NPY
+
+
+@dataclass
+class Capture:
+  jit: object                                   # CapturedJit
+  output_names: list[str]
+  inputs: list[InputSpec]
+  onetime: UOp | None = None                    # compiled one-time linear (NULL targets only), or None
+  onnx_bytes: dict = field(default_factory=dict)  # base BUFFER UOp -> (onnx name, bytes) for initializers/Constants
+  onnx_labels: dict = field(default_factory=dict)  # base BUFFER UOp -> onnx name (all targets)
+  tinygrad_out: dict | None = None              # outputs of the last real run (CPU targets), for the self check
+
+
+def input_specs(runner: OnnxRunner) -> list[InputSpec]:
+  specs = []
+  for name, spec in runner.graph_inputs.items():
+    if spec.is_sequence: raise ExportError(f"input '{name}' is a sequence; only tensor inputs are supported")
+    shape = tuple(d if isinstance(d, int) else 1 for d in spec.shape)  # symbolic dims are set to 1 (compile3)
+    dt = dtypes.float32 if spec.dtype == dtypes.float16 else spec.dtype
+    if dt not in NUMPY_DTYPES: raise ExportError(f"input '{name}' has unsupported dtype {spec.dtype.name}")
+    specs.append(InputSpec(name, shape, NUMPY_DTYPES[dt], "img" in name))
+  return specs
+
+
+def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
+  """Seeded inputs (drawn in input-name order): standard normal for floats, a fitting small range for ints (bool: 0/1)."""
+  rng = np.random.default_rng(seed)
+  out = {}
+  for s in sorted(specs, key=lambda s: s.name):  # name order, so every caller draws the same values per input
+    if np.issubdtype(s.np_dtype, np.floating): out[s.name] = rng.standard_normal(s.shape).astype(s.np_dtype)
+    elif s.np_dtype == np.bool_: out[s.name] = rng.integers(0, 2, s.shape).astype(np.bool_)
+    else:
+      hi = min(int(np.iinfo(s.np_dtype).max), 255) + 1
+      out[s.name] = rng.integers(0, hi, s.shape).astype(s.np_dtype)
+  return out
+
+
+def _to_tensors(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[str, Tensor]:
+  return {s.name: (Tensor(arrays[s.name]).realize() if s.on_device else Tensor(arrays[s.name], device="NPY")) for s in specs}
+
+
+def _python_consts_from_cpu(onnx_path: str, specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict:
+  """Spec §3.1 step 1: NULL devices hold no data, so compute the python constants with a real CPU run."""
+  with Context(DEV="CPU"):
+    cpu_runner = OnnxRunner(onnx_path)
+    cpu_runner({s.name: Tensor(arrays[s.name]) for s in specs})
+  return dict(cpu_runner._python_const_cache)
+
+
+def _onnx_sources(onnx_path: str, runner: OnnxRunner, want_bytes: bool):
+  """Map each realized initializer / Constant BUFFER UOp to its ONNX name (and bytes for NULL targets, §3.1 step 3)."""
+  import onnx
+  from onnx import numpy_helper
+  model = onnx.load(onnx_path)
+  arrays = [(i.name, i) for i in model.graph.initializer]
+  for n in model.graph.node:
+    if n.op_type == "Constant":
+      for a in n.attribute:
+        if a.name == "value": arrays.append((n.output[0], a.t))
+  labels, data = {}, {}
+  for name, proto in arrays:
+    t = runner.graph_values.get(name)
+    if not isinstance(t, Tensor) or (base := t.uop.base).op is not Ops.BUFFER: continue
+    labels.setdefault(base, name)
+    if want_bytes and base not in data:
+      raw = numpy_helper.to_array(proto)
+      tg_np = NUMPY_DTYPES.get(base.dtype)
+      if tg_np is not None and raw.dtype != tg_np: raw = raw.astype(tg_np)
+      b = np.ascontiguousarray(raw).tobytes()
+      if len(b) != (want := base.max_numel() * base.dtype.itemsize):
+        raise ExportError(f"ONNX tensor '{name}' has {len(b)} bytes but its tinygrad buffer has {want}")
+      data[base] = (name, b)
+  return labels, data
+
+
+def capture(onnx_path: str, null_device: bool, seed: int) -> Capture:
+  try:
+    runner = OnnxRunner(onnx_path)
+  except FileNotFoundError as e: raise ExportError(f"model not found: {onnx_path}") from e
+  specs = input_specs(runner)
+  if not specs: raise ExportError("the model has no inputs")
+  output_names = list(runner.graph_outputs)
+  arrays = random_inputs(specs, seed)
+
+  if null_device: runner._python_const_cache.update(_python_consts_from_cpu(onnx_path, specs, arrays))
+
+  @TinyJit(prune=True)
+  def run(**kw):
+    outs = runner({k: v.to(Device.DEFAULT) for k, v in kw.items()})
+    return {n: (outs[n].cast("float32") if dtypes.is_float(outs[n].dtype) else outs[n]) for n in output_names}
+
+  onetime: list[UOp] = []
+  orig_run_linear = tg_jit.run_linear
+
+  def recording_run_linear(linear, var_vals=None, *a, **kw):
+    # the pruned one-time linear is the one run with var_vals and without jit=True during capture (spec §3.1 step 2)
+    if var_vals is not None and not kw.get("jit", False) and not a: onetime.append(linear)
+    return orig_run_linear(linear, var_vals, *a, **kw)
+
+  tg_out = None
+  for i in range(3):
+    tensors = _to_tensors(specs, arrays)
+    if i == 1: tg_jit.run_linear = recording_run_linear
+    try:
+      with Context(OPENPILOT_HACKS=1): ret = run(**tensors)
+    finally: tg_jit.run_linear = orig_run_linear
+    if not null_device: tg_out = {n: t.numpy().copy() for n, t in ret.items()}
+  if run.captured is None: raise ExportError("TinyJit did not capture the model")
+
+  onetime_compiled = None
+  if null_device and onetime and len(onetime[0].src):
+    if len(onetime) != 1: raise ExportError(f"expected one pruned one-time linear during capture, saw {len(onetime)}")
+    onetime_compiled = compile_linear(onetime[0])
+  labels, data = _onnx_sources(onnx_path, runner, null_device)
+  return Capture(run.captured, output_names, specs, onetime_compiled, data, labels, tg_out)

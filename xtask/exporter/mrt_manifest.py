@@ -1,0 +1,236 @@
+"""Turn a captured TinyJit program into the neutral modelrt manifest (format 1, /work/notes/manifest.md).
+
+Walks the captured call list in execution order (init phase first), never de-duplicating calls, resolves every argument
+to (base buffer, byte offset, byte size), classifies buffers (spec tinygrad-export.md §5), and collects kernels (deduped
+by binary+entry+params+meta), weight bytes and per-target kernel metadata.
+"""
+import hashlib
+import json
+import math
+import re
+
+from tinygrad.helpers import is_image_shape, prod
+from tinygrad.uop.ops import Ops, UOp
+from tinygrad.engine.realize import get_call_arg_uops, get_call_outs_ins, get_call_var_uops
+
+from mrt_targets import ExportError
+
+HOST_DEVICES = ("PYTHON", "NPY", "DISK")
+DTYPE_NAMES = {"float": "float32", "half": "float16", "__bf16": "bfloat16", "double": "float64", "signed char": "int8",
+               "unsigned char": "uint8", "short": "int16", "unsigned short": "uint16", "int": "int32", "unsigned int": "uint32",
+               "long": "int64", "unsigned long": "uint64", "bool": "bool"}
+
+
+def dtype_name(dt) -> str:
+  dt = getattr(dt, "base", dt)
+  if (n := DTYPE_NAMES.get(dt.name)) is None: raise ExportError(f"unsupported dtype {dt.name}")
+  return n
+
+
+def flatten_calls(linear: UOp) -> list[UOp]:
+  """Execution-ordered calls, graph batches unwrapped, repeated calls kept (spec §4)."""
+  out: list[UOp] = []
+  for call in linear.src:
+    body = call.src[0]
+    if body.op is Ops.CUSTOM_FUNCTION and body.arg == "graph": out += flatten_calls(body.src[0])
+    elif body.op is Ops.CUSTOM_FUNCTION: raise ExportError(f"unsupported captured call CUSTOM_FUNCTION '{body.arg}'")
+    elif body.op in (Ops.PROGRAM, Ops.COPY): out.append(call)
+    else: raise ExportError(f"unsupported captured call {body.op}")
+  return out
+
+
+class _Intervals:
+  """Byte ranges written so far in one base buffer (merged, sorted)."""
+  def __init__(self): self.iv: list[tuple[int, int]] = []
+
+  def covers(self, lo: int, hi: int) -> bool:
+    return any(a <= lo and hi <= b for a, b in self.iv)
+
+  def add(self, lo: int, hi: int):
+    merged = []
+    for a, b in sorted(self.iv + [(lo, hi)]):
+      if merged and a <= merged[-1][1]: merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+      else: merged.append((a, b))
+    self.iv = merged
+
+
+class ManifestBuilder:
+  def __init__(self, cfg_target: dict, kernel_meta, device: str, null_device: bool, param_info: list[dict],
+               onnx_bytes: dict, onnx_labels: dict, out_dir_blobs: dict):
+    self.target, self.kernel_meta, self.device, self.null = cfg_target, kernel_meta, device, null_device
+    self.param_info = param_info            # per JIT input slot: {"name", "shape", "dtype", "device"}
+    self.onnx_bytes, self.onnx_labels = onnx_bytes, onnx_labels
+    self.blobs = out_dir_blobs              # relative path -> bytes (filled here)
+    self.buf_ids: dict = {}                 # key -> id
+    self.buf_base: dict = {}                # id -> base UOp
+    self.buffers: list[dict] = []
+    self.written: dict[int, _Intervals] = {}
+    self.read_before_write: set[int] = set()
+    self.ever_written: set[int] = set()
+    self.kernels: list[dict] = []
+    self.kernel_keys: dict = {}
+    self.ops: list[dict] = []
+
+  # ---- buffers ----
+  def _buffer_id(self, base: UOp) -> int:
+    key = ("param", base.arg.slot) if base.op is Ops.PARAM else base
+    if (bid := self.buf_ids.get(key)) is not None: return bid
+    bid = self.buf_ids[key] = len(self.buffers)
+    dev = base.device
+    if isinstance(dev, tuple): raise ExportError("multi-device buffers are not supported")
+    if base.op is Ops.PARAM:
+      info = self.param_info[base.arg.slot]
+      size = prod(info["shape"]) * base.dtype.itemsize
+      label = f"input:{info['name']}"
+    else:
+      size = base.max_numel() * base.dtype.itemsize
+      label = self.onnx_labels.get(base)
+      label = f"onnx:{label}" if label is not None else ("arena" if base.dtype.name == "signed char" and dev == self.device else
+                                                          f"host:{dev.split(':')[0].lower()}" if dev.startswith(HOST_DEVICES) else "device")
+    if not (dev == self.device or dev.startswith(HOST_DEVICES)):
+      raise ExportError(f"buffer on unexpected device {dev} (export device is {self.device})")
+    self.buffers.append({"id": bid, "size": int(size), "dtype": dtype_name(base.dtype), "kind": None, "blob": None, "label": label})
+    self.buf_base[bid] = base
+    self.written[bid] = _Intervals()
+    return bid
+
+  def resolve(self, u: UOp) -> tuple[int, int, int]:
+    """argument UOp -> (buffer id, byte offset, byte size)"""
+    if u.op in (Ops.BUFFER, Ops.PARAM):
+      bid = self._buffer_id(u)
+      return bid, 0, self.buffers[bid]["size"]
+    if (cv := u.contiguous_view()) is None: raise ExportError(f"non-contiguous buffer view {u.op} in a captured call")
+    base, off = cv
+    if base.op not in (Ops.BUFFER, Ops.PARAM): raise ExportError(f"view of unexpected base {base.op}")
+    bid = self._buffer_id(base)
+    boff, bsize = int(off) * base.dtype.itemsize, int(prod(u.max_shape)) * u.dtype.itemsize
+    if boff < 0 or boff + bsize > self.buffers[bid]["size"]: raise ExportError(f"view [{boff}, +{bsize}) outside buffer {bid}")
+    return bid, boff, bsize
+
+  def _access(self, bid: int, off: int, size: int, read: bool, write: bool):
+    if read and not self.written[bid].covers(off, off + size): self.read_before_write.add(bid)
+    if write:
+      self.written[bid].add(off, off + size)
+      self.ever_written.add(bid)
+
+  # ---- ops ----
+  def add_copy(self, phase: str, call: UOp):
+    args = get_call_arg_uops(call)
+    if len(args) != 2: raise ExportError(f"COPY call with {len(args)} arguments")
+    (d, doff, dsz), (s, soff, ssz) = self.resolve(args[0]), self.resolve(args[1])
+    if dsz != ssz: raise ExportError(f"COPY size mismatch {dsz} != {ssz}")
+    self._access(s, soff, ssz, True, False)
+    self._access(d, doff, dsz, False, True)
+    if self.buf_base[s].op is Ops.PARAM and self.buffers[d]["label"] == "device": self.buffers[d]["label"] = f"upload:{self.param_info[self.buf_base[s].arg.slot]['name']}"
+    self.ops.append({"phase": phase, "op": "copy", "dst": {"buffer": d, "offset": doff}, "src": {"buffer": s, "offset": soff},
+                     "size": dsz})
+
+  def add_kernel(self, phase: str, call: UOp):
+    prg = call.src[0]
+    info = prg.arg
+    elf = prg.to_elf()
+    nglob = len(info.globals)
+    sig = elf.signature
+    if tuple(s[1] for s in sig[:nglob]) != tuple(info.globals):
+      raise ExportError(f"kernel {info.function_name}: signature slots {[s[1] for s in sig[:nglob]]} != globals {info.globals}")
+    params = []
+    for i, (_, _, dt, shape) in enumerate(sig):
+      if i < nglob:
+        p = {"kind": "image" if is_image_shape(shape) else "buffer", "dtype": dtype_name(dt)}
+        if p["kind"] == "image": p.update(height=int(shape[0]), width=int(shape[1]))
+      else: p = {"kind": "core_id" if sig[i][0] == "core_id" else "var", "dtype": dtype_name(dt)}
+      params.append(p)
+    binary, source, meta, extra_blobs = self.kernel_meta(prg, elf)
+    kid = self._kernel_id(info.function_name, binary, source, params, meta, extra_blobs)
+
+    arg_uops = get_call_arg_uops(call)
+    outs, ins = get_call_outs_ins(call)
+    args = []
+    for i, slot in enumerate(info.globals):
+      bid, off, size = self.resolve(arg_uops[slot])
+      p = params[i]
+      need = (p["height"] * p["width"] * 4 if p["kind"] == "image" else prod(sig[i][3])) * sig[i][2].itemsize
+      if need > size: raise ExportError(f"kernel {info.function_name} param {i} needs {need} bytes, view has {size}")
+      read, write = slot in ins, slot in outs
+      if not read and not write: read = True  # unknown access: be conservative (requires initial data if never written)
+      self._access(bid, off, size, read, False)
+      args.append({"buffer": bid, "offset": off, "size": size})
+    for i, slot in enumerate(info.globals):
+      if slot in outs: self._access(args[i]["buffer"], args[i]["offset"], args[i]["size"], False, True)
+    for v, bound in zip(info.vars, get_call_var_uops(call, prg)):
+      if v.expr == "core_id": args.append({"int": 0})
+      elif bound.op is Ops.CONST: args.append({"int": int(bound.arg)})
+      else: raise ExportError(f"kernel {info.function_name} has an unbound symbolic variable '{v.expr}'")
+    gsize = [int(math.ceil(g)) if isinstance(g, (int, float)) else None for g in info.global_size]
+    if any(g is None for g in gsize): raise ExportError(f"kernel {info.function_name} has symbolic launch dims")
+    local = info.local_size
+    if local is None:
+      if self.target["kind"] != "cpu": raise ExportError(f"kernel {info.function_name} has no local size after compile")
+      local = (1, 1, 1)
+    self.ops.append({"phase": phase, "op": "kernel", "kernel": kid, "args": args, "global": gsize, "local": [int(x) for x in local]})
+
+  def _kernel_id(self, entry, binary, source, params, meta, extra_blobs) -> int:
+    key = (hashlib.sha256(binary).hexdigest(), entry, json.dumps(params, sort_keys=True),
+           json.dumps(meta, sort_keys=True), tuple((k, hashlib.sha256(v).hexdigest()) for k, v in sorted(extra_blobs.items())))
+    if (kid := self.kernel_keys.get(key)) is not None: return kid
+    kid = self.kernel_keys[key] = len(self.kernels)
+    self.blobs[f"blobs/k{kid}.bin"] = binary
+    src_path = None
+    if source is not None:
+      src_path = f"blobs/k{kid}.src"
+      self.blobs[src_path] = source
+    # extra blobs (e.g. IR3 immediates) are referenced from meta by placeholder "{kid}" paths
+    meta = json.loads(json.dumps(meta).replace("{kid}", str(kid)))
+    for k, v in extra_blobs.items(): self.blobs[k.replace("{kid}", str(kid))] = v
+    self.kernels.append({"name": entry, "entry": entry, "binary": f"blobs/k{kid}.bin", "source": src_path, "params": params,
+                         "meta": meta})
+    return kid
+
+  def add_phase(self, phase: str, calls: list[UOp]):
+    for call in calls:
+      if call.src[0].op is Ops.COPY: self.add_copy(phase, call)
+      else: self.add_kernel(phase, call)
+
+  # ---- finish ----
+  def finish(self, outputs: list[tuple[str, UOp, tuple, object]]) -> tuple[list, list, list]:
+    """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records."""
+    inputs = []
+    for slot, info in enumerate(self.param_info):
+      bid = self._buffer_id(UOp.param(slot, info["tg_dtype"], info["shape"], info["device"]))
+      inputs.append({"name": info["name"], "buffer": bid, "offset": 0, "shape": list(info["shape"]), "dtype": dtype_name(info["tg_dtype"])})
+    out_recs, out_ids = [], set()
+    for name, u, shape, dt in outputs:
+      base_u = u.base if u.op is Ops.RESHAPE and u.base.op is Ops.BUFFER else u
+      if base_u.op is Ops.BUFFER and base_u not in self.buf_ids: raise ExportError(f"output '{name}' is never written by the program")
+      bid, off, size = self.resolve(base_u)
+      if size < prod(shape) * dt.itemsize: raise ExportError(f"output '{name}' view is smaller than its shape")
+      out_ids.add(bid)
+      if self.buffers[bid]["label"] == "device": self.buffers[bid]["label"] = f"output:{name}"
+      out_recs.append({"name": name, "buffer": bid, "offset": off, "shape": [int(s) for s in shape], "dtype": dtype_name(dt)})
+    for b in self.buffers:
+      bid = b["id"]
+      base = self.buf_base[bid]
+      if base.op is Ops.PARAM: b["kind"] = "input"
+      elif bid in out_ids: b["kind"] = "output"
+      elif bid in self.read_before_write:
+        b["kind"] = "state" if bid in self.ever_written else "weight"
+        data = self._initial_bytes(base, b)
+        b["blob"] = f"blobs/buf{bid}.bin"
+        self.blobs[b["blob"]] = data
+      else: b["kind"] = "scratch"
+    return self.buffers, inputs, out_recs
+
+  def _initial_bytes(self, base: UOp, rec: dict) -> bytes:
+    dev = base.device
+    if not self.null or dev.startswith(HOST_DEVICES):
+      buf = base.buffer
+      if not buf.is_allocated(): raise ExportError(f"buffer {rec['id']} ({rec['label']}) is read before written but holds no data")
+      data = bytes(buf.as_memoryview())
+    elif base in self.onnx_bytes: data = self.onnx_bytes[base][1]
+    else: raise ExportError(f"buffer {rec['id']} ({rec['label']}, {rec['size']} bytes) is read before written but has no data "
+                            "source on a NULL target (not an ONNX initializer/Constant)")
+    if len(data) != rec["size"]: raise ExportError(f"buffer {rec['id']} initial data has {len(data)} bytes, expected {rec['size']}")
+    return data
+
+
+def safe_name(s: str) -> str: return re.sub(r"[^A-Za-z0-9_.-]", "_", s)[:64]

@@ -1,0 +1,93 @@
+//! `cargo xtask ci` (the whole suite, as CI runs it) and `cargo xtask demo` (the embedded demo
+//! bundles).
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use xtask::compile::compile;
+use xtask::exporter::ExportArgs;
+use xtask::setup::workspace_root;
+
+/// The ONNX model behind `modelrt demo` (openpilot-vision-like: input `img` 1x12x128x256).
+pub const DEMO_MODEL: &str = "xtask/models/vision.onnx";
+/// Seed of the demo's embedded reference inputs.
+pub const DEMO_SEED: u64 = 0;
+/// (exporter target, committed bundle) pairs for the demo.
+pub const DEMO_BUNDLES: &[(&str, &str)] =
+    &[("cpu-x86_64", "targets/assets/demo-x86_64.mrt"), ("cpu-aarch64", "targets/assets/demo-aarch64.mrt")];
+
+fn step(name: &str, cmd: &mut Command) -> Result<()> {
+    eprintln!("\n==> {name}");
+    let t = Instant::now();
+    let status = cmd.current_dir(workspace_root()).status().with_context(|| format!("cannot run {name}"))?;
+    eprintln!("<== {name}: {} in {:.1} s", if status.success() { "ok" } else { "FAILED" }, t.elapsed().as_secs_f64());
+    if !status.success() {
+        bail!("{name} failed");
+    }
+    Ok(())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// The whole suite.
+pub fn run(no_lint: bool) -> Result<()> {
+    let t = Instant::now();
+    let python = xtask::setup::ensure_all()?;
+    if !no_lint {
+        step("cargo fmt --check", cargo().args(["fmt", "--all", "--", "--check"]))?;
+        step("cargo clippy", cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    }
+    step(
+        "no_std build of core+hal for aarch64-unknown-none",
+        cargo().args(["build", "-p", "modelrt-core", "-p", "modelrt-hal", "--target", "aarch64-unknown-none"]),
+    )?;
+    step(
+        "cargo test --workspace",
+        cargo()
+            .args(["test", "--workspace", "--release"])
+            .env("MODELRT_PYTHON", &python)
+            .env("MODELRT_REQUIRE_PYTHON", "1"),
+    )?;
+    eprintln!("\nall CI steps passed in {:.0} s", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Compile the demo bundle for `target` into `out`.
+pub fn compile_demo(python: &Path, target: &str, out: &Path) -> Result<()> {
+    let mut args = ExportArgs::onnx(workspace_root().join(DEMO_MODEL), target, PathBuf::new());
+    args.reference = true;
+    args.seed = Some(DEMO_SEED);
+    compile(python, args, out)?;
+    Ok(())
+}
+
+/// `cargo xtask demo [--check]`.
+pub fn demo(check: bool) -> Result<()> {
+    let python = xtask::venv::ensure_venv(&workspace_root())?;
+    let mut stale = Vec::new();
+    for (target, path) in DEMO_BUNDLES {
+        let committed = workspace_root().join(path);
+        if check {
+            let fresh = workspace_root().join("target").join("demo-check").join(format!("{target}.mrt"));
+            compile_demo(&python, target, &fresh)?;
+            let a = std::fs::read(&fresh)?;
+            let b = std::fs::read(&committed).unwrap_or_default();
+            if a != b {
+                stale.push(*path);
+            }
+        } else {
+            compile_demo(&python, target, &committed)?;
+            println!("wrote {}", committed.display());
+        }
+    }
+    if !stale.is_empty() {
+        bail!("embedded demo bundles are out of date: {} (run `cargo xtask demo`)", stale.join(", "));
+    }
+    if check {
+        println!("embedded demo bundles are up to date");
+    }
+    Ok(())
+}

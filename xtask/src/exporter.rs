@@ -1,0 +1,290 @@
+//! Runs `xtask/exporter/export.py` (ONNX or compile3 pickle -> manifest directory) with the venv python,
+//! forwarding its stderr live and turning its "user error" exit code 2 into a clean one-line error.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Exit code export.py uses for user errors (bad model, unsupported op, wrong target, unsupported pickle, ...).
+pub const USER_ERROR_EXIT: i32 = 2;
+/// Upper bound for one export (large models compile for minutes on 2 cores).
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// What to export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Compile an ONNX model for `ExportArgs::target`.
+    Onnx(PathBuf),
+    /// Import an existing openpilot compile3 pickle (plain or `PICKLE_OOB=1`).
+    Pickle(PathBuf),
+}
+
+/// Arguments for one export; mirrors export.py's CLI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportArgs {
+    pub source: Source,
+    /// `cpu-x86_64`, `cpu-aarch64`, `adreno-a630`, `amd-gfx1100` or `amd-gfx1201` (ignored for pickles).
+    pub target: String,
+    pub out: PathBuf,
+    pub reference: bool,
+    pub seed: Option<u64>,
+    pub threads: Option<u32>,
+    pub float16: bool,
+    pub image: bool,
+    pub cpu_baseline: Option<String>,
+}
+
+impl ExportArgs {
+    /// Default ONNX export for `target` into `out`.
+    pub fn onnx(
+        model: impl Into<PathBuf>,
+        target: impl Into<String>,
+        out: impl Into<PathBuf>,
+    ) -> Self {
+        ExportArgs {
+            source: Source::Onnx(model.into()),
+            target: target.into(),
+            out: out.into(),
+            reference: false,
+            seed: None,
+            threads: None,
+            float16: false,
+            image: false,
+            cpu_baseline: None,
+        }
+    }
+
+    /// export.py arguments (after the script path).
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        match &self.source {
+            Source::Onnx(p) => {
+                v.extend([
+                    "--onnx".to_string(),
+                    p.display().to_string(),
+                    "--target".to_string(),
+                    self.target.clone(),
+                ]);
+                if self.reference {
+                    v.push("--reference".into());
+                }
+                if let Some(s) = self.seed {
+                    v.extend(["--seed".into(), s.to_string()]);
+                }
+                if let Some(t) = self.threads {
+                    v.extend(["--threads".into(), t.to_string()]);
+                }
+                if self.float16 {
+                    v.push("--float16".into());
+                }
+                if self.image {
+                    v.push("--image".into());
+                }
+                if let Some(b) = &self.cpu_baseline {
+                    v.extend(["--cpu-baseline".into(), b.clone()]);
+                }
+            }
+            Source::Pickle(p) => v.extend(["--pickle".to_string(), p.display().to_string()]),
+        }
+        v.extend(["--out".to_string(), self.out.display().to_string()]);
+        v
+    }
+}
+
+/// Path of export.py inside this repository.
+pub fn script_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("exporter")
+        .join("export.py")
+}
+
+/// Run export.py with `python`; returns the output directory holding manifest.json + blobs/.
+pub fn export(python: &Path, args: &ExportArgs) -> Result<PathBuf> {
+    run_script(python, &script_path(), args, EXPORT_TIMEOUT)
+}
+
+fn run_script(
+    python: &Path,
+    script: &Path,
+    args: &ExportArgs,
+    timeout: Duration,
+) -> Result<PathBuf> {
+    let mut child = Command::new(python)
+        .arg(script)
+        .args(args.to_argv())
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| {
+            format!(
+                "cannot start the exporter ({} {})",
+                python.display(),
+                script.display()
+            )
+        })?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| anyhow!("exporter stderr not captured"))?;
+    // forward stderr live from a thread; remember the last "error: ..." line for the one-line error
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut err = std::io::stderr();
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            match line.strip_prefix("error: ") {
+                Some(msg) => {
+                    let _ = tx.send(msg.to_string());
+                }
+                None => {
+                    let _ = writeln!(err, "{line}");
+                }
+            }
+        }
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            // the reader thread is not joined: a grandchild may still hold the pipe open; it ends with the pipe
+            bail!("exporter timed out after {} s", timeout.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = reader.join();
+    let last_error = rx.try_iter().last();
+    match status.code() {
+        Some(0) => Ok(args.out.clone()),
+        Some(USER_ERROR_EXIT) => bail!(
+            "{}",
+            last_error.unwrap_or_else(|| "exporter rejected the input (exit code 2)".into())
+        ),
+        code => {
+            let how = code.map_or_else(
+                || "was killed by a signal".to_string(),
+                |c| format!("exited with code {c}"),
+            );
+            match last_error {
+                Some(e) => bail!("exporter {how}: {e}"),
+                None => bail!("exporter {how}; see its output above"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_script(tag: &str, body: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "modelrt-fake-export-{tag}-{}.sh",
+            std::process::id()
+        ));
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+
+    #[test]
+    fn argv_matches_export_py_cli() {
+        let mut a = ExportArgs::onnx("m.onnx", "cpu-x86_64", "out");
+        a.reference = true;
+        a.seed = Some(3);
+        a.threads = Some(2);
+        a.cpu_baseline = Some("x86-64-v4".into());
+        assert_eq!(
+            a.to_argv(),
+            [
+                "--onnx",
+                "m.onnx",
+                "--target",
+                "cpu-x86_64",
+                "--reference",
+                "--seed",
+                "3",
+                "--threads",
+                "2",
+                "--cpu-baseline",
+                "x86-64-v4",
+                "--out",
+                "out"
+            ]
+        );
+        let p = ExportArgs {
+            source: Source::Pickle("m.pkl".into()),
+            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+        };
+        assert_eq!(p.to_argv(), ["--pickle", "m.pkl", "--out", "o"]);
+        let img = ExportArgs {
+            image: true,
+            float16: true,
+            ..ExportArgs::onnx("m", "adreno-a630", "o")
+        };
+        assert!(
+            img.to_argv().contains(&"--image".to_string())
+                && img.to_argv().contains(&"--float16".to_string())
+        );
+    }
+
+    #[test]
+    fn exit_code_2_becomes_the_one_line_error() {
+        let s = fake_script(
+            "e2",
+            "echo 'exporter: working' >&2\necho 'error: unsupported target \"tpu\"' >&2\nexit 2\n",
+        );
+        let e = run_script(
+            Path::new("sh"),
+            &s,
+            &ExportArgs::onnx("m", "tpu", "o"),
+            Duration::from_secs(20),
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "unsupported target \"tpu\"");
+        let _ = std::fs::remove_file(s);
+    }
+
+    #[test]
+    fn other_failures_and_success() {
+        let s = fake_script("e1", "echo 'Traceback: boom' >&2\nexit 1\n");
+        let e = run_script(
+            Path::new("sh"),
+            &s,
+            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            Duration::from_secs(20),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("exited with code 1"), "{e}");
+        let _ = std::fs::remove_file(s);
+        let s = fake_script("ok", "exit 0\n");
+        let out = run_script(
+            Path::new("sh"),
+            &s,
+            &ExportArgs::onnx("m", "cpu-x86_64", "outdir"),
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(out, PathBuf::from("outdir"));
+        let _ = std::fs::remove_file(s);
+    }
+
+    #[test]
+    fn hung_exporter_is_killed() {
+        let s = fake_script("hang", "sleep 30\n");
+        let e = run_script(
+            Path::new("sh"),
+            &s,
+            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("timed out"));
+        let _ = std::fs::remove_file(s);
+    }
+}
