@@ -35,9 +35,18 @@ pub enum ExecError<E> {
     /// A backend broke the `load_kernel` id contract.
     KernelId { expected: u32, got: u32 },
     /// Wrong number of inputs or outputs passed to `run`.
-    Count { what: &'static str, expected: usize, got: usize },
+    Count {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// An input or output buffer has the wrong byte length.
-    Size { what: &'static str, name_index: usize, expected: u64, got: u64 },
+    Size {
+        what: &'static str,
+        name_index: usize,
+        expected: u64,
+        got: u64,
+    },
 }
 
 impl<E: fmt::Display> fmt::Display for ExecError<E> {
@@ -48,10 +57,19 @@ impl<E: fmt::Display> fmt::Display for ExecError<E> {
             ExecError::KernelId { expected, got } => {
                 write!(f, "backend bug: kernel {expected} was loaded as id {got}")
             }
-            ExecError::Count { what, expected, got } => {
+            ExecError::Count {
+                what,
+                expected,
+                got,
+            } => {
                 write!(f, "expected {expected} {what}, got {got}")
             }
-            ExecError::Size { what, name_index, expected, got } => write!(
+            ExecError::Size {
+                what,
+                name_index,
+                expected,
+                got,
+            } => write!(
                 f,
                 "{what} {name_index} has {got} bytes, the bundle expects {expected}"
             ),
@@ -92,10 +110,66 @@ fn io_slots(
     for (i, t) in table.iter().enumerate() {
         let t = t?;
         let buf: BufferDesc<'_> = bundle.body().buffers.get(t.buffer as usize)?;
-        let slot = IoSlot { offset: buf.arena_offset + t.offset, len: t.byte_len() };
-        out.push(slot).map_err(|_| BundleError::Invalid { what: "too many inputs or outputs", index: i as u32 })?;
+        let slot = IoSlot {
+            offset: buf.arena_offset + t.offset,
+            len: t.byte_len(),
+        };
+        out.push(slot).map_err(|_| BundleError::Invalid {
+            what: "too many inputs or outputs",
+            index: i as u32,
+        })?;
     }
     Ok(out)
+}
+
+/// Append one schedule step to `q`, resolving buffer references to arena offsets (shared with
+/// [`crate::profile`], which records one queue per step).
+pub(crate) fn record_step<Q: Queue>(
+    bundle: &Bundle<'_>,
+    q: &mut Q,
+    step: &Step,
+) -> Result<(), ExecError<Q::Error>> {
+    let body = bundle.body();
+    match step {
+        Step::Launch {
+            kernel,
+            args,
+            global,
+            local,
+        } => {
+            let mut resolved: heapless::Vec<Arg, MAX_PARAMS> = heapless::Vec::new();
+            for a in args.iter() {
+                let arg = match *a {
+                    ArgRef::Buffer {
+                        buffer,
+                        offset,
+                        size,
+                    } => {
+                        let b = body.buffers.get(buffer as usize)?;
+                        Arg::Buffer {
+                            offset: b.arena_offset + offset,
+                            size,
+                        }
+                    }
+                    ArgRef::Int(v) => Arg::Int(v),
+                };
+                // Cannot overflow: `args` has the same capacity.
+                let _ = resolved.push(arg);
+            }
+            q.exec(KernelId(*kernel), &resolved, *global, *local)
+                .map_err(ExecError::Device)
+        }
+        Step::Copy { dst, src, size } => {
+            let d = body.buffers.get(dst.buffer as usize)?;
+            let s = body.buffers.get(src.buffer as usize)?;
+            q.copy(
+                d.arena_offset + dst.offset,
+                s.arena_offset + src.offset,
+                *size,
+            )
+            .map_err(ExecError::Device)
+        }
+    }
 }
 
 fn record<D: Device>(
@@ -103,33 +177,10 @@ fn record<D: Device>(
     device: &mut D,
     steps: Table<'_, Step>,
 ) -> Result<D::Queue, ExecError<D::Error>> {
-    let body = bundle.body();
     let mut q = device.create_queue().map_err(ExecError::Device)?;
     q.timestamp().map_err(ExecError::Device)?;
     for step in steps.iter() {
-        match step? {
-            Step::Launch { kernel, args, global, local } => {
-                let mut resolved: heapless::Vec<Arg, MAX_PARAMS> = heapless::Vec::new();
-                for a in args.iter() {
-                    let arg = match *a {
-                        ArgRef::Buffer { buffer, offset, size } => {
-                            let b = body.buffers.get(buffer as usize)?;
-                            Arg::Buffer { offset: b.arena_offset + offset, size }
-                        }
-                        ArgRef::Int(v) => Arg::Int(v),
-                    };
-                    // Cannot overflow: `args` has the same capacity.
-                    let _ = resolved.push(arg);
-                }
-                q.exec(KernelId(kernel), &resolved, global, local).map_err(ExecError::Device)?;
-            }
-            Step::Copy { dst, src, size } => {
-                let d = body.buffers.get(dst.buffer as usize)?;
-                let s = body.buffers.get(src.buffer as usize)?;
-                q.copy(d.arena_offset + dst.offset, s.arena_offset + src.offset, size)
-                    .map_err(ExecError::Device)?;
-            }
-        }
+        record_step(bundle, &mut q, &step?)?;
     }
     q.timestamp().map_err(ExecError::Device)?;
     q.signal(1).map_err(ExecError::Device)?;
@@ -141,12 +192,18 @@ impl<'b, D: Device> Executor<'b, D> {
     /// and record the per-inference queue.
     pub fn load(bundle: Bundle<'b>, mut device: D) -> Result<Self, ExecError<D::Error>> {
         let body = bundle.body();
-        device.check_target(&body.target).map_err(ExecError::Device)?;
-        device.alloc_arena(body.arena_size).map_err(ExecError::Device)?;
+        device
+            .check_target(&body.target)
+            .map_err(ExecError::Device)?;
+        device
+            .alloc_arena(body.arena_size)
+            .map_err(ExecError::Device)?;
         for b in body.buffers.iter() {
             let b = b?;
             if let Some(init) = bundle.init_bytes(&b) {
-                device.upload(b.arena_offset, init).map_err(ExecError::Device)?;
+                device
+                    .upload(b.arena_offset, init)
+                    .map_err(ExecError::Device)?;
             }
         }
         for (i, k) in body.kernels.iter().enumerate() {
@@ -160,7 +217,10 @@ impl<'b, D: Device> Executor<'b, D> {
             };
             let id = device.load_kernel(&image).map_err(ExecError::Device)?;
             if id.0 as usize != i {
-                return Err(ExecError::KernelId { expected: i as u32, got: id.0 });
+                return Err(ExecError::KernelId {
+                    expected: i as u32,
+                    got: id.0,
+                });
             }
         }
         if !body.init.is_empty() {
@@ -170,7 +230,13 @@ impl<'b, D: Device> Executor<'b, D> {
         let queue = record(&bundle, &mut device, body.run)?;
         let inputs = io_slots(&bundle, body.inputs)?;
         let outputs = io_slots(&bundle, body.outputs)?;
-        Ok(Executor { bundle, device, queue, inputs, outputs })
+        Ok(Executor {
+            bundle,
+            device,
+            queue,
+            inputs,
+            outputs,
+        })
     }
 
     /// The bundle this executor runs.
@@ -185,18 +251,29 @@ impl<'b, D: Device> Executor<'b, D> {
 
     /// Run one inference: `inputs` and `outputs` are raw little-endian tensors in the bundle's input
     /// and output order, each exactly the declared byte length.
-    pub fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> Result<Timing, ExecError<D::Error>> {
+    pub fn run(
+        &mut self,
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+    ) -> Result<Timing, ExecError<D::Error>> {
         check_io("inputs", &self.inputs, inputs.iter().map(|b| b.len()))?;
         check_io("outputs", &self.outputs, outputs.iter().map(|b| b.len()))?;
         let t0 = self.device.now_ns();
         for (slot, data) in self.inputs.iter().zip(inputs) {
-            self.device.upload(slot.offset, data).map_err(ExecError::Device)?;
+            self.device
+                .upload(slot.offset, data)
+                .map_err(ExecError::Device)?;
         }
         let t1 = self.device.now_ns();
-        let sub = self.device.submit(&mut self.queue).map_err(ExecError::Device)?;
+        let sub = self
+            .device
+            .submit(&mut self.queue)
+            .map_err(ExecError::Device)?;
         let t2 = self.device.now_ns();
         for (slot, out) in self.outputs.iter().zip(outputs.iter_mut()) {
-            self.device.download(slot.offset, out).map_err(ExecError::Device)?;
+            self.device
+                .download(slot.offset, out)
+                .map_err(ExecError::Device)?;
         }
         let t3 = self.device.now_ns();
         Ok(Timing {
@@ -225,11 +302,20 @@ fn check_io<E>(
     lens: impl ExactSizeIterator<Item = usize>,
 ) -> Result<(), ExecError<E>> {
     if lens.len() != slots.len() {
-        return Err(ExecError::Count { what, expected: slots.len(), got: lens.len() });
+        return Err(ExecError::Count {
+            what,
+            expected: slots.len(),
+            got: lens.len(),
+        });
     }
     for (i, (slot, len)) in slots.iter().zip(lens).enumerate() {
         if slot.len != len as u64 {
-            return Err(ExecError::Size { what, name_index: i, expected: slot.len, got: len as u64 });
+            return Err(ExecError::Size {
+                what,
+                name_index: i,
+                expected: slot.len,
+                got: len as u64,
+            });
         }
     }
     Ok(())

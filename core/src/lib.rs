@@ -13,6 +13,7 @@ extern crate std;
 pub mod bundle;
 pub mod exec;
 pub mod plan;
+pub mod profile;
 pub mod verify;
 
 pub use bundle::{Bundle, BundleError};

@@ -69,7 +69,13 @@ pub fn element(dtype: DType, bytes: &[u8], i: usize) -> Option<f64> {
 pub fn compare(dtype: DType, got: &[u8], want: &[u8], atol: f64, rtol: f64) -> Comparison {
     let n = dtype.size();
     let count = (got.len().max(want.len()) / n) as u64;
-    let mut c = Comparison { max_abs: 0.0, max_rel: 0.0, mismatches: 0, worst_index: 0, count };
+    let mut c = Comparison {
+        max_abs: 0.0,
+        max_rel: 0.0,
+        mismatches: 0,
+        worst_index: 0,
+        count,
+    };
     let mut worst_excess = f64::NEG_INFINITY;
     for i in 0..count as usize {
         let (g, w) = match (element(dtype, got, i), element(dtype, want, i)) {
@@ -83,7 +89,11 @@ pub fn compare(dtype: DType, got: &[u8], want: &[u8], atol: f64, rtol: f64) -> C
             continue;
         }
         let diff = if g == w { 0.0 } else { (g - w).abs() };
-        let excess = if diff.is_nan() { f64::INFINITY } else { diff - (atol + rtol * w.abs()) };
+        let excess = if diff.is_nan() {
+            f64::INFINITY
+        } else {
+            diff - (atol + rtol * w.abs())
+        };
         if diff.is_nan() || diff > c.max_abs {
             c.max_abs = if diff.is_nan() { f64::INFINITY } else { diff };
         }
@@ -130,13 +140,25 @@ mod tests {
     #[test]
     fn allclose_semantics() {
         let want = f32s(&[1.0, -2.0, 100.0]);
-        let ok = compare(DType::F32, &f32s(&[1.00005, -2.0, 100.009]), &want, 1e-4, 1e-4);
+        let ok = compare(
+            DType::F32,
+            &f32s(&[1.00005, -2.0, 100.009]),
+            &want,
+            1e-4,
+            1e-4,
+        );
         assert!(ok.ok(), "{ok:?}");
         let bad = compare(DType::F32, &f32s(&[1.0, -2.1, 100.0]), &want, 1e-4, 1e-4);
         assert_eq!(bad.mismatches, 1);
         assert_eq!(bad.worst_index, 1);
         assert!((bad.max_abs - 0.1).abs() < 1e-6);
-        let nan = compare(DType::F32, &f32s(&[f32::NAN, -2.0, 100.0]), &want, 1e-4, 1e-4);
+        let nan = compare(
+            DType::F32,
+            &f32s(&[f32::NAN, -2.0, 100.0]),
+            &want,
+            1e-4,
+            1e-4,
+        );
         assert_eq!(nan.mismatches, 1);
         let short = compare(DType::F32, &want[..8], &want, 0.0, 0.0);
         assert_eq!(short.mismatches, 1);

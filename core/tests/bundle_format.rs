@@ -28,7 +28,10 @@ fn round_trip_preserves_everything() {
     assert_eq!(body.buffers.len(), spec.buffers.len());
     for (got, want) in body.buffers.iter().zip(&spec.buffers) {
         let got = got.unwrap();
-        assert_eq!((got.label, got.size, got.kind), (want.label, want.size, want.kind));
+        assert_eq!(
+            (got.label, got.size, got.kind),
+            (want.label, want.size, want.kind)
+        );
         assert_eq!(b.init_bytes(&got), want.init);
         assert_eq!(got.arena_offset % 256, 0);
     }
@@ -54,10 +57,22 @@ fn writing_is_deterministic() {
 #[test]
 fn header_failures_are_named() {
     let good = valid();
-    assert!(matches!(Bundle::parse(&good[..10]), Err(BundleError::TooShort { len: 10 })));
-    assert!(matches!(Bundle::parse(&good[..3]), Err(BundleError::TooShort { len: 3 })));
-    assert!(matches!(Bundle::parse(b"PK\x03\x04 not a bundle at all, zip"), Err(BundleError::BadMagic)));
-    assert!(matches!(Bundle::parse(b""), Err(BundleError::TooShort { len: 0 })));
+    assert!(matches!(
+        Bundle::parse(&good[..10]),
+        Err(BundleError::TooShort { len: 10 })
+    ));
+    assert!(matches!(
+        Bundle::parse(&good[..3]),
+        Err(BundleError::TooShort { len: 3 })
+    ));
+    assert!(matches!(
+        Bundle::parse(b"PK\x03\x04 not a bundle at all, zip"),
+        Err(BundleError::BadMagic)
+    ));
+    assert!(matches!(
+        Bundle::parse(b""),
+        Err(BundleError::TooShort { len: 0 })
+    ));
 
     let truncated = &good[..good.len() - 1];
     let e = Bundle::parse(truncated).unwrap_err();
@@ -66,16 +81,28 @@ fn header_failures_are_named() {
 
     let mut major = good.clone();
     major[8] = 2;
-    assert_eq!(Bundle::parse(&major).unwrap_err(), BundleError::UnsupportedMajor { found: 2, supported: 1 });
+    assert_eq!(
+        Bundle::parse(&major).unwrap_err(),
+        BundleError::UnsupportedMajor {
+            found: 2,
+            supported: 1
+        }
+    );
 
     let mut flipped = good.clone();
     let last = flipped.len() - 1;
     flipped[last] ^= 1;
-    assert!(matches!(Bundle::parse(&flipped), Err(BundleError::ChecksumMismatch { .. })));
+    assert!(matches!(
+        Bundle::parse(&flipped),
+        Err(BundleError::ChecksumMismatch { .. })
+    ));
 
     let mut schema = good.clone();
     schema[16] ^= 0xff;
-    assert!(matches!(Bundle::parse(&schema), Err(BundleError::SchemaMismatch { .. })));
+    assert!(matches!(
+        Bundle::parse(&schema),
+        Err(BundleError::SchemaMismatch { .. })
+    ));
 }
 
 #[test]
@@ -83,11 +110,21 @@ fn writer_refuses_out_of_bounds_arguments() {
     let fx = Fixture::new();
     let mut spec = fx.spec();
     if let Step::Launch { args, .. } = &mut spec.run[1] {
-        args[0] = ArgRef::Buffer { buffer: 4, offset: 8, size: 64 };
+        args[0] = ArgRef::Buffer {
+            buffer: 4,
+            offset: 8,
+            size: 64,
+        };
     }
     let e = write_bundle(&spec).unwrap_err();
     assert!(
-        matches!(e, WriteError::Invalid(BundleError::Invalid { what: "launch argument lies outside its buffer", index: 1 })),
+        matches!(
+            e,
+            WriteError::Invalid(BundleError::Invalid {
+                what: "launch argument lies outside its buffer",
+                index: 1
+            })
+        ),
         "{e:?}"
     );
 }
@@ -105,7 +142,10 @@ fn writer_refuses_bad_cross_references() {
     spec.outputs[0].shape[1] = 17;
     assert!(matches!(
         write_bundle(&spec),
-        Err(WriteError::Invalid(BundleError::Invalid { what: "output does not fit its buffer", .. }))
+        Err(WriteError::Invalid(BundleError::Invalid {
+            what: "output does not fit its buffer",
+            ..
+        }))
     ));
 
     let mut spec = fx.spec();

@@ -22,7 +22,9 @@ fn runs_schedule_and_matches_reference() {
     let x2: Vec<f32> = (0..N).map(|i| i as f32).collect();
     ex.run(&[&f32_bytes(&x2)], &mut [&mut out]).unwrap();
     let w: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 3.0).collect();
-    let want: Vec<f32> = (0..N).map(|i| (x2[i] * w[i] + 2.0 * w[i]).max(0.0)).collect();
+    let want: Vec<f32> = (0..N)
+        .map(|i| (x2[i] * w[i] + 2.0 * w[i]).max(0.0))
+        .collect();
     assert_eq!(bytes_f32(&out), want);
     // init (1) + two runs.
     assert_eq!(ex.device_mut().submits, 3);
@@ -35,11 +37,24 @@ fn wrong_inputs_are_refused() {
     let mut ex = Executor::load(Bundle::parse(&bytes).unwrap(), MockDevice::default()).unwrap();
     let mut out = vec![0u8; N * 4];
     let e = ex.run(&[], &mut [&mut out]).unwrap_err();
-    assert!(matches!(e, ExecError::Count { what: "inputs", expected: 1, got: 0 }));
+    assert!(matches!(
+        e,
+        ExecError::Count {
+            what: "inputs",
+            expected: 1,
+            got: 0
+        }
+    ));
     let e = ex.run(&[&fx.ref_in[..8]], &mut [&mut out]).unwrap_err();
     assert_eq!(e.to_string(), "inputs 0 has 8 bytes, the bundle expects 64");
     let mut short = vec![0u8; 4];
-    assert!(matches!(ex.run(&[&fx.ref_in], &mut [&mut short]), Err(ExecError::Size { what: "outputs", .. })));
+    assert!(matches!(
+        ex.run(&[&fx.ref_in], &mut [&mut short]),
+        Err(ExecError::Size {
+            what: "outputs",
+            ..
+        })
+    ));
 }
 
 #[test]

@@ -13,5 +13,11 @@ pub struct Bdf {
 pub trait PciConfig {
     type Error: core::fmt::Debug + core::fmt::Display;
     fn config_read(&mut self, bdf: Bdf, offset: u16, size: u8) -> Result<u32, Self::Error>;
-    fn config_write(&mut self, bdf: Bdf, offset: u16, size: u8, value: u32) -> Result<(), Self::Error>;
+    fn config_write(
+        &mut self,
+        bdf: Bdf,
+        offset: u16,
+        size: u8,
+        value: u32,
+    ) -> Result<(), Self::Error>;
 }

@@ -39,7 +39,10 @@ impl fmt::Display for UsbError {
             UsbError::Timeout => write!(f, "USB transfer timed out"),
             UsbError::Stall => write!(f, "USB device stalled the request"),
             UsbError::Disconnected => write!(f, "USB device disconnected"),
-            UsbError::Busy => write!(f, "USB device is busy (claimed by another process or driver)"),
+            UsbError::Busy => write!(
+                f,
+                "USB device is busy (claimed by another process or driver)"
+            ),
             UsbError::AccessDenied => write!(f, "permission denied opening the USB device"),
             UsbError::Short { expected, actual } => {
                 write!(f, "short USB transfer: {actual}/{expected} bytes")
@@ -75,10 +78,16 @@ pub trait UsbTransport {
     ) -> Result<usize, UsbError>;
 
     /// Bulk OUT on `endpoint`; returns the number of bytes sent.
-    fn bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<usize, UsbError>;
+    fn bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration)
+        -> Result<usize, UsbError>;
 
     /// Bulk IN on `endpoint`; returns the number of bytes received.
-    fn bulk_in(&mut self, endpoint: u8, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError>;
+    fn bulk_in(
+        &mut self,
+        endpoint: u8,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError>;
 
     /// Wait `duration` on the transport's clock (OS time on hardware, emulated time in the emulator).
     fn sleep(&mut self, duration: Duration);
@@ -98,10 +107,18 @@ pub trait UsbTransport {
 
     /// Start a bulk OUT of all of `data` that may complete later (the transport copies `data`);
     /// a short write is reported as [`UsbError::Short`] by [`UsbTransport::wait_all`].
-    fn submit_bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<(), UsbError> {
+    fn submit_bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
         let sent = self.bulk_out(endpoint, data, timeout)?;
         if sent != data.len() {
-            return Err(UsbError::Short { expected: data.len(), actual: sent });
+            return Err(UsbError::Short {
+                expected: data.len(),
+                actual: sent,
+            });
         }
         Ok(())
     }
@@ -133,10 +150,20 @@ impl<T: UsbTransport + ?Sized> UsbTransport for &mut T {
     ) -> Result<usize, UsbError> {
         (**self).control_in(request, value, index, buf, timeout)
     }
-    fn bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         (**self).bulk_out(endpoint, data, timeout)
     }
-    fn bulk_in(&mut self, endpoint: u8, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_in(
+        &mut self,
+        endpoint: u8,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         (**self).bulk_in(endpoint, buf, timeout)
     }
     fn sleep(&mut self, duration: Duration) {
@@ -152,7 +179,12 @@ impl<T: UsbTransport + ?Sized> UsbTransport for &mut T {
     ) -> Result<(), UsbError> {
         (**self).submit_control_out(request, value, index, data, timeout)
     }
-    fn submit_bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<(), UsbError> {
+    fn submit_bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
         (**self).submit_bulk_out(endpoint, data, timeout)
     }
     fn wait_all(&mut self) -> Result<(), UsbError> {
@@ -182,10 +214,20 @@ impl<T: UsbTransport + ?Sized> UsbTransport for std::boxed::Box<T> {
     ) -> Result<usize, UsbError> {
         (**self).control_in(request, value, index, buf, timeout)
     }
-    fn bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         (**self).bulk_out(endpoint, data, timeout)
     }
-    fn bulk_in(&mut self, endpoint: u8, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_in(
+        &mut self,
+        endpoint: u8,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         (**self).bulk_in(endpoint, buf, timeout)
     }
     fn sleep(&mut self, duration: Duration) {
@@ -201,7 +243,12 @@ impl<T: UsbTransport + ?Sized> UsbTransport for std::boxed::Box<T> {
     ) -> Result<(), UsbError> {
         (**self).submit_control_out(request, value, index, data, timeout)
     }
-    fn submit_bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<(), UsbError> {
+    fn submit_bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
         (**self).submit_bulk_out(endpoint, data, timeout)
     }
     fn wait_all(&mut self) -> Result<(), UsbError> {

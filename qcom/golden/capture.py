@@ -126,7 +126,6 @@ def run_case(case: str) -> dict:
   ops_qcom.QCOMProgram.__init__, ops_qcom.QCOMProgram.__call__ = init, call
   rng = np.random.default_rng(0)
   def t(*shape): return Tensor(rng.standard_normal(shape).astype(np.float32), device="QCOM").realize()
-  kernels_before = lambda: len(kernels)
   labels = []
   def run(label, fn):
     n = len(kernels)

@@ -38,7 +38,7 @@ const MAX_TIMESTAMPS: usize = 512;
 pub enum AdrenoError {
     #[error(transparent)]
     Kgsl(#[from] KgslError),
-    #[error("unsupported GPU: chip_id={chip_id:#010x} (only a6xx below 7.3 is supported)")]
+    #[error("unsupported GPU: chip_id={chip_id:#010x} (this backend emits a6xx streams; tinygrad also rejects >= 7.3)")]
     UnsupportedGpu { chip_id: u32 },
     #[error("bundle targets {0}, this device is an Adreno a6xx")]
     WrongTarget(String),
@@ -55,7 +55,11 @@ pub enum AdrenoError {
     #[error("queue records more than {MAX_TIMESTAMPS} timestamps")]
     TooManyTimestamps,
     #[error("GPU hang: dispatch {index} ({kernel}) did not complete within {timeout_ms} ms")]
-    Hang { index: u32, kernel: String, timeout_ms: u32 },
+    Hang {
+        index: u32,
+        kernel: String,
+        timeout_ms: u32,
+    },
     #[error("GPU did not retire the submission within {timeout_ms} ms (no dispatch pending; last op was a wait/signal)")]
     Stuck { timeout_ms: u32 },
     #[error("timeline is {got}, expected {want} after the submission")]
@@ -71,11 +75,19 @@ pub struct AdrenoOptions {
     pub priority: u32,
     /// Bound on one submission (tinygrad `HCQDEV_WAIT_TIMEOUT_MS`, default 30000).
     pub timeout_ms: u32,
+    /// When the timeline passes this value it is reset to 0 before the next submission (the GPU compares
+    /// 32-bit values; tinygrad swaps its timeline signal past 2^31). Submissions are synchronous, so nothing is
+    /// in flight at that point.
+    pub timeline_wrap: u32,
 }
 
 impl Default for AdrenoOptions {
     fn default() -> Self {
-        AdrenoOptions { priority: 8, timeout_ms: 30_000 }
+        AdrenoOptions {
+            priority: 8,
+            timeout_ms: 30_000,
+            timeline_wrap: 1 << 31,
+        }
     }
 }
 
@@ -123,7 +135,11 @@ impl ExternalBuffer {
     /// Use a GPU address that is already mapped in this process's GPU address space (e.g. from another KGSL
     /// allocation or OpenCL interop). The caller guarantees it stays valid while bound.
     pub fn from_gpu_addr(gpuaddr: u64, len: u64) -> Self {
-        ExternalBuffer { gpuaddr, len, user_map: None }
+        ExternalBuffer {
+            gpuaddr,
+            len,
+            user_map: None,
+        }
     }
 }
 
@@ -165,6 +181,8 @@ pub struct AdrenoQueue<K: KgslIo> {
     max_signal: u32,
     /// Kernel id per dispatch, in order (for hang messages).
     dispatches: Vec<u32>,
+    /// A memory barrier must precede the next dispatch (start of the queue, or after a CPU copy).
+    need_barrier: bool,
     /// Scratch for the args region (reused).
     scratch: Vec<u8>,
     /// Submission timestamps scratch (reused, no allocation in submit).
@@ -172,7 +190,10 @@ pub struct AdrenoQueue<K: KgslIo> {
 }
 
 fn kern_err(name: &str, reason: impl core::fmt::Display) -> AdrenoError {
-    AdrenoError::Kernel { name: name.to_string(), reason: reason.to_string() }
+    AdrenoError::Kernel {
+        name: name.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 impl<K: KgslIo> AdrenoDevice<K> {
@@ -186,11 +207,12 @@ impl<K: KgslIo> AdrenoDevice<K> {
         border.write(0, &[0u8; 0x1000]);
         k.set_power_max(ctx)?;
         let info = k.device_info()?;
-        let (major, minor) = (info.chip_id >> 24, (info.chip_id >> 16) & 0xFF);
-        if major != 6 {
-            return Err(AdrenoError::UnsupportedGpu { chip_id: info.chip_id });
+        // tinygrad accepts anything below 7.3; our a6xx-only event/register choices (spec §11) make us stricter.
+        if info.chip_id >> 24 != 6 {
+            return Err(AdrenoError::UnsupportedGpu {
+                chip_id: info.chip_id,
+            });
         }
-        let _ = minor;
         let signals = alloc_obj(&mut k, 0x1000)?;
         signals.write(0, &[0u8; 16]);
         dummy.write(0, &[0u8; 32]);
@@ -252,12 +274,20 @@ impl<K: KgslIo> AdrenoDevice<K> {
     /// Import `len` bytes of CPU memory at `ptr` (MAP_USER_MEM, page-aligned as tinygrad does). On aarch64 the
     /// CPU data cache is cleaned for the range first (`dc cvac` + `dsb sy`). If KGSL answers EFAULT the pointer
     /// is taken to already be a GPU address (tinygrad's OpenCL-interop rule).
-    pub fn import_user_memory(&mut self, ptr: u64, len: u64) -> Result<ExternalBuffer, AdrenoError> {
+    pub fn import_user_memory(
+        &mut self,
+        ptr: u64,
+        len: u64,
+    ) -> Result<ExternalBuffer, AdrenoError> {
         let base = ptr & !0xFFF;
         let mapped = (len + (ptr & 0xFFF)).div_ceil(0x1000) * 0x1000;
         clean_dcache(ptr, len);
         match self.sh.borrow_mut().k.map_user_mem(base, mapped) {
-            Ok(gpuaddr) => Ok(ExternalBuffer { gpuaddr: gpuaddr + (ptr - base), len, user_map: Some(gpuaddr) }),
+            Ok(gpuaddr) => Ok(ExternalBuffer {
+                gpuaddr: gpuaddr + (ptr - base),
+                len,
+                user_map: Some(gpuaddr),
+            }),
             Err(e) if e.errno() == Some(14) => Ok(ExternalBuffer::from_gpu_addr(ptr, len)),
             Err(e) => Err(e.into()),
         }
@@ -292,17 +322,31 @@ impl<K: KgslIo> AdrenoDevice<K> {
         self.rebind(queue, arena_offset, len, None)
     }
 
-    fn rebind(&mut self, q: &mut AdrenoQueue<K>, off: u64, len: u64, to: Option<u64>) -> Result<usize, AdrenoError> {
+    fn rebind(
+        &mut self,
+        q: &mut AdrenoQueue<K>,
+        off: u64,
+        len: u64,
+        to: Option<u64>,
+    ) -> Result<usize, AdrenoError> {
         if !Rc::ptr_eq(&self.sh, &q.sh) {
             return Err(AdrenoError::ForeignQueue);
         }
         let s = self.sh.borrow();
         let arena = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
         if off.checked_add(len).is_none_or(|e| e > arena.size) {
-            return Err(AdrenoError::OutOfArena { offset: off, len, size: arena.size });
+            return Err(AdrenoError::OutOfArena {
+                offset: off,
+                len,
+                size: arena.size,
+            });
         }
         let mut n = 0;
-        for r in q.arg_refs.iter().filter(|r| r.arena_off >= off && r.arena_off < off + len) {
+        for r in q
+            .arg_refs
+            .iter()
+            .filter(|r| r.arena_off >= off && r.arena_off < off + len)
+        {
             let addr = match to {
                 Some(g) => g + (r.arena_off - off),
                 None => arena.va + r.arena_off,
@@ -357,7 +401,12 @@ impl<K: KgslIo> Drop for Shared<K> {
 impl<K: KgslIo> Drop for AdrenoQueue<K> {
     fn drop(&mut self) {
         let mut s = self.sh.borrow_mut();
-        let objs: Vec<GpuObj> = self.args_chunks.drain(..).chain(self.ib.take()).chain(self.ts.take()).collect();
+        let objs: Vec<GpuObj> = self
+            .args_chunks
+            .drain(..)
+            .chain(self.ib.take())
+            .chain(self.ts.take())
+            .collect();
         for o in objs {
             let _ = free_obj(&mut s.k, o);
         }
@@ -371,7 +420,10 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
     fn check_target(&self, target: &Target<'_>) -> Result<(), AdrenoError> {
         match target {
             Target::Adreno { chip, .. } if *chip == self.gpu() => Ok(()),
-            Target::Adreno { chip, .. } => Err(AdrenoError::WrongChip { bundle: *chip, gpu: self.gpu() }),
+            Target::Adreno { chip, .. } => Err(AdrenoError::WrongChip {
+                bundle: *chip,
+                gpu: self.gpu(),
+            }),
             other => Err(AdrenoError::WrongTarget(other.family().to_string())),
         }
     }
@@ -390,7 +442,11 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
         let a = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
         let len = data.len() as u64;
         if offset.checked_add(len).is_none_or(|e| e > a.size) {
-            return Err(AdrenoError::OutOfArena { offset, len, size: a.size });
+            return Err(AdrenoError::OutOfArena {
+                offset,
+                len,
+                size: a.size,
+            });
         }
         a.write(offset, data);
         Ok(())
@@ -401,7 +457,11 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
         let a = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
         let len = out.len() as u64;
         if offset.checked_add(len).is_none_or(|e| e > a.size) {
-            return Err(AdrenoError::OutOfArena { offset, len, size: a.size });
+            return Err(AdrenoError::OutOfArena {
+                offset,
+                len,
+                size: a.size,
+            });
         }
         a.read(offset, out);
         Ok(())
@@ -409,13 +469,20 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
 
     fn load_kernel(&mut self, kernel: &KernelImage<'_>) -> Result<KernelId, AdrenoError> {
         let KernelMeta::Ir3(meta) = kernel.meta else {
-            return Err(kern_err(kernel.name, "metadata is not IR3 (Adreno bundles carry Ir3KernelMeta)"));
+            return Err(kern_err(
+                kernel.name,
+                "metadata is not IR3 (Adreno bundles carry Ir3KernelMeta)",
+            ));
         };
         let layout = KernelLayout::new(meta).map_err(|e| kern_err(kernel.name, e))?;
         if kernel.binary.len() != meta.image_size as usize {
             return Err(kern_err(
                 kernel.name,
-                format_args!("ISA is {} bytes, metadata says {}", kernel.binary.len(), meta.image_size),
+                format_args!(
+                    "ISA is {} bytes, metadata says {}",
+                    kernel.binary.len(),
+                    meta.image_size
+                ),
             ));
         }
         let mut s = self.sh.borrow_mut();
@@ -456,6 +523,7 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
             n_ts: 0,
             max_signal: 0,
             dispatches: Vec::new(),
+            need_barrier: true,
             scratch: Vec::new(),
             cmd: Vec::with_capacity(1),
         })
@@ -471,6 +539,10 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
         let Some(ib) = q.ib.as_ref() else {
             return Ok(SubmitTiming::default());
         };
+        if s.timeline > s.opts.timeline_wrap {
+            s.signals.write_u32(0, 0);
+            s.timeline = 0;
+        }
         let base = s.timeline;
         for p in &q.patches {
             let Patch::Timeline { at, rel } = *p;
@@ -482,7 +554,10 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
         let mut enqueue_ns = 0;
         let n_segments = q.segments.len() + usize::from(q.seg_start < q.dw.len());
         for i in 0..n_segments {
-            let seg = q.segments.get(i).copied().unwrap_or(Segment::Ib { start: q.seg_start, end: q.dw.len() });
+            let seg = q.segments.get(i).copied().unwrap_or(Segment::Ib {
+                start: q.seg_start,
+                end: q.dw.len(),
+            });
             match seg {
                 Segment::Ib { start, end } => {
                     q.cmd.clear();
@@ -516,12 +591,17 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
         s.timeline = want;
         let device_ns = match (&q.ts, q.n_ts) {
             (Some(ts), n) if n >= 2 => {
-                let ticks = ts.read_u64(8 * (n as u64 - 1)).saturating_sub(ts.read_u64(0));
+                let ticks = ts
+                    .read_u64(8 * (n as u64 - 1))
+                    .saturating_sub(ts.read_u64(0));
                 ticks * 625 / 12 // 19.2 MHz → ns
             }
             _ => 0,
         };
-        Ok(SubmitTiming { enqueue_ns, device_ns })
+        Ok(SubmitTiming {
+            enqueue_ns,
+            device_ns,
+        })
     }
 
     fn now_ns(&self) -> u64 {
@@ -535,7 +615,12 @@ fn now_ns() -> u64 {
     T0.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
 
-fn wait_retired<K: KgslIo>(s: &mut Shared<K>, q: &AdrenoQueue<K>, ts: u32, timeout_ms: u32) -> Result<(), AdrenoError> {
+fn wait_retired<K: KgslIo>(
+    s: &mut Shared<K>,
+    q: &AdrenoQueue<K>,
+    ts: u32,
+    timeout_ms: u32,
+) -> Result<(), AdrenoError> {
     match s.k.wait_timestamp(s.ctx, ts, timeout_ms) {
         Ok(()) => Ok(()),
         Err(KgslError::Timeout { .. }) => {
@@ -543,7 +628,10 @@ fn wait_retired<K: KgslIo>(s: &mut Shared<K>, q: &AdrenoQueue<K>, ts: u32, timeo
             match q.dispatches.get(done) {
                 Some(&kid) => Err(AdrenoError::Hang {
                     index: done as u32,
-                    kernel: s.kernels.get(kid as usize).map_or_else(|| "?".into(), |k| k.name.clone()),
+                    kernel: s
+                        .kernels
+                        .get(kid as usize)
+                        .map_or_else(|| "?".into(), |k| k.name.clone()),
                     timeout_ms,
                 }),
                 None => Err(AdrenoError::Stuck { timeout_ms }),
@@ -581,7 +669,10 @@ impl<K: KgslIo> AdrenoQueue<K> {
             self.synced = 0;
         }
         if let Some(ib) = &self.ib {
-            let bytes: Vec<u8> = self.dw[self.synced..].iter().flat_map(|d| d.to_le_bytes()).collect();
+            let bytes: Vec<u8> = self.dw[self.synced..]
+                .iter()
+                .flat_map(|d| d.to_le_bytes())
+                .collect();
             ib.write(self.synced as u64 * 4, &bytes);
         }
         self.synced = self.dw.len();
@@ -591,7 +682,11 @@ impl<K: KgslIo> AdrenoQueue<K> {
     fn args_region(&mut self, size: u64) -> Result<(u32, u64), AdrenoError> {
         let reserve = size.max(1).div_ceil(256) * 256;
         let fits = |o: &GpuObj, used: u64| used + reserve.max(CONST_LOAD_BYTES as u64) <= o.size;
-        if self.args_chunks.last().is_none_or(|o| !fits(o, self.args_used)) {
+        if self
+            .args_chunks
+            .last()
+            .is_none_or(|o| !fits(o, self.args_used))
+        {
             let mut s = self.sh.borrow_mut();
             let o = alloc_obj(&mut s.k, ARGS_CHUNK.max(reserve + CONST_LOAD_BYTES as u64))?;
             o.write(0, &vec![0u8; o.size as usize]);
@@ -612,15 +707,20 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
     type Error = AdrenoError;
 
     /// CP_WAIT_REG_MEM on the device timeline for `T + value`, then tinygrad's launch barrier (flush, invalidate,
-    /// wait for memory writes and idle).
+    /// wait for memory writes and idle). Queues recorded without a `wait` get the barrier before their first
+    /// dispatch (and after each copy) instead.
     fn wait(&mut self, value: u64) -> Result<(), AdrenoError> {
         let (tl, dummy) = {
             let s = self.sh.borrow();
             (s.signals.va, s.dummy.va)
         };
         let at = stream::wait(&mut self.dw, tl, 0).map_err(|e| kern_err("wait", e))?;
-        self.patches.push(Patch::Timeline { at, rel: value as u32 });
+        self.patches.push(Patch::Timeline {
+            at,
+            rel: value as u32,
+        });
         stream::memory_barrier(&mut self.dw, dummy).map_err(|e| kern_err("wait", e))?;
+        self.need_barrier = false;
         self.sync()
     }
 
@@ -638,47 +738,89 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
         self.sync()
     }
 
-    fn exec(&mut self, kernel: KernelId, args: &[Arg], global: [u32; 3], local: [u32; 3]) -> Result<(), AdrenoError> {
+    fn exec(
+        &mut self,
+        kernel: KernelId,
+        args: &[Arg],
+        global: [u32; 3],
+        local: [u32; 3],
+    ) -> Result<(), AdrenoError> {
         let (layout, name, arena_va, arena_size) = {
             let s = self.sh.borrow();
-            let k = s.kernels.get(kernel.0 as usize).ok_or(AdrenoError::NoKernel(kernel.0))?;
+            let k = s
+                .kernels
+                .get(kernel.0 as usize)
+                .ok_or(AdrenoError::NoKernel(kernel.0))?;
             let a = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
             (k.layout.clone(), k.name.clone(), a.va, a.size)
         };
-        layout.check_launch(global, local).map_err(|e| kern_err(&name, e))?;
-        let mut gargs: heapless::Vec<GpuArg, { modelrt_hal::target::MAX_PARAMS }> = heapless::Vec::new();
+        layout
+            .check_launch(global, local)
+            .map_err(|e| kern_err(&name, e))?;
+        let mut gargs: heapless::Vec<GpuArg, { modelrt_hal::target::MAX_PARAMS }> =
+            heapless::Vec::new();
         for a in args {
             let g = match *a {
                 Arg::Buffer { offset, size } => {
                     if offset.checked_add(size).is_none_or(|e| e > arena_size) {
-                        return Err(AdrenoError::OutOfArena { offset, len: size, size: arena_size });
+                        return Err(AdrenoError::OutOfArena {
+                            offset,
+                            len: size,
+                            size: arena_size,
+                        });
                     }
                     GpuArg::Addr(arena_va + offset)
                 }
                 Arg::Int(v) => GpuArg::Int(v),
             };
-            gargs.push(g).map_err(|_| kern_err(&name, "too many arguments"))?;
+            gargs
+                .push(g)
+                .map_err(|_| kern_err(&name, "too many arguments"))?;
         }
         let (chunk, at) = self.args_region(layout.args_size as u64)?;
         self.scratch.resize(layout.args_size as usize, 0);
         let slots = {
             let s = self.sh.borrow();
             let k = &s.kernels[kernel.0 as usize];
-            args::fill(&layout, &k.immediates, &k.tex_to_image, &k.params, &gargs, local, &mut self.scratch)
-                .map_err(|e| kern_err(&name, e))?
+            args::fill(
+                &layout,
+                &k.immediates,
+                &k.tex_to_image,
+                &k.params,
+                &gargs,
+                local,
+                &mut self.scratch,
+            )
+            .map_err(|e| kern_err(&name, e))?
         };
         let region_va = self.args_chunks[chunk as usize].va + at;
         self.args_chunks[chunk as usize].write(at, &self.scratch);
         for sl in &slots {
             if let Some(Arg::Buffer { offset, .. }) = args.get(sl.arg as usize) {
-                self.arg_refs.push(ArgRef { chunk, at: at + sl.at as u64, kind: sl.kind, arena_off: *offset });
+                self.arg_refs.push(ArgRef {
+                    chunk,
+                    at: at + sl.at as u64,
+                    kind: sl.kind,
+                    arena_off: *offset,
+                });
             }
         }
         let (lib, stack, border, dummy) = {
             let s = self.sh.borrow();
             let st = s.stack.as_ref().map_or(0, |o| o.va);
-            (s.kernels[kernel.0 as usize].lib.va, st, s.border.va, s.dummy.va)
+            (
+                s.kernels[kernel.0 as usize].lib.va,
+                st,
+                s.border.va,
+                s.dummy.va,
+            )
         };
+        if self.need_barrier {
+            // Every IB must invalidate GPU caches before its first dispatch: the CPU may have uploaded inputs or
+            // copied since the last submission (HCQGraph starts each graph with memory_barrier()).
+            stream::memory_barrier(&mut self.dw, dummy).map_err(|e| kern_err(&name, e))?;
+            self.need_barrier = false;
+        }
         self.dispatches.push(kernel.0);
         let addrs = DispatchAddrs {
             lib,
@@ -687,22 +829,37 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
             border,
             flush: (dummy + PROGRESS_OFF, self.dispatches.len() as u32),
         };
-        stream::exec(&mut self.dw, &layout, &addrs, global, local).map_err(|e| kern_err(&name, e))?;
+        stream::exec(&mut self.dw, &layout, &addrs, global, local)
+            .map_err(|e| kern_err(&name, e))?;
         self.sync()
     }
 
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), AdrenoError> {
-        let size = self.sh.borrow().arena.as_ref().ok_or(AdrenoError::NoArena)?.size;
+        let size = self
+            .sh
+            .borrow()
+            .arena
+            .as_ref()
+            .ok_or(AdrenoError::NoArena)?
+            .size;
         for off in [dst, src] {
             if off.checked_add(len).is_none_or(|e| e > size) {
-                return Err(AdrenoError::OutOfArena { offset: off, len, size });
+                return Err(AdrenoError::OutOfArena {
+                    offset: off,
+                    len,
+                    size,
+                });
             }
         }
         if self.seg_start < self.dw.len() {
-            self.segments.push(Segment::Ib { start: self.seg_start, end: self.dw.len() });
+            self.segments.push(Segment::Ib {
+                start: self.seg_start,
+                end: self.dw.len(),
+            });
         }
         self.segments.push(Segment::Copy { dst, src, len });
         self.seg_start = self.dw.len();
+        self.need_barrier = true;
         Ok(())
     }
 
@@ -710,7 +867,10 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
         let tl = self.timeline_addr();
         let dummy = self.sh.borrow().dummy.va;
         let at = stream::signal(&mut self.dw, tl, 0, dummy).map_err(|e| kern_err("signal", e))?;
-        self.patches.push(Patch::Timeline { at, rel: value as u32 });
+        self.patches.push(Patch::Timeline {
+            at,
+            rel: value as u32,
+        });
         self.max_signal = self.max_signal.max(value as u32);
         self.sync()
     }

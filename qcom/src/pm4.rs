@@ -82,9 +82,15 @@ pub enum HeaderError {
 impl core::fmt::Display for HeaderError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            HeaderError::UnknownType(h) => write!(f, "packet header {h:#010x} is neither type-4 nor type-7"),
-            HeaderError::BadParity(h) => write!(f, "packet header {h:#010x} has a wrong parity bit"),
-            HeaderError::ReservedBits(h) => write!(f, "packet header {h:#010x} has reserved bits set"),
+            HeaderError::UnknownType(h) => {
+                write!(f, "packet header {h:#010x} is neither type-4 nor type-7")
+            }
+            HeaderError::BadParity(h) => {
+                write!(f, "packet header {h:#010x} has a wrong parity bit")
+            }
+            HeaderError::ReservedBits(h) => {
+                write!(f, "packet header {h:#010x} has reserved bits set")
+            }
         }
     }
 }
@@ -126,9 +132,16 @@ pub struct Packet<'a> {
 /// A stream decoding error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamError {
-    Header { at: usize, err: HeaderError },
+    Header {
+        at: usize,
+        err: HeaderError,
+    },
     /// The payload runs past the end of the stream.
-    Truncated { at: usize, need: usize, have: usize },
+    Truncated {
+        at: usize,
+        need: usize,
+        have: usize,
+    },
 }
 
 impl core::fmt::Display for StreamError {
@@ -136,7 +149,10 @@ impl core::fmt::Display for StreamError {
         match self {
             StreamError::Header { at, err } => write!(f, "dword {at}: {err}"),
             StreamError::Truncated { at, need, have } => {
-                write!(f, "dword {at}: packet needs {need} payload dwords, only {have} left")
+                write!(
+                    f,
+                    "dword {at}: packet needs {need} payload dwords, only {have} left"
+                )
             }
         }
     }
@@ -151,7 +167,11 @@ pub struct Packets<'a> {
 
 /// Walk the packets of `dw`.
 pub fn packets(dw: &[u32]) -> Packets<'_> {
-    Packets { dw, pos: 0, failed: false }
+    Packets {
+        dw,
+        pos: 0,
+        failed: false,
+    }
 }
 
 impl<'a> Iterator for Packets<'a> {
@@ -175,7 +195,11 @@ impl<'a> Iterator for Packets<'a> {
             return Some(Err(StreamError::Truncated { at, need, have }));
         }
         self.pos = at + 1 + need;
-        Some(Ok(Packet { at, header, payload: &self.dw[at + 1..at + 1 + need] }))
+        Some(Ok(Packet {
+            at,
+            header,
+            payload: &self.dw[at + 1..at + 1 + need],
+        }))
     }
 }
 
@@ -208,17 +232,39 @@ mod tests {
     #[test]
     fn decode_rejects_flipped_bits() {
         let h = pkt4_hdr(0xB990, 12);
-        assert_eq!(decode_header(h), Ok(Header::Type4 { reg: 0xB990, count: 12 }));
-        assert_eq!(decode_header(h ^ (1 << 7)), Err(HeaderError::BadParity(h ^ (1 << 7))));
-        assert_eq!(decode_header(h ^ (1 << 27)), Err(HeaderError::BadParity(h ^ (1 << 27))));
-        assert_eq!(decode_header(0x1234_5678), Err(HeaderError::UnknownType(0x1234_5678)));
+        assert_eq!(
+            decode_header(h),
+            Ok(Header::Type4 {
+                reg: 0xB990,
+                count: 12
+            })
+        );
+        assert_eq!(
+            decode_header(h ^ (1 << 7)),
+            Err(HeaderError::BadParity(h ^ (1 << 7)))
+        );
+        assert_eq!(
+            decode_header(h ^ (1 << 27)),
+            Err(HeaderError::BadParity(h ^ (1 << 27)))
+        );
+        assert_eq!(
+            decode_header(0x1234_5678),
+            Err(HeaderError::UnknownType(0x1234_5678))
+        );
     }
 
     #[test]
     fn truncated_stream_is_an_error() {
         let s = [pkt7_hdr(op::CP_EXEC_CS, 4), 0, 1];
         let r: Result<heapless::Vec<Packet<'_>, 4>, _> = packets(&s).collect();
-        assert_eq!(r, Err(StreamError::Truncated { at: 0, need: 4, have: 2 }));
+        assert_eq!(
+            r,
+            Err(StreamError::Truncated {
+                at: 0,
+                need: 4,
+                have: 2
+            })
+        );
     }
 
     mod prop {

@@ -21,7 +21,10 @@ fn golden_dir() -> PathBuf {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn u(v: &Value) -> u64 {
@@ -49,7 +52,10 @@ fn params(k: &Value) -> Vec<ParamDesc> {
                 _ => DType::F32,
             };
             let kind = match p["kind"].as_str().unwrap() {
-                "image" => ParamKind::Image { height: u(&p["height"]) as u32, width: u(&p["width"]) as u32 },
+                "image" => ParamKind::Image {
+                    height: u(&p["height"]) as u32,
+                    width: u(&p["width"]) as u32,
+                },
                 "buffer" => ParamKind::Buffer,
                 _ => ParamKind::Var,
             };
@@ -114,8 +120,18 @@ fn run_ours(k: &Value) -> Ours {
     });
     let ps = params(k);
     let name = k["name"].as_str().unwrap();
-    let img = KernelImage { name, entry: name, binary: &isa, params: &ps, meta: &meta };
-    let mut dev = AdrenoDevice::open(KgslModel::new(ModelConfig::default()), AdrenoOptions::default()).unwrap();
+    let img = KernelImage {
+        name,
+        entry: name,
+        binary: &isa,
+        params: &ps,
+        meta: &meta,
+    };
+    let mut dev = AdrenoDevice::open(
+        KgslModel::new(ModelConfig::default()),
+        AdrenoOptions::default(),
+    )
+    .unwrap();
     dev.alloc_arena(BUF_STRIDE * ps.len() as u64).unwrap();
     let kid = dev.load_kernel(&img).unwrap();
     let vals = u32s(&k["vals"]);
@@ -125,19 +141,27 @@ fn run_ours(k: &Value) -> Ours {
         .enumerate()
         .map(|(i, p)| match p.kind {
             ParamKind::Var => Arg::Int(*vi.next().unwrap() as i32),
-            _ => Arg::Buffer { offset: i as u64 * BUF_STRIDE, size: BUF_STRIDE },
+            _ => Arg::Buffer {
+                offset: i as u64 * BUF_STRIDE,
+                size: BUF_STRIDE,
+            },
         })
         .collect();
     let mut q = dev.create_queue().unwrap();
     q.wait(0).unwrap();
-    q.exec(kid, &args, dims(&k["global"]), dims(&k["local"])).unwrap();
+    q.exec(kid, &args, dims(&k["global"]), dims(&k["local"]))
+        .unwrap();
     q.signal(1).unwrap();
     dev.submit(&mut q).unwrap();
     let (arena, _) = dev.arena().unwrap();
     let mut objs = dev.address_map();
     objs.retain(|(n, _, _)| n != "arena");
-    objs.iter_mut().filter(|o| o.0.starts_with("lib:")).for_each(|o| o.0 = "lib".into());
-    let bufs: Vec<u64> = (0..ps.len() as u64).map(|i| arena + i * BUF_STRIDE).collect();
+    objs.iter_mut()
+        .filter(|o| o.0.starts_with("lib:"))
+        .for_each(|o| o.0 = "lib".into());
+    let bufs: Vec<u64> = (0..ps.len() as u64)
+        .map(|i| arena + i * BUF_STRIDE)
+        .collect();
     for (i, b) in bufs.iter().enumerate() {
         objs.push((format!("buf{i}"), *b, BUF_STRIDE));
     }
@@ -149,7 +173,13 @@ fn run_ours(k: &Value) -> Ours {
     // the IB exactly as the model received it (timeline values patched at submit)
     let ib = dev.with_kgsl(|m| m.submitted()[0].clone());
     assert_eq!(ib.len(), q.dwords().len());
-    Ours { ib, args, objs, bufs, trace }
+    Ours {
+        ib,
+        args,
+        objs,
+        bufs,
+        trace,
+    }
 }
 
 fn tinygrad_objs(k: &Value) -> (Vec<(String, u64, u64)>, Vec<u64>) {
@@ -160,7 +190,11 @@ fn tinygrad_objs(k: &Value) -> (Vec<(String, u64, u64)>, Vec<u64>) {
         ("timeline".to_string(), u(&a["timeline"]), 16),
         ("stack".to_string(), u(&a["stack"]), 0x4000),
         ("lib".to_string(), u(&a["lib"]), 0x1000),
-        ("args".to_string(), u(&a["args"]), u(&k["kernargs_alloc_size"])),
+        (
+            "args".to_string(),
+            u(&a["args"]),
+            u(&k["kernargs_alloc_size"]),
+        ),
     ];
     let bufs: Vec<u64> = a["bufs"].as_array().unwrap().iter().map(u).collect();
     for (i, b) in bufs.iter().enumerate() {
@@ -172,7 +206,9 @@ fn tinygrad_objs(k: &Value) -> (Vec<(String, u64, u64)>, Vec<u64>) {
 /// Timeline values relative to the launch's wait REF (token 3 of the leading CP_WAIT_REG_MEM: header, 0x15,
 /// address, REF).
 fn relative_timeline(t: &mut [Tok]) {
-    let Tok::D(base) = t[3].clone() else { panic!("wait REF is not a plain dword") };
+    let Tok::D(base) = t[3].clone() else {
+        panic!("wait REF is not a plain dword")
+    };
     t[3] = Tok::D(0);
     let n = t.len();
     // signal = WFI, EVENT_WRITE{4, addr(2 tokens → 1), value}, EVENT_WRITE{4, dummy, 0}: value is 5 tokens from end
@@ -206,7 +242,11 @@ fn compare(case: &str, k: &Value) -> (usize, usize) {
     let mut o = normalise(&ours.ib, &ours.objs);
     relative_timeline(&mut t);
     relative_timeline(&mut o);
-    assert_eq!(t.len(), o.len(), "{label}: token count\nours {o:?}\ntheirs {t:?}");
+    assert_eq!(
+        t.len(),
+        o.len(),
+        "{label}: token count\nours {o:?}\ntheirs {t:?}"
+    );
     // The exec's closing flush is 4 dwords before the signal (11 dwords): tokens …, D(hdr), D(4), A(dummy), D(v),
     // then the 11-dword signal = 9 tokens.
     let flush_addr = o.len() - 9 - 2;
@@ -217,16 +257,26 @@ fn compare(case: &str, k: &Value) -> (usize, usize) {
         }
     }
     let expected = vec![
-        (flush_addr, Tok::A("dummy".into(), PROGRESS_OFF), Tok::A("dummy".into(), 0)),
+        (
+            flush_addr,
+            Tok::A("dummy".into(), PROGRESS_OFF),
+            Tok::A("dummy".into(), 0),
+        ),
         (flush_addr + 1, Tok::D(1), Tok::D(0)),
     ];
-    assert_eq!(diffs, expected, "{label}: stream differs beyond the documented progress marker");
+    assert_eq!(
+        diffs, expected,
+        "{label}: stream differs beyond the documented progress marker"
+    );
 
     let (oa, om) = normalise_args(&ours.args, &ours.bufs);
     let (ta, tm) = normalise_args(&hex(k["args"].as_str().unwrap()), &tbufs);
     assert_eq!(om, tm, "{label}: buffer address slots in the args region");
     assert_eq!(oa, ta, "{label}: args region bytes");
-    assert!(ours.trace.iter().any(|l| l.contains("dispatch 0")), "{label}: model saw the dispatch");
+    assert!(
+        ours.trace.iter().any(|l| l.contains("dispatch 0")),
+        "{label}: model saw the dispatch"
+    );
     // per-dispatch dwords = IB − wait(7) − barrier(9) − signal(11)
     (theirs_dw.len() - 27, ours.ib.len() - 27)
 }
@@ -243,26 +293,44 @@ fn streams_match_tinygrad_golden() {
         let g = load(case);
         for k in g["kernels"].as_array().unwrap() {
             let (theirs, ours) = compare(case, k);
-            println!("{case:10} {:28} {:12} exec dwords: tinygrad {theirs}, modelrt {ours}", k["name"].as_str().unwrap(), k["label"].as_str().unwrap());
+            println!(
+                "{case:10} {:28} {:12} exec dwords: tinygrad {theirs}, modelrt {ours}",
+                k["name"].as_str().unwrap(),
+                k["label"].as_str().unwrap()
+            );
             assert!(ours <= theirs);
             n += 1;
         }
     }
-    assert_eq!(n, 9, "3 plain kernels + 3 conv kernels in two image precisions");
+    assert_eq!(
+        n, 9,
+        "3 plain kernels + 3 conv kernels in two image precisions"
+    );
 }
 
 #[test]
 fn golden_covers_the_listed_kernel_kinds() {
     let labels: Vec<String> = CASES
         .iter()
-        .flat_map(|c| load(c)["kernels"].as_array().unwrap().iter().map(|k| k["label"].as_str().unwrap().to_string()).collect::<Vec<_>>())
+        .flat_map(|c| {
+            load(c)["kernels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k["label"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
         .collect();
     for want in ["elementwise", "reduction", "matmul", "conv"] {
         assert!(labels.iter().any(|l| l == want), "missing {want}");
     }
     // the IMAGE=1 conv must really bind textures and UAVs
     let img = load("image");
-    assert!(img["kernels"].as_array().unwrap().iter().any(|k| u(&k["meta"]["tex_cnt"]) > 0 && u(&k["meta"]["ibo_cnt"]) > 0));
+    assert!(img["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| u(&k["meta"]["tex_cnt"]) > 0 && u(&k["meta"]["ibo_cnt"]) > 0));
 }
 
 fn python() -> Option<PathBuf> {
@@ -281,20 +349,51 @@ fn capture_regenerates_goldens() {
         return;
     };
     let out = std::env::temp_dir().join(format!("modelrt-qcom-golden-{}", std::process::id()));
-    let st = std::process::Command::new(&py).arg(golden_dir().join("capture.py")).arg(&out).status().unwrap();
+    let st = std::process::Command::new(&py)
+        .arg(golden_dir().join("capture.py"))
+        .arg(&out)
+        .status()
+        .unwrap();
     assert!(st.success(), "capture.py failed with {py:?}");
     for case in CASES {
-        let fresh: Value = serde_json::from_str(&std::fs::read_to_string(out.join(format!("{case}.json"))).unwrap()).unwrap();
+        let fresh: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{case}.json"))).unwrap(),
+        )
+        .unwrap();
         let old = load(case);
-        let (fk, ok) = (fresh["kernels"].as_array().unwrap(), old["kernels"].as_array().unwrap());
-        assert_eq!(fk.len(), ok.len(), "{case}: kernel count changed — regenerate with capture.py qcom/golden");
+        let (fk, ok) = (
+            fresh["kernels"].as_array().unwrap(),
+            old["kernels"].as_array().unwrap(),
+        );
+        assert_eq!(
+            fk.len(),
+            ok.len(),
+            "{case}: kernel count changed — regenerate with capture.py qcom/golden"
+        );
         for (f, o) in fk.iter().zip(ok) {
-            for key in ["name", "meta", "isa", "params", "global", "local", "vals", "kernargs_alloc_size", "label"] {
-                assert_eq!(f[key], o[key], "{case}: {key} changed — regenerate with capture.py qcom/golden");
+            for key in [
+                "name",
+                "meta",
+                "isa",
+                "params",
+                "global",
+                "local",
+                "vals",
+                "kernargs_alloc_size",
+                "label",
+            ] {
+                assert_eq!(
+                    f[key], o[key],
+                    "{case}: {key} changed — regenerate with capture.py qcom/golden"
+                );
             }
             let (fo, fb) = tinygrad_objs(f);
             let (oo, ob) = tinygrad_objs(o);
-            assert_eq!(normalise(&u32s(&f["ib"]), &fo), normalise(&u32s(&o["ib"]), &oo), "{case}: IB changed");
+            assert_eq!(
+                normalise(&u32s(&f["ib"]), &fo),
+                normalise(&u32s(&o["ib"]), &oo),
+                "{case}: IB changed"
+            );
             assert_eq!(
                 normalise_args(&hex(f["args"].as_str().unwrap()), &fb),
                 normalise_args(&hex(o["args"].as_str().unwrap()), &ob),

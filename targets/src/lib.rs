@@ -1,4 +1,5 @@
 //! `modelrt-targets`: platform assemblies of modelrt backends.
 pub mod cpu;
 pub mod npy;
+pub mod qcom_device;
 pub mod runner;

@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 mod cli;
 
 #[derive(Parser)]
-#[command(name = "modelrt", version, about = "Run precompiled neural-network model bundles (.mrt)")]
+#[command(
+    name = "modelrt",
+    version,
+    about = "Run precompiled neural-network model bundles (.mrt)"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -15,6 +19,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run the embedded demo model and verify it against its onnxruntime reference.
+    Demo {
+        #[command(flatten)]
+        device: cli::model::DeviceArgs,
+    },
     /// Describe a bundle: format, target, producer, arena, kernels, inputs and outputs.
     Info {
         /// The bundle (.mrt).
@@ -53,6 +62,12 @@ enum Cmd {
         /// Untimed warm-up iterations.
         #[arg(long, default_value_t = 10)]
         warmup: usize,
+        /// Print one JSON object (step samples, stats, load time, peak RSS) instead of the summary.
+        #[arg(long)]
+        json: bool,
+        /// Also write a Chrome trace-event JSON (Perfetto) of one step-by-step run (CPU backend).
+        #[arg(long, value_name = "FILE.json")]
+        trace: Option<PathBuf>,
         #[command(flatten)]
         device: cli::model::DeviceArgs,
     },
@@ -67,13 +82,33 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
+        Cmd::Demo { device } => cli::demo::run(device),
         Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
-        Cmd::Run { bundle, inputs, output_dir, device } => {
-            cli::model::run(&bundle, &inputs, output_dir.as_deref(), device)
-        }
+        Cmd::Run {
+            bundle,
+            inputs,
+            output_dir,
+            device,
+        } => cli::model::run(&bundle, &inputs, output_dir.as_deref(), device),
         Cmd::Verify { bundle, device } => cli::model::read_bundle_file(&bundle)
             .and_then(|bytes| cli::model::verify_bytes(&bytes, &bundle, device, false)),
-        Cmd::Bench { bundle, iters, warmup, device } => cli::model::bench(&bundle, iters, warmup, device),
+        Cmd::Bench {
+            bundle,
+            iters,
+            warmup,
+            json,
+            trace,
+            device,
+        } => cli::model::bench(
+            &bundle,
+            iters,
+            warmup,
+            device,
+            cli::model::BenchOutput {
+                json,
+                trace: trace.as_deref(),
+            },
+        ),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),
     };

@@ -71,7 +71,10 @@ fn dtype_to_descr(d: DType) -> &'static str {
 /// Value of `'key': <value>` in the header dict, up to the next top-level `,` or `}`.
 fn field<'h>(header: &'h str, key: &str) -> Result<&'h str, NpyError> {
     let pat = format!("'{key}':");
-    let start = header.find(&pat).ok_or_else(|| NpyError::Header(format!("missing '{key}'")))? + pat.len();
+    let start = header
+        .find(&pat)
+        .ok_or_else(|| NpyError::Header(format!("missing '{key}'")))?
+        + pat.len();
     let rest = header[start..].trim_start();
     let mut depth = 0i32;
     for (i, c) in rest.char_indices() {
@@ -93,11 +96,16 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
     let (major, minor) = (bytes[6], bytes[7]);
     let (hlen, hstart): (usize, usize) = match major {
         1 if bytes.len() >= 10 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
         1..=3 => return Err(NpyError::Truncated),
         _ => return Err(NpyError::Version(major, minor)),
     };
-    let header = bytes.get(hstart..hstart.checked_add(hlen).ok_or(NpyError::Truncated)?).ok_or(NpyError::Truncated)?;
+    let header = bytes
+        .get(hstart..hstart.checked_add(hlen).ok_or(NpyError::Truncated)?)
+        .ok_or(NpyError::Truncated)?;
     let header = std::str::from_utf8(header).map_err(|_| NpyError::Header("not text".into()))?;
     let descr = field(header, "descr")?.trim_matches(|c| c == '\'' || c == '"');
     let dtype = descr_to_dtype(descr).ok_or_else(|| NpyError::Dtype(descr.to_string()))?;
@@ -115,7 +123,11 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<u64>().map_err(|_| NpyError::Header(format!("shape is {shape_txt}"))))
+        .map(|s| {
+            s.trim_end_matches('L')
+                .parse::<u64>()
+                .map_err(|_| NpyError::Header(format!("shape is {shape_txt}")))
+        })
         .collect::<Result<Vec<u64>, _>>()?;
     let expected = shape
         .iter()
@@ -123,9 +135,16 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         .ok_or_else(|| NpyError::Header("shape overflows".into()))?;
     let data = &bytes[hstart + hlen..];
     if data.len() as u64 != expected {
-        return Err(NpyError::DataLen { expected, got: data.len() as u64 });
+        return Err(NpyError::DataLen {
+            expected,
+            got: data.len() as u64,
+        });
     }
-    Ok(NpyArray { dtype, shape, data: data.to_vec() })
+    Ok(NpyArray {
+        dtype,
+        shape,
+        data: data.to_vec(),
+    })
 }
 
 /// Encode an array as a version 1.0 `.npy` file.
@@ -133,9 +152,16 @@ pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
     let dims = match shape {
         [] => String::new(),
         [d] => format!("{d},"),
-        _ => shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        _ => shape
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
     };
-    let mut dict = format!("{{'descr': '{}', 'fortran_order': False, 'shape': ({dims}), }}", dtype_to_descr(dtype));
+    let mut dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': ({dims}), }}",
+        dtype_to_descr(dtype)
+    );
     // Pad so that the data starts on a 64-byte boundary, header ends with '\n'.
     let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
     let pad = unpadded.next_multiple_of(64) - unpadded;
@@ -148,4 +174,67 @@ pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
     out.extend_from_slice(dict.as_bytes());
     out.extend_from_slice(data);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Header bytes exactly as numpy 2.x's `np.save` writes them for `np.arange(6, dtype='<f4').reshape(2, 3)`.
+    fn numpy_file() -> Vec<u8> {
+        let mut v = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+        let mut dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }".to_string();
+        while (10 + dict.len() + 1) % 64 != 0 {
+            dict.push(' ');
+        }
+        dict.push('\n');
+        assert_eq!(dict.len(), 0x76);
+        v.extend_from_slice(dict.as_bytes());
+        for i in 0..6 {
+            v.extend_from_slice(&(i as f32).to_le_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn parses_numpy_output() {
+        let a = parse(&numpy_file()).unwrap();
+        assert_eq!(a.dtype, DType::F32);
+        assert_eq!(a.shape, vec![2, 3]);
+        assert_eq!(&a.data[4..8], &1.0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn encode_matches_numpy_layout() {
+        let data: Vec<u8> = (0..6).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        assert_eq!(encode(DType::F32, &[2, 3], &data), numpy_file());
+        let one = encode(DType::U8, &[4], &[1, 2, 3, 4]);
+        let p = parse(&one).unwrap();
+        assert_eq!((p.shape, p.dtype), (vec![4], DType::U8));
+        let scalar = parse(&encode(DType::I32, &[], &7i32.to_le_bytes())).unwrap();
+        assert!(scalar.shape.is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        assert_eq!(parse(b"hello"), Err(NpyError::Magic));
+        let mut f = numpy_file();
+        f.pop();
+        assert!(matches!(
+            parse(&f),
+            Err(NpyError::DataLen {
+                expected: 24,
+                got: 23
+            })
+        ));
+        let mut be = numpy_file();
+        let pos = be.windows(3).position(|w| w == b"<f4").unwrap();
+        be[pos] = b'>';
+        assert_eq!(parse(&be), Err(NpyError::Dtype(">f4".into())));
+        let mut fortran = numpy_file();
+        let pos = fortran.windows(5).position(|w| w == b"False").unwrap();
+        fortran[pos..pos + 5].copy_from_slice(b"True ");
+        assert_eq!(parse(&fortran), Err(NpyError::FortranOrder));
+        assert_eq!(parse(b"\x93NUMPY\x09\x00xx"), Err(NpyError::Version(9, 0)));
+    }
 }

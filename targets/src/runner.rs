@@ -17,6 +17,9 @@ pub enum DeviceChoice {
     Cpu,
     /// Qualcomm Adreno through KGSL (comma devices).
     Qcom,
+    /// The KGSL model: validates every command stream an Adreno bundle submits, but executes no
+    /// kernels, so outputs are not computed (for development without a comma device).
+    QcomEmu,
 }
 
 /// A bundle loaded on some device.
@@ -27,11 +30,14 @@ pub trait LoadedModel<'b> {
     fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> anyhow::Result<Timing>;
     /// Human-readable device description.
     fn device_name(&self) -> String;
+    /// False when the device only models the hardware and computes no outputs.
+    fn computes_outputs(&self) -> bool;
 }
 
 struct Loaded<'b, D: Device> {
     exec: Executor<'b, D>,
     name: String,
+    computes: bool,
 }
 
 impl<'b, D: Device> LoadedModel<'b> for Loaded<'b, D>
@@ -42,11 +48,34 @@ where
         self.exec.bundle()
     }
     fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> anyhow::Result<Timing> {
-        self.exec.run(inputs, outputs).map_err(|e| anyhow::anyhow!("{e}"))
+        self.exec
+            .run(inputs, outputs)
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
     fn device_name(&self) -> String {
         self.name.clone()
     }
+    fn computes_outputs(&self) -> bool {
+        self.computes
+    }
+}
+
+fn boxed<'b, D: Device + 'b>(
+    bundle: Bundle<'b>,
+    dev: D,
+    name: String,
+    computes: bool,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>>
+where
+    D::Error: Send + Sync + 'static,
+{
+    let exec =
+        Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+    Ok(Box::new(Loaded {
+        exec,
+        name,
+        computes,
+    }))
 }
 
 /// Options for loading.
@@ -58,23 +87,45 @@ pub struct LoadOptions {
 }
 
 /// Load `bundle` on the device `opts` selects.
-pub fn load<'b>(bundle: Bundle<'b>, opts: LoadOptions) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+pub fn load<'b>(
+    bundle: Bundle<'b>,
+    opts: LoadOptions,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
     let target = bundle.body().target;
-    let use_cpu = match (opts.device, target) {
-        (DeviceChoice::Cpu, _) | (DeviceChoice::Auto, Target::Cpu { .. }) => true,
-        (DeviceChoice::Qcom, _) | (DeviceChoice::Auto, Target::Adreno { .. }) => false,
+    let choice = match (opts.device, target) {
+        (DeviceChoice::Auto, Target::Cpu { .. }) => DeviceChoice::Cpu,
+        (DeviceChoice::Auto, Target::Adreno { .. }) => DeviceChoice::Qcom,
         (DeviceChoice::Auto, other) => bail!(
             "this modelrt has no runtime backend for {} bundles yet (the bundle is valid; it cannot run here)",
             other.family()
         ),
+        (c, _) => c,
     };
-    if use_cpu {
-        let dev = if opts.threads == 0 { CpuDevice::with_host_threads() } else { CpuDevice::new(opts.threads) }
+    match choice {
+        DeviceChoice::Qcom => {
+            let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;
+            boxed(bundle, dev, name, true)
+        }
+        DeviceChoice::QcomEmu => {
+            let model = modelrt_qcom::emu::kgsl::KgslModel::new(Default::default());
+            let dev = modelrt_qcom::adreno::AdrenoDevice::open(model, Default::default())
+                .context("cannot bring up the KGSL model")?;
+            boxed(
+                bundle,
+                dev,
+                "qcom-emu (KGSL model: streams validated, kernels NOT executed)".into(),
+                false,
+            )
+        }
+        _ => {
+            let dev = if opts.threads == 0 {
+                CpuDevice::with_host_threads()
+            } else {
+                CpuDevice::new(opts.threads)
+            }
             .context("cannot create the CPU device")?;
-        let name = format!("cpu ({} threads)", dev.threads());
-        let exec = Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
-        Ok(Box::new(Loaded { exec, name }))
-    } else {
-        bail!("the Adreno (qcom) backend is not available in this build")
+            let name = format!("cpu ({} threads)", dev.threads());
+            boxed(bundle, dev, name, true)
+        }
     }
 }

@@ -440,26 +440,42 @@ fn unsatisfiable_wait_and_stale_queue_are_errors() {
 #[test]
 fn check_target_accepts_this_host_and_refuses_others() {
     let dev = CpuDevice::new(1).unwrap();
-    let baseline = Target::Cpu {
-        arch: CpuArch::X86_64,
-        baseline: "x86-64",
+    let (host, other, foreign_bit, other_baseline) = if cfg!(target_arch = "x86_64") {
+        (
+            CpuArch::X86_64,
+            CpuArch::Aarch64,
+            cpu_features::NEON,
+            "cortex-a76",
+        )
+    } else {
+        (
+            CpuArch::Aarch64,
+            CpuArch::X86_64,
+            cpu_features::AVX2,
+            "x86-64-v3",
+        )
+    };
+    let plain = Target::Cpu {
+        arch: host,
+        baseline: "generic",
         features: 0,
     };
-    dev.check_target(&baseline).unwrap();
-    let neon = Target::Cpu {
-        arch: CpuArch::X86_64,
+    dev.check_target(&plain).unwrap();
+    // A bit of the other architecture is never present on this host.
+    let foreign = Target::Cpu {
+        arch: host,
         baseline: "odd",
-        features: cpu_features::NEON,
+        features: foreign_bit,
     };
-    let msg = dev.check_target(&neon).unwrap_err().to_string();
-    assert!(msg.contains("neon") && msg.contains("`odd`"), "{msg}");
-    let arm = Target::Cpu {
-        arch: CpuArch::Aarch64,
-        baseline: "cortex-a76",
-        features: features_for_baseline(CpuArch::Aarch64, "cortex-a76").unwrap(),
+    let msg = dev.check_target(&foreign).unwrap_err().to_string();
+    assert!(msg.contains("`odd`"), "{msg}");
+    let wrong = Target::Cpu {
+        arch: other,
+        baseline: other_baseline,
+        features: features_for_baseline(other, other_baseline).unwrap(),
     };
     assert!(matches!(
-        dev.check_target(&arm),
+        dev.check_target(&wrong),
         Err(CpuError::WrongArch { .. })
     ));
     assert_eq!(
@@ -502,4 +518,39 @@ fn aarch64_relocation_kinds_execute() {
         download_f32(&mut dev, 0, 3),
         [4.0 + 60.0 + 700.0 + 8000.0, 13.0, 65.0]
     );
+}
+
+#[test]
+fn no_mapping_is_writable_and_executable() {
+    let mut dev = CpuDevice::new(1).unwrap();
+    dev.alloc_arena(4096).unwrap();
+    let params = [buf(DType::F32); 3];
+    let e4 = load(&mut dev, &host_object("e4"), "E_4", &params, 1).unwrap();
+    load(
+        &mut dev,
+        &host_object("bss"),
+        "count_calls",
+        &[buf(DType::I32)],
+        1,
+    )
+    .unwrap();
+    let mut q = dev.create_queue().unwrap();
+    q.exec(
+        e4,
+        &[buffer(0, 4), buffer(16, 4), buffer(32, 4)],
+        [1, 1, 1],
+        [1, 1, 1],
+    )
+    .unwrap();
+    dev.submit(&mut q).unwrap();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let wx: Vec<&str> = maps
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|p| p.starts_with("rwx"))
+        })
+        .collect();
+    assert!(wx.is_empty(), "writable+executable mappings: {wx:?}");
 }

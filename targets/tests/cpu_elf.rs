@@ -100,11 +100,11 @@ fn undefined_symbols_are_refused_on_both_arches() {
         .unwrap_err();
         assert_eq!(err, CpuError::UndefinedSymbol("helper".into()), "{dir}");
     }
-    // Through the device as well (x86 host).
+    // Through the device as well, with the host architecture's object.
     let mut dev = CpuDevice::new(1).unwrap();
     let err = load(
         &mut dev,
-        &fixture("x86_64/undefined.o"),
+        &fixture(&format!("{}/undefined.o", std::env::consts::ARCH)),
         "calls_helper",
         &[F32_BUF],
         1,

@@ -1,1 +1,107 @@
-//! Shared helpers for modelrt's cross-crate integration tests.
+//! Shared helpers for modelrt's cross-crate integration tests: finding the exporter's Python, compiling
+//! models with the real `xtask` pipeline (cached per test process), and running bundles through the
+//! same runner the `modelrt` binary uses.
+//!
+//! Tests that need Python (tinygrad, onnxruntime) find it via `MODELRT_PYTHON`, else the xtask venv at
+//! `target/modelrt-venv`. Without either they print why and return early — unless
+//! `MODELRT_REQUIRE_PYTHON=1` (set by `cargo xtask ci`), which turns that into a failure.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use modelrt_core::bundle::Bundle;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use xtask::exporter::ExportArgs;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    xtask::setup::workspace_root()
+}
+
+/// The exporter's Python, or `None` (after printing why) when the test should be skipped.
+pub fn python() -> Option<PathBuf> {
+    let p = std::env::var_os("MODELRT_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| Some(root().join("target/modelrt-venv/bin/python")))
+        .filter(|p| p.exists());
+    if p.is_none() {
+        let msg = "no exporter Python (set MODELRT_PYTHON or run `cargo xtask setup`)";
+        if std::env::var("MODELRT_REQUIRE_PYTHON").as_deref() == Ok("1") {
+            panic!("{msg}, but MODELRT_REQUIRE_PYTHON=1");
+        }
+        eprintln!("skipping: {msg}");
+    }
+    p
+}
+
+/// Where the ONNX light zoo lives inside the venv's `onnx` wheel.
+pub fn light_zoo(python: &Path) -> PathBuf {
+    let out = std::process::Command::new(python)
+        .args(["-c", "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/light'))"])
+        .output()
+        .expect("python runs");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn cache() -> &'static Mutex<HashMap<String, PathBuf>> {
+    static C: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+/// Compile `onnx` for `target` (with `--reference` when asked) into `target/e2e/`, once per process.
+pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &str) -> PathBuf {
+    let key = format!("{}|{target}|{reference}|{tag}", onnx.display());
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = c.get(&key) {
+        return p.clone();
+    }
+    let stem = onnx.file_stem().unwrap().to_string_lossy();
+    let out = root()
+        .join("target/e2e")
+        .join(format!("{stem}-{target}{tag}.mrt"));
+    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    args.reference = reference;
+    xtask::compile::compile(python, args, &out)
+        .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
+    c.insert(key, out.clone());
+    out
+}
+
+/// Run a bundle file on the CPU with the given inputs; returns the outputs.
+pub fn run_cpu(bundle_path: &Path, inputs: &[Vec<u8>]) -> anyhow::Result<Vec<Vec<u8>>> {
+    let bytes = std::fs::read(bundle_path)?;
+    let bundle = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut model = load(
+        bundle,
+        LoadOptions {
+            device: DeviceChoice::Cpu,
+            threads: 0,
+        },
+    )?;
+    let mut outs: Vec<Vec<u8>> = model
+        .bundle()
+        .body()
+        .outputs
+        .iter()
+        .map(|t| t.map(|t| vec![0u8; t.byte_len() as usize]))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    model.run(&ins, &mut refs)?;
+    Ok(outs)
+}
+
+/// The embedded reference inputs and expected outputs of a bundle file.
+pub fn reference(bundle_bytes: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, f32, f32) {
+    let b = Bundle::parse(bundle_bytes).expect("valid bundle");
+    let r = b.body().reference.expect("bundle has a reference");
+    let ins = r.inputs.iter().map(|t| t.unwrap().data.to_vec()).collect();
+    let outs = r.outputs.iter().map(|t| t.unwrap().data.to_vec()).collect();
+    (ins, outs, r.atol, r.rtol)
+}
+
+/// Little-endian f32 bytes.
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}

@@ -93,11 +93,16 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
 
 fn drain_window(h: &EmuHandle, src: &[u8], chunk: usize) -> Result<(), BenchError> {
     let start = chunk * WINDOW;
-    let Some(data) = src.get(start..(start + WINDOW).min(src.len())) else { return Ok(()) };
+    let Some(data) = src.get(start..(start + WINDOW).min(src.len())) else {
+        return Ok(());
+    };
     let mut landed = vec![0u8; data.len()];
     h.gpu_read(BUS_SRAM + ((chunk & 1) * WINDOW) as u64, &mut landed)?;
     if landed != data {
-        return Err(BenchError::Mismatch { phase: "host→device", offset: start });
+        return Err(BenchError::Mismatch {
+            phase: "host→device",
+            offset: start,
+        });
     }
     Ok(())
 }
@@ -122,7 +127,12 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
         Some(h) if i >= 2 => drain_window(h, &src, i - 2),
         _ => Ok::<(), BenchError>(()),
     })?;
-    let upload = PhaseReport { bytes: size as u64, ns: s.now_ns() - t0, counts: s.counts().since(&c0), chunks };
+    let upload = PhaseReport {
+        bytes: size as u64,
+        ns: s.now_ns() - t0,
+        counts: s.counts().since(&c0),
+        chunks,
+    };
 
     let verification;
     if let Some(h) = &emu {
@@ -138,9 +148,13 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
         let mut got = vec![0u8; n];
         s.bridge.xdata_read(XDATA_SRAM, &mut got)?;
         if got != src[start..start + n] {
-            return Err(BenchError::Mismatch { phase: "host→device (XDATA 0xF000 spot check)", offset: start });
+            return Err(BenchError::Mismatch {
+                phase: "host→device (XDATA 0xF000 spot check)",
+                offset: start,
+            });
         }
-        verification = "host→device spot-checked through XDATA 0xF000 (first 256 bytes of window 0)";
+        verification =
+            "host→device spot-checked through XDATA 0xF000 (first 256 bytes of window 0)";
     }
 
     // Device → host.
@@ -162,9 +176,23 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
         h.gpu_write(BUS_CQ_RELEASE, &[0; 4])?;
         Ok::<(), BenchError>(())
     })?;
-    let download = PhaseReport { bytes: size as u64, ns: s.now_ns() - t0, counts: s.counts().since(&c0), chunks };
+    let download = PhaseReport {
+        bytes: size as u64,
+        ns: s.now_ns() - t0,
+        counts: s.counts().since(&c0),
+        chunks,
+    };
     if let Some(at) = out.iter().zip(&src).position(|(a, b)| a != b) {
-        return Err(BenchError::Mismatch { phase: "device→host", offset: at / DOWNLOAD_CHUNK * DOWNLOAD_CHUNK });
+        return Err(BenchError::Mismatch {
+            phase: "device→host",
+            offset: at / DOWNLOAD_CHUNK * DOWNLOAD_CHUNK,
+        });
     }
-    Ok(BenchReport { emulated: true, upload, download: Some(download), download_skipped: None, verification })
+    Ok(BenchReport {
+        emulated: true,
+        upload,
+        download: Some(download),
+        download_skipped: None,
+        verification,
+    })
 }

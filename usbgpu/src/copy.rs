@@ -31,7 +31,12 @@ pub fn upload<T: UsbTransport, E: From<BridgeError>>(
     mut before_chunk: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
     if staging.len() < WINDOW {
-        return Err(BridgeError::OutOfRange { what: "upload staging buffer", offset: 0, len: staging.len() as u64 }.into());
+        return Err(BridgeError::OutOfRange {
+            what: "upload staging buffer",
+            offset: 0,
+            len: staging.len() as u64,
+        }
+        .into());
     }
     let mut chunks = 0;
     for (i, chunk) in data.chunks(WINDOW).enumerate() {
@@ -62,7 +67,12 @@ pub fn download<T: UsbTransport, E: From<BridgeError>>(
     mut release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
     if staging.len() < DOWNLOAD_CHUNK {
-        return Err(BridgeError::OutOfRange { what: "download staging buffer", offset: 0, len: staging.len() as u64 }.into());
+        return Err(BridgeError::OutOfRange {
+            what: "download staging buffer",
+            offset: 0,
+            len: staging.len() as u64,
+        }
+        .into());
     }
     let mut chunks = 0;
     for (i, chunk) in out.chunks_mut(DOWNLOAD_CHUNK).enumerate() {

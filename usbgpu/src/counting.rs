@@ -55,7 +55,10 @@ pub struct Counting<T> {
 
 impl<T> Counting<T> {
     pub fn new(inner: T) -> Self {
-        Counting { inner, counts: TransferCounts::default() }
+        Counting {
+            inner,
+            counts: TransferCounts::default(),
+        }
     }
 
     pub fn counts(&self) -> TransferCounts {
@@ -72,13 +75,27 @@ impl<T> Counting<T> {
 }
 
 impl<T: UsbTransport> UsbTransport for Counting<T> {
-    fn control_out(&mut self, r: u8, v: u16, i: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+    fn control_out(
+        &mut self,
+        r: u8,
+        v: u16,
+        i: u16,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), UsbError> {
         self.counts.control_out += 1;
         self.counts.control_bytes_out += data.len() as u64;
         self.inner.control_out(r, v, i, data, t)
     }
 
-    fn control_in(&mut self, r: u8, v: u16, i: u16, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+    fn control_in(
+        &mut self,
+        r: u8,
+        v: u16,
+        i: u16,
+        buf: &mut [u8],
+        t: Duration,
+    ) -> Result<usize, UsbError> {
         self.counts.control_in += 1;
         let n = self.inner.control_in(r, v, i, buf, t)?;
         self.counts.control_bytes_in += n as u64;
@@ -103,7 +120,14 @@ impl<T: UsbTransport> UsbTransport for Counting<T> {
         self.inner.sleep(d)
     }
 
-    fn submit_control_out(&mut self, r: u8, v: u16, i: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+    fn submit_control_out(
+        &mut self,
+        r: u8,
+        v: u16,
+        i: u16,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), UsbError> {
         self.counts.control_out += 1;
         self.counts.control_bytes_out += data.len() as u64;
         self.inner.submit_control_out(r, v, i, data, t)

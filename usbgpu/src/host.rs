@@ -1,13 +1,17 @@
 //! The real USB transport (std): finds ASM24 bridges running the custom firmware with `nusb` 0.2,
 //! claims interface 0 (detaching a kernel driver), and implements [`UsbTransport`] with per-transfer
-//! timeouts. Bulk OUT submissions are queued on the endpoint (pipelining); control submissions are
-//! issued synchronously (still overlapping an in-flight bulk OUT, which is what the copy pipeline needs).
+//! timeouts. Bulk OUT submissions are queued on the endpoint (≤ 2 in flight) and control OUT
+//! submissions are kept as pending transfers (≤ 4; nusb submits them on creation on Linux), so a
+//! 0xF2 arm overlaps the previous window's bulk OUT as in the reference copy pipeline. Failures of
+//! submitted transfers are latched and reported by `wait_all` (or the next synchronous bulk OUT).
 //!
 //! Not verified on hardware in this tree: the reference host also issues a USB device reset after
 //! detaching a kernel driver; this transport relies on `detach_and_claim_interface` alone.
 use crate::asm24::{EP_BULK_IN, EP_BULK_OUT, PRODUCT_PREFIXES, USB_IDS};
 use modelrt_hal::usb::{UsbError, UsbTransport};
-use nusb::transfer::{Buffer, Bulk, ControlIn, ControlOut, ControlType, In, Out, Recipient, TransferError};
+use nusb::transfer::{
+    Buffer, Bulk, ControlIn, ControlOut, ControlType, In, Out, Recipient, TransferError,
+};
 use nusb::MaybeFuture;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -35,7 +39,9 @@ impl BridgeInfo {
 
     /// Whether iProduct names firmware that speaks the custom protocol.
     pub fn is_custom_firmware(&self) -> bool {
-        self.product.as_deref().is_some_and(|p| PRODUCT_PREFIXES.iter().any(|pre| p.starts_with(pre)))
+        self.product
+            .as_deref()
+            .is_some_and(|p| PRODUCT_PREFIXES.iter().any(|pre| p.starts_with(pre)))
     }
 }
 
@@ -49,7 +55,8 @@ pub enum Selector {
 }
 
 /// udev rule that grants access to the bridges.
-pub const UDEV_RULE: &str = "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"add1\", ATTR{idProduct}==\"0001\", MODE=\"0666\"\n\
+pub const UDEV_RULE: &str =
+    "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"add1\", ATTR{idProduct}==\"0001\", MODE=\"0666\"\n\
 SUBSYSTEM==\"usb\", ATTR{idVendor}==\"3801\", ATTR{idProduct}==\"0001\", MODE=\"0666\"";
 
 /// Opening or enumerating failed.
@@ -66,20 +73,39 @@ pub enum HostError {
     #[error("{name} is busy (claimed by another process or driver)")]
     Busy { name: String },
     #[error("{name}: iProduct {product:?} is not the custom firmware (expected a name starting with \"custom\" or \"AS2462\")")]
-    NotCustomFirmware { name: String, product: Option<String> },
+    NotCustomFirmware {
+        name: String,
+        product: Option<String>,
+    },
     #[error("{name}: {step}: {source}")]
-    Open { name: String, step: &'static str, source: nusb::Error },
+    Open {
+        name: String,
+        step: &'static str,
+        source: nusb::Error,
+    },
     #[error("{name}: cannot take the lock file {path}: {source}")]
-    Lock { name: String, path: String, source: std::io::Error },
+    Lock {
+        name: String,
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 fn classify(name: &str, step: &'static str, e: nusb::Error) -> HostError {
     match e.kind() {
         nusb::ErrorKind::PermissionDenied if e.os_error() == Some(libc::EACCES as u32) => {
-            HostError::PermissionDenied { name: name.to_owned() }
+            HostError::PermissionDenied {
+                name: name.to_owned(),
+            }
         }
-        nusb::ErrorKind::Busy => HostError::Busy { name: name.to_owned() },
-        _ => HostError::Open { name: name.to_owned(), step, source: e },
+        nusb::ErrorKind::Busy => HostError::Busy {
+            name: name.to_owned(),
+        },
+        _ => HostError::Open {
+            name: name.to_owned(),
+            step,
+            source: e,
+        },
     }
 }
 
@@ -88,12 +114,20 @@ pub fn list_bridges() -> Result<Vec<BridgeInfo>, HostError> {
     let devices: Vec<nusb::DeviceInfo> = match nusb::list_devices().wait() {
         Ok(d) => d.collect(),
         // No USB subsystem at all (e.g. a container without /sys/bus/usb): no bridges.
-        Err(e) if e.kind() == nusb::ErrorKind::NotFound => Vec::new(),
+        Err(e)
+            if e.kind() == nusb::ErrorKind::NotFound
+                || e.os_error() == Some(libc::ENOENT as u32) =>
+        {
+            Vec::new()
+        }
         Err(e) => return Err(HostError::Enumerate(e)),
     };
     let mut out = Vec::new();
     for (vid, pid) in USB_IDS {
-        for d in devices.iter().filter(|d| d.vendor_id() == vid && d.product_id() == pid) {
+        for d in devices
+            .iter()
+            .filter(|d| d.vendor_id() == vid && d.product_id() == pid)
+        {
             out.push(BridgeInfo {
                 bus: d.busnum(),
                 address: d.device_address(),
@@ -115,9 +149,14 @@ pub struct NusbTransport {
     ep_in: nusb::Endpoint<Bulk, In>,
     /// Expected lengths and timeouts of queued bulk OUTs.
     pending: VecDeque<(usize, Duration)>,
+    /// Submitted control OUTs (already in flight on Linux, where nusb submits on creation).
+    pending_control: VecDeque<PendingControl>,
     latched: Option<UsbError>,
     _lock: File,
 }
+
+/// Waits for one submitted control transfer.
+type PendingControl = Box<dyn FnOnce() -> Result<(), TransferError> + Send>;
 
 fn map_transfer(e: TransferError) -> UsbError {
     match e {
@@ -132,12 +171,23 @@ fn map_transfer(e: TransferError) -> UsbError {
 
 fn take_lock(name: &str) -> Result<File, HostError> {
     let path = std::env::temp_dir().join(format!("am_{name}.lock"));
-    let lock_err = |source| HostError::Lock { name: name.to_owned(), path: path.display().to_string(), source };
-    let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(lock_err)?;
+    let lock_err = |source| HostError::Lock {
+        name: name.to_owned(),
+        path: path.display().to_string(),
+        source,
+    };
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(lock_err)?;
     // SAFETY: flock on a valid, owned fd; no memory is shared with the kernel.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc != 0 {
-        return Err(HostError::Busy { name: name.to_owned() });
+        return Err(HostError::Busy {
+            name: name.to_owned(),
+        });
     }
     Ok(file)
 }
@@ -155,29 +205,67 @@ impl NusbTransport {
             Selector::BusAddress(b, a) => bridges.iter().find(|d| d.bus == b && d.address == a),
         }
         .cloned()
-        .ok_or(HostError::NotFound { selector, count: bridges.len() })?;
+        .ok_or(HostError::NotFound {
+            selector,
+            count: bridges.len(),
+        })?;
         let name = info.name();
         if !info.is_custom_firmware() {
-            return Err(HostError::NotCustomFirmware { name, product: info.product });
+            return Err(HostError::NotCustomFirmware {
+                name,
+                product: info.product,
+            });
         }
         let lock = take_lock(&name)?;
         let dev_info = nusb::list_devices()
             .wait()
             .map_err(HostError::Enumerate)?
             .find(|d| d.busnum() == info.bus && d.device_address() == info.address)
-            .ok_or(HostError::NotFound { selector, count: bridges.len() })?;
-        let device = dev_info.open().wait().map_err(|e| classify(&name, "open", e))?;
-        if device.active_configuration().map(|c| c.configuration_value()).ok() != Some(1) {
-            device.set_configuration(1).wait().map_err(|e| classify(&name, "set configuration 1", e))?;
+            .ok_or(HostError::NotFound {
+                selector,
+                count: bridges.len(),
+            })?;
+        let device = dev_info
+            .open()
+            .wait()
+            .map_err(|e| classify(&name, "open", e))?;
+        if device
+            .active_configuration()
+            .map(|c| c.configuration_value())
+            .ok()
+            != Some(1)
+        {
+            device
+                .set_configuration(1)
+                .wait()
+                .map_err(|e| classify(&name, "set configuration 1", e))?;
         }
-        let interface =
-            device.detach_and_claim_interface(0).wait().map_err(|e| classify(&name, "claim interface 0", e))?;
+        let interface = device
+            .detach_and_claim_interface(0)
+            .wait()
+            .map_err(|e| classify(&name, "claim interface 0", e))?;
         if interface.get_alt_setting() != 0 {
-            interface.set_alt_setting(0).wait().map_err(|e| classify(&name, "alt setting 0", e))?;
+            interface
+                .set_alt_setting(0)
+                .wait()
+                .map_err(|e| classify(&name, "alt setting 0", e))?;
         }
-        let ep_out = interface.endpoint::<Bulk, Out>(EP_BULK_OUT).map_err(|e| classify(&name, "bulk OUT 0x02", e))?;
-        let ep_in = interface.endpoint::<Bulk, In>(EP_BULK_IN).map_err(|e| classify(&name, "bulk IN 0x81", e))?;
-        Ok(NusbTransport { info, interface, ep_out, ep_in, pending: VecDeque::new(), latched: None, _lock: lock })
+        let ep_out = interface
+            .endpoint::<Bulk, Out>(EP_BULK_OUT)
+            .map_err(|e| classify(&name, "bulk OUT 0x02", e))?;
+        let ep_in = interface
+            .endpoint::<Bulk, In>(EP_BULK_IN)
+            .map_err(|e| classify(&name, "bulk IN 0x81", e))?;
+        Ok(NusbTransport {
+            info,
+            interface,
+            ep_out,
+            ep_in,
+            pending: VecDeque::new(),
+            pending_control: VecDeque::new(),
+            latched: None,
+            _lock: lock,
+        })
     }
 
     /// What was opened.
@@ -187,7 +275,9 @@ impl NusbTransport {
 
     /// Wait for the oldest queued bulk OUT; a failure is latched for the next `wait_all`.
     fn complete_one(&mut self) {
-        let Some((expected, timeout)) = self.pending.pop_front() else { return };
+        let Some((expected, timeout)) = self.pending.pop_front() else {
+            return;
+        };
         let result = match self.ep_out.wait_next_complete(timeout) {
             None => {
                 // Timed out: cancel everything queued and collect the cancelled transfers (bounded).
@@ -203,7 +293,10 @@ impl NusbTransport {
             }
             Some(c) => match c.status {
                 Err(e) => Err(map_transfer(e)),
-                Ok(()) if c.actual_len != expected => Err(UsbError::Short { expected, actual: c.actual_len }),
+                Ok(()) if c.actual_len != expected => Err(UsbError::Short {
+                    expected,
+                    actual: c.actual_len,
+                }),
                 Ok(()) => Ok(()),
             },
         };
@@ -213,6 +306,11 @@ impl NusbTransport {
     }
 
     fn drain(&mut self) {
+        while let Some(wait) = self.pending_control.pop_front() {
+            if let Err(e) = wait() {
+                self.latched.get_or_insert(map_transfer(e));
+            }
+        }
         while !self.pending.is_empty() {
             self.complete_one();
         }
@@ -220,21 +318,61 @@ impl NusbTransport {
 }
 
 impl UsbTransport for NusbTransport {
-    fn control_out(&mut self, request: u8, value: u16, index: u16, data: &[u8], timeout: Duration) -> Result<(), UsbError> {
-        let req = ControlOut { control_type: ControlType::Vendor, recipient: Recipient::Device, request, value, index, data };
-        self.interface.control_out(req, timeout).wait().map_err(map_transfer)
+    fn control_out(
+        &mut self,
+        request: u8,
+        value: u16,
+        index: u16,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
+        let req = ControlOut {
+            control_type: ControlType::Vendor,
+            recipient: Recipient::Device,
+            request,
+            value,
+            index,
+            data,
+        };
+        self.interface
+            .control_out(req, timeout)
+            .wait()
+            .map_err(map_transfer)
     }
 
-    fn control_in(&mut self, request: u8, value: u16, index: u16, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn control_in(
+        &mut self,
+        request: u8,
+        value: u16,
+        index: u16,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         let length = u16::try_from(buf.len()).map_err(|_| UsbError::Overflow)?;
-        let req = ControlIn { control_type: ControlType::Vendor, recipient: Recipient::Device, request, value, index, length };
-        let data = self.interface.control_in(req, timeout).wait().map_err(map_transfer)?;
+        let req = ControlIn {
+            control_type: ControlType::Vendor,
+            recipient: Recipient::Device,
+            request,
+            value,
+            index,
+            length,
+        };
+        let data = self
+            .interface
+            .control_in(req, timeout)
+            .wait()
+            .map_err(map_transfer)?;
         let n = data.len().min(buf.len());
         buf[..n].copy_from_slice(&data[..n]);
         Ok(n)
     }
 
-    fn bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         if endpoint != EP_BULK_OUT {
             return Err(UsbError::Stall);
         }
@@ -249,14 +387,21 @@ impl UsbTransport for NusbTransport {
         Ok(c.actual_len)
     }
 
-    fn bulk_in(&mut self, endpoint: u8, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError> {
+    fn bulk_in(
+        &mut self,
+        endpoint: u8,
+        buf: &mut [u8],
+        timeout: Duration,
+    ) -> Result<usize, UsbError> {
         if endpoint != EP_BULK_IN {
             return Err(UsbError::Stall);
         }
         // IN requests must be whole packets; a device sending more than `buf` is an overflow.
         let mps = self.ep_in.max_packet_size().max(1);
         let requested = buf.len().div_ceil(mps).max(1) * mps;
-        let c = self.ep_in.transfer_blocking(Buffer::new(requested), timeout);
+        let c = self
+            .ep_in
+            .transfer_blocking(Buffer::new(requested), timeout);
         c.status.map_err(map_transfer)?;
         if c.actual_len > buf.len() {
             return Err(UsbError::Overflow);
@@ -269,7 +414,41 @@ impl UsbTransport for NusbTransport {
         std::thread::sleep(duration);
     }
 
-    fn submit_bulk_out(&mut self, endpoint: u8, data: &[u8], timeout: Duration) -> Result<(), UsbError> {
+    fn submit_control_out(
+        &mut self,
+        request: u8,
+        value: u16,
+        index: u16,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
+        let req = ControlOut {
+            control_type: ControlType::Vendor,
+            recipient: Recipient::Device,
+            request,
+            value,
+            index,
+            data,
+        };
+        let fut = self.interface.control_out(req, timeout);
+        self.pending_control.push_back(Box::new(move || fut.wait()));
+        // Bound the number of in-flight control submissions.
+        while self.pending_control.len() > 4 {
+            if let Some(wait) = self.pending_control.pop_front() {
+                if let Err(e) = wait() {
+                    self.latched.get_or_insert(map_transfer(e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn submit_bulk_out(
+        &mut self,
+        endpoint: u8,
+        data: &[u8],
+        timeout: Duration,
+    ) -> Result<(), UsbError> {
         if endpoint != EP_BULK_OUT {
             return Err(UsbError::Stall);
         }

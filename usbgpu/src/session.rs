@@ -120,7 +120,11 @@ impl Session {
     }
 
     fn wrap(t: DynTransport, backend: Backend) -> Self {
-        Session { bridge: Bridge::new(Counting::new(t)), backend, started: Instant::now() }
+        Session {
+            bridge: Bridge::new(Counting::new(t)),
+            backend,
+            started: Instant::now(),
+        }
     }
 
     pub fn is_emulated(&self) -> bool {

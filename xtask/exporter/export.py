@@ -21,8 +21,14 @@ from mrt_targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS
 def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
 
 
+class _OneLineErrorParser(argparse.ArgumentParser):
+  def error(self, message):  # one-line user error, exit code 2 (argparse would print the whole usage first)
+    print(f"error: {message} (see export.py --help)", file=sys.stderr)
+    sys.exit(2)
+
+
 def parse_args(argv):
-  ap = argparse.ArgumentParser(prog="export.py", description="ONNX -> modelrt manifest via tinygrad 0.14.0")
+  ap = _OneLineErrorParser(prog="export.py", description="ONNX -> modelrt manifest via tinygrad 0.14.0")
   src = ap.add_mutually_exclusive_group(required=True)
   src.add_argument("--onnx", help="ONNX model to compile")
   src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")

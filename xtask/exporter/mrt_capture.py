@@ -33,7 +33,7 @@ class Capture:
   jit: object                                   # CapturedJit
   output_names: list[str]
   inputs: list[InputSpec]
-  onetime: UOp | None = None                    # compiled one-time linear (NULL targets only), or None
+  onetime: UOp | None = None                    # compiled one-time (init phase) linear, or None
   onnx_bytes: dict = field(default_factory=dict)  # base BUFFER UOp -> (onnx name, bytes) for initializers/Constants
   onnx_labels: dict = field(default_factory=dict)  # base BUFFER UOp -> onnx name (all targets)
   tinygrad_out: dict | None = None              # outputs of the last real run (CPU targets), for the self check
@@ -80,18 +80,19 @@ def _onnx_sources(onnx_path: str, runner: OnnxRunner, want_bytes: bool):
   import onnx
   from onnx import numpy_helper
   model = onnx.load(onnx_path)
-  arrays = [(i.name, i) for i in model.graph.initializer]
+  arrays = [(i.name, numpy_helper.to_array(i)) for i in model.graph.initializer]
   for n in model.graph.node:
-    if n.op_type == "Constant":
-      for a in n.attribute:
-        if a.name == "value": arrays.append((n.output[0], a.t))
+    if n.op_type != "Constant": continue
+    for a in n.attribute:
+      if a.name == "value": arrays.append((n.output[0], numpy_helper.to_array(a.t)))
+      elif a.name in ("value_floats", "value_float"): arrays.append((n.output[0], np.array(a.floats or a.f, dtype=np.float32)))
+      elif a.name in ("value_ints", "value_int"): arrays.append((n.output[0], np.array(a.ints or a.i, dtype=np.int64)))
   labels, data = {}, {}
-  for name, proto in arrays:
+  for name, raw in arrays:
     t = runner.graph_values.get(name)
     if not isinstance(t, Tensor) or (base := t.uop.base).op is not Ops.BUFFER: continue
     labels.setdefault(base, name)
     if want_bytes and base not in data:
-      raw = numpy_helper.to_array(proto)
       tg_np = NUMPY_DTYPES.get(base.dtype)
       if tg_np is not None and raw.dtype != tg_np: raw = raw.astype(tg_np)
       b = np.ascontiguousarray(raw).tobytes()
@@ -136,7 +137,7 @@ def capture(onnx_path: str, null_device: bool, seed: int) -> Capture:
   if run.captured is None: raise ExportError("TinyJit did not capture the model")
 
   onetime_compiled = None
-  if null_device and onetime and len(onetime[0].src):
+  if onetime and len(onetime[0].src):
     if len(onetime) != 1: raise ExportError(f"expected one pruned one-time linear during capture, saw {len(onetime)}")
     onetime_compiled = compile_linear(onetime[0])
   labels, data = _onnx_sources(onnx_path, runner, null_device)

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 
 from tinygrad.helpers import is_image_shape, prod
 from tinygrad.uop.ops import Ops, UOp
@@ -210,7 +211,10 @@ class ManifestBuilder:
     for b in self.buffers:
       bid = b["id"]
       base = self.buf_base[bid]
-      if base.op is Ops.PARAM: b["kind"] = "input"
+      if base.op is Ops.PARAM:
+        b["kind"] = "input"
+        if bid in self.ever_written: print(f"exporter: note: the program writes into input buffer {bid} ({b['label']}); "
+                                           "the runtime must re-upload it before every inference", file=sys.stderr)
       elif bid in out_ids: b["kind"] = "output"
       elif bid in self.read_before_write:
         b["kind"] = "state" if bid in self.ever_written else "weight"

@@ -5,7 +5,8 @@ use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
 use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
 use modelrt_hal::target::{
-    AmdKernelMeta, CpuArch, CpuKernelMeta, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind, Target,
+    AmdKernelMeta, CpuArch, CpuKernelMeta, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind,
+    Target,
 };
 
 use crate::manifest::{self as m, Manifest};
@@ -37,13 +38,27 @@ fn target<'a>(t: &'a m::Target) -> Result<Target<'a>> {
                 other => bail!("manifest CPU arch '{other}' is not supported"),
             };
             let features = modelrt_targets::cpu::features_for_baseline(arch, baseline)
-                .with_context(|| format!("unknown CPU baseline '{baseline}' for {}", arch.name()))?;
-            Target::Cpu { arch, baseline, features }
+                .with_context(|| {
+                    format!("unknown CPU baseline '{baseline}' for {}", arch.name())
+                })?;
+            Target::Cpu {
+                arch,
+                baseline,
+                features,
+            }
         }
-        m::Target::Adreno { chip, image, half } => Target::Adreno { chip: *chip, image: *image, half: *half },
+        m::Target::Adreno { chip, image, half } => Target::Adreno {
+            chip: *chip,
+            image: *image,
+            half: *half,
+        },
         m::Target::Amd { gfx } => {
-            let hex = gfx.strip_prefix("gfx").with_context(|| format!("AMD target '{gfx}' is not gfxNNNN"))?;
-            Target::Amd { gfx: u32::from_str_radix(hex, 16).with_context(|| format!("AMD target '{gfx}'"))? }
+            let hex = gfx
+                .strip_prefix("gfx")
+                .with_context(|| format!("AMD target '{gfx}' is not gfxNNNN"))?;
+            Target::Amd {
+                gfx: u32::from_str_radix(hex, 16).with_context(|| format!("AMD target '{gfx}'"))?,
+            }
         }
     })
 }
@@ -54,7 +69,8 @@ fn sha256(hex: &str) -> Result<[u8; 32]> {
         bail!("manifest onnx_sha256 is not 64 hex digits");
     }
     for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).context("manifest onnx_sha256 is not hex")?;
+        *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+            .context("manifest onnx_sha256 is not hex")?;
     }
     Ok(out)
 }
@@ -71,12 +87,21 @@ fn kernel<'a>(man: &'a Manifest, k: &'a m::Kernel) -> Result<KernelDesc<'a>> {
             m::ParamKind::CoreId => ParamKind::CoreId,
             m::ParamKind::Var => ParamKind::Var,
             m::ParamKind::Image => ParamKind::Image {
-                height: u32_of(p.height.context("image parameter without height")?, "image height")?,
-                width: u32_of(p.width.context("image parameter without width")?, "image width")?,
+                height: u32_of(
+                    p.height.context("image parameter without height")?,
+                    "image height",
+                )?,
+                width: u32_of(
+                    p.width.context("image parameter without width")?,
+                    "image width",
+                )?,
             },
         };
         params
-            .push(ParamDesc { kind, dtype: dtype(p.dtype) })
+            .push(ParamDesc {
+                kind,
+                dtype: dtype(p.dtype),
+            })
             .map_err(|_| anyhow::anyhow!("kernel {} has more than 64 parameters", k.name))?;
     }
     let meta = match &k.meta {
@@ -113,57 +138,116 @@ fn kernel<'a>(man: &'a Manifest, k: &'a m::Kernel) -> Result<KernelDesc<'a>> {
             compute_pgm_rsrc1: a.compute_pgm_rsrc1,
             compute_pgm_rsrc2: a.compute_pgm_rsrc2,
             compute_pgm_rsrc3: a.compute_pgm_rsrc3,
-            kernel_code_properties: u16::try_from(a.kernel_code_properties).context("kernel_code_properties")?,
+            kernel_code_properties: u16::try_from(a.kernel_code_properties)
+                .context("kernel_code_properties")?,
             wavefront_size: u8::try_from(a.wavefront_size).context("wavefront size")?,
             sgpr_count: u16::try_from(a.sgpr_count).context("sgpr count")?,
             vgpr_count: u16::try_from(a.vgpr_count).context("vgpr count")?,
         }),
     };
     let source = match &k.source {
-        Some(p) => Some(std::str::from_utf8(man.blob(p)?).with_context(|| format!("kernel {} source is not UTF-8", k.name))?),
+        Some(p) => Some(
+            std::str::from_utf8(man.blob(p)?)
+                .with_context(|| format!("kernel {} source is not UTF-8", k.name))?,
+        ),
         None => None,
     };
-    Ok(KernelDesc { name: &k.name, entry: &k.entry, binary: man.blob(&k.binary)?, source, params, meta })
+    Ok(KernelDesc {
+        name: &k.name,
+        entry: &k.entry,
+        binary: man.blob(&k.binary)?,
+        source,
+        params,
+        meta,
+    })
 }
 
 fn step(op: &m::OpBody) -> Result<Step> {
     Ok(match op {
-        m::OpBody::Kernel { kernel, args, global, local } => {
+        m::OpBody::Kernel {
+            kernel,
+            args,
+            global,
+            local,
+        } => {
             let mut a = heapless::Vec::new();
             for arg in args {
                 let r = match *arg {
-                    m::Arg::Buffer { buffer, offset, size } => ArgRef::Buffer { buffer: u32_of(buffer as u64, "buffer id")?, offset, size },
-                    m::Arg::Int { int } => ArgRef::Int(i32::try_from(int).context("kernel int argument does not fit i32")?),
+                    m::Arg::Buffer {
+                        buffer,
+                        offset,
+                        size,
+                    } => ArgRef::Buffer {
+                        buffer: u32_of(buffer as u64, "buffer id")?,
+                        offset,
+                        size,
+                    },
+                    m::Arg::Int { int } => ArgRef::Int(
+                        i32::try_from(int).context("kernel int argument does not fit i32")?,
+                    ),
                 };
-                a.push(r).map_err(|_| anyhow::anyhow!("launch has more than 64 arguments"))?;
+                a.push(r)
+                    .map_err(|_| anyhow::anyhow!("launch has more than 64 arguments"))?;
             }
             let dims = |v: &[u64; 3], what: &str| -> Result<[u32; 3]> {
-                Ok([u32_of(v[0], what)?, u32_of(v[1], what)?, u32_of(v[2], what)?])
+                Ok([
+                    u32_of(v[0], what)?,
+                    u32_of(v[1], what)?,
+                    u32_of(v[2], what)?,
+                ])
             };
-            Step::Launch { kernel: u32_of(*kernel as u64, "kernel index")?, args: a, global: dims(global, "global size")?, local: dims(local, "local size")? }
+            Step::Launch {
+                kernel: u32_of(*kernel as u64, "kernel index")?,
+                args: a,
+                global: dims(global, "global size")?,
+                local: dims(local, "local size")?,
+            }
         }
         m::OpBody::Copy { dst, src, size } => Step::Copy {
-            dst: BufRef { buffer: u32_of(dst.buffer as u64, "buffer id")?, offset: dst.offset },
-            src: BufRef { buffer: u32_of(src.buffer as u64, "buffer id")?, offset: src.offset },
+            dst: BufRef {
+                buffer: u32_of(dst.buffer as u64, "buffer id")?,
+                offset: dst.offset,
+            },
+            src: BufRef {
+                buffer: u32_of(src.buffer as u64, "buffer id")?,
+                offset: src.offset,
+            },
             size: *size,
         },
     })
 }
 
 fn tensor(t: &m::TensorBinding) -> Result<TensorDesc<'_>> {
-    let shape: heapless::Vec<u64, 8> =
-        t.shape.iter().copied().collect::<Vec<_>>().as_slice().try_into().map_err(|_| anyhow::anyhow!("tensor {} has more than 8 dimensions", t.name))?;
-    Ok(TensorDesc { name: &t.name, buffer: u32_of(t.buffer as u64, "buffer id")?, offset: t.offset, dtype: dtype(t.dtype), shape })
+    let shape: heapless::Vec<u64, 8> = t
+        .shape
+        .as_slice()
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("tensor {} has more than 8 dimensions", t.name))?;
+    Ok(TensorDesc {
+        name: &t.name,
+        buffer: u32_of(t.buffer as u64, "buffer id")?,
+        offset: t.offset,
+        dtype: dtype(t.dtype),
+        shape,
+    })
 }
 
 /// Build bundle bytes from a loaded manifest.
 pub fn build(man: &Manifest) -> Result<Vec<u8>> {
-    let flags: Vec<String> = man.producer.flags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let flags: Vec<String> = man
+        .producer
+        .flags
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     let flags = flags.join(" ");
     let mut buffers = Vec::new();
     for (i, b) in man.buffers.iter().enumerate() {
         if b.id != i {
-            bail!("manifest buffer ids are not dense (buffer {i} has id {})", b.id);
+            bail!(
+                "manifest buffer ids are not dense (buffer {i} has id {})",
+                b.id
+            );
         }
         let kind = match b.kind {
             m::BufferKind::Input => BufferKind::Input,
@@ -176,9 +260,19 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
             Some(p) => Some(man.blob(p)?),
             None => None,
         };
-        buffers.push(BufferSpec { label: &b.label, size: b.size, dtype: dtype(b.dtype), kind, init });
+        buffers.push(BufferSpec {
+            label: &b.label,
+            size: b.size,
+            dtype: dtype(b.dtype),
+            kind,
+            init,
+        });
     }
-    let kernels = man.kernels.iter().map(|k| kernel(man, k)).collect::<Result<Vec<_>>>()?;
+    let kernels = man
+        .kernels
+        .iter()
+        .map(|k| kernel(man, k))
+        .collect::<Result<Vec<_>>>()?;
     let (mut init, mut run) = (Vec::new(), Vec::new());
     for op in &man.ops {
         match op.phase {
@@ -190,11 +284,15 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
     let outputs = man.outputs.iter().map(tensor).collect::<Result<Vec<_>>>()?;
     let reference = match &man.reference {
         Some(r) => {
-            let pick = |names: &[m::TensorBinding], blobs: &std::collections::BTreeMap<String, String>| -> Result<Vec<&[u8]>> {
+            let pick = |names: &[m::TensorBinding],
+                        blobs: &std::collections::BTreeMap<String, String>|
+             -> Result<Vec<&[u8]>> {
                 names
                     .iter()
                     .map(|t| {
-                        let p = blobs.get(&t.name).with_context(|| format!("reference has no data for '{}'", t.name))?;
+                        let p = blobs
+                            .get(&t.name)
+                            .with_context(|| format!("reference has no data for '{}'", t.name))?;
                         Ok(man.blob(p)?)
                     })
                     .collect()

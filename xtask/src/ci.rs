@@ -14,14 +14,23 @@ pub const DEMO_MODEL: &str = "xtask/models/vision.onnx";
 /// Seed of the demo's embedded reference inputs.
 pub const DEMO_SEED: u64 = 0;
 /// (exporter target, committed bundle) pairs for the demo.
-pub const DEMO_BUNDLES: &[(&str, &str)] =
-    &[("cpu-x86_64", "targets/assets/demo-x86_64.mrt"), ("cpu-aarch64", "targets/assets/demo-aarch64.mrt")];
+pub const DEMO_BUNDLES: &[(&str, &str)] = &[
+    ("cpu-x86_64", "targets/assets/demo-x86_64.mrt"),
+    ("cpu-aarch64", "targets/assets/demo-aarch64.mrt"),
+];
 
 fn step(name: &str, cmd: &mut Command) -> Result<()> {
     eprintln!("\n==> {name}");
     let t = Instant::now();
-    let status = cmd.current_dir(workspace_root()).status().with_context(|| format!("cannot run {name}"))?;
-    eprintln!("<== {name}: {} in {:.1} s", if status.success() { "ok" } else { "FAILED" }, t.elapsed().as_secs_f64());
+    let status = cmd
+        .current_dir(workspace_root())
+        .status()
+        .with_context(|| format!("cannot run {name}"))?;
+    eprintln!(
+        "<== {name}: {} in {:.1} s",
+        if status.success() { "ok" } else { "FAILED" },
+        t.elapsed().as_secs_f64()
+    );
     if !status.success() {
         bail!("{name} failed");
     }
@@ -37,21 +46,49 @@ pub fn run(no_lint: bool) -> Result<()> {
     let t = Instant::now();
     let python = xtask::setup::ensure_all()?;
     if !no_lint {
-        step("cargo fmt --check", cargo().args(["fmt", "--all", "--", "--check"]))?;
-        step("cargo clippy", cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+        step(
+            "cargo fmt --check",
+            cargo().args(["fmt", "--all", "--", "--check"]),
+        )?;
+        step(
+            "cargo clippy",
+            cargo().args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        )?;
     }
     step(
         "no_std build of core+hal for aarch64-unknown-none",
-        cargo().args(["build", "-p", "modelrt-core", "-p", "modelrt-hal", "--target", "aarch64-unknown-none"]),
+        cargo().args([
+            "build",
+            "-p",
+            "modelrt-core",
+            "-p",
+            "modelrt-hal",
+            "--target",
+            "aarch64-unknown-none",
+        ]),
     )?;
+    eprintln!("\n==> cargo xtask dist --target aarch64-unknown-linux-gnu");
+    let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
+    let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
     step(
         "cargo test --workspace",
         cargo()
-            .args(["test", "--workspace", "--release"])
+            .args(["test", "--workspace"])
             .env("MODELRT_PYTHON", &python)
-            .env("MODELRT_REQUIRE_PYTHON", "1"),
+            .env("MODELRT_REQUIRE_PYTHON", "1")
+            .env("MODELRT_AARCH64_BIN", &aarch64_modelrt),
     )?;
-    eprintln!("\nall CI steps passed in {:.0} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "\nall CI steps passed in {:.0} s",
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -71,7 +108,10 @@ pub fn demo(check: bool) -> Result<()> {
     for (target, path) in DEMO_BUNDLES {
         let committed = workspace_root().join(path);
         if check {
-            let fresh = workspace_root().join("target").join("demo-check").join(format!("{target}.mrt"));
+            let fresh = workspace_root()
+                .join("target")
+                .join("demo-check")
+                .join(format!("{target}.mrt"));
             compile_demo(&python, target, &fresh)?;
             let a = std::fs::read(&fresh)?;
             let b = std::fs::read(&committed).unwrap_or_default();
@@ -84,7 +124,10 @@ pub fn demo(check: bool) -> Result<()> {
         }
     }
     if !stale.is_empty() {
-        bail!("embedded demo bundles are out of date: {} (run `cargo xtask demo`)", stale.join(", "));
+        bail!(
+            "embedded demo bundles are out of date: {} (run `cargo xtask demo`)",
+            stale.join(", ")
+        );
     }
     if check {
         println!("embedded demo bundles are up to date");

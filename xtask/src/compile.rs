@@ -21,29 +21,43 @@ pub struct CompileReport {
 
 /// Scratch directory for one export, inside the workspace's `target/`.
 fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
-    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-    root.join("target").join("modelrt-export").join(format!("{stem}-{target}"))
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    root.join("target")
+        .join("modelrt-export")
+        .join(format!("{stem}-{target}"))
 }
 
 /// Export `args.source` and write the bundle to `out`.
 pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
     let start = Instant::now();
     match &args.source {
-        Source::Onnx(p) | Source::Pickle(p) if !p.exists() => anyhow::bail!("model not found: {}", p.display()),
+        Source::Onnx(p) | Source::Pickle(p) if !p.exists() => {
+            anyhow::bail!("model not found: {}", p.display())
+        }
         _ => {}
     }
     let scratch = scratch_dir(&crate::setup::workspace_root(), out, &args.target);
     if scratch.exists() {
-        std::fs::remove_dir_all(&scratch).with_context(|| format!("cannot clear {}", scratch.display()))?;
+        std::fs::remove_dir_all(&scratch)
+            .with_context(|| format!("cannot clear {}", scratch.display()))?;
     }
-    std::fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
     args.out = scratch.clone();
     let dir = export(python, &args)?;
     let manifest = Manifest::load(&dir)?;
     let bytes = crate::bundle_build::build(&manifest)?;
-    let launches = manifest.ops.iter().filter(|o| matches!(o.body, crate::manifest::OpBody::Kernel { .. })).count();
+    let launches = manifest
+        .ops
+        .iter()
+        .filter(|o| matches!(o.body, crate::manifest::OpBody::Kernel { .. }))
+        .count();
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     let tmp = out.with_extension("mrt.tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;

@@ -63,6 +63,32 @@ enum Cmd {
         #[arg(long)]
         no_lint: bool,
     },
+    /// Cross-build release binaries for a device into target/dist/ (tarball + manifest + sha256).
+    Dist {
+        /// Rust target triple (comma devices: aarch64-unknown-linux-gnu).
+        #[arg(long, default_value = "aarch64-unknown-linux-gnu")]
+        target: String,
+    },
+    /// Benchmark modelrt vs tinygrad's Python runtime vs onnxruntime (writes target/bench/results.{json,md}).
+    Bench {
+        /// CI smoke mode: policy only, one round, few iterations (checks the harness runs).
+        #[arg(long)]
+        quick: bool,
+        /// Only these models (policy, dmonitor, vision, squeezenet, resnet50); repeatable.
+        #[arg(long = "model")]
+        models: Vec<String>,
+        /// Fresh-process rounds per runtime.
+        #[arg(long)]
+        rounds: Option<usize>,
+        /// Timed steps per process.
+        #[arg(long)]
+        iters: Option<usize>,
+        /// Threads for every runtime (0 = all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Size of the no_std core+hal (tests/footprint probe, aarch64-unknown-none release) vs its budget.
+    Footprint,
     /// Regenerate the `modelrt demo` bundles embedded in the binary (or check they are current).
     Demo {
         /// Only check that the committed bundles are byte-identical to a fresh compile.
@@ -89,9 +115,23 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Compile { model, target, output, reference, seed, threads, float16, image, cpu_baseline } => {
+        Cmd::Compile {
+            model,
+            target,
+            output,
+            reference,
+            seed,
+            threads,
+            float16,
+            image,
+            cpu_baseline,
+        } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
-            let target = if target == "cpu" { host_cpu_target().to_string() } else { target };
+            let target = if target == "cpu" {
+                host_cpu_target().to_string()
+            } else {
+                target
+            };
             let mut args = ExportArgs::onnx(model, target, PathBuf::new());
             args.reference = reference;
             args.seed = seed;
@@ -116,7 +156,13 @@ fn run(cli: Cli) -> Result<()> {
             args.source = Source::Pickle(pickle);
             args.target = "pickle".into();
             let r = compile(&python, args, &output)?;
-            println!("wrote {} ({} bytes, {} kernels) in {:.1} s", r.out.display(), r.bytes, r.kernels, r.seconds);
+            println!(
+                "wrote {} ({} bytes, {} kernels) in {:.1} s",
+                r.out.display(),
+                r.bytes,
+                r.kernels,
+                r.seconds
+            );
             Ok(())
         }
         Cmd::Setup => {
@@ -126,5 +172,36 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Ci { no_lint } => ci::run(no_lint),
         Cmd::Demo { check } => ci::demo(check),
+        Cmd::Footprint => xtask::footprint::run().map(|_| ()),
+        Cmd::Bench {
+            quick,
+            models,
+            rounds,
+            iters,
+            threads,
+        } => {
+            let mut o = if quick {
+                xtask::bench::BenchOptions::quick()
+            } else {
+                xtask::bench::BenchOptions::full()
+            };
+            if !models.is_empty() {
+                o.models = models;
+            }
+            o.rounds = rounds.unwrap_or(o.rounds);
+            o.iters = iters.unwrap_or(o.iters);
+            o.threads = threads.unwrap_or(o.threads);
+            xtask::bench::run(&o).map(|_| ())
+        }
+        Cmd::Dist { target } => {
+            xtask::setup::ensure_apt()?;
+            xtask::setup::ensure_rust()?;
+            let r = xtask::dist::dist(&target)?;
+            for b in &r.binaries {
+                println!("built {}", b.display());
+            }
+            println!("wrote {} and {}", r.dir.display(), r.tarball.display());
+            Ok(())
+        }
     }
 }

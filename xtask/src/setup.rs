@@ -8,12 +8,24 @@ use anyhow::{bail, Context, Result};
 
 /// Debian packages the build and tests need, with why.
 pub const APT_PACKAGES: &[(&str, &str)] = &[
-    ("clang", "compiles C test fixtures and tinygrad's CPU kernels"),
+    (
+        "clang",
+        "compiles C test fixtures and tinygrad's CPU kernels",
+    ),
     ("lld", "links kernels"),
-    ("libllvm19", "tinygrad's AMD offline compiler (AMDLLVM needs LLVM >= 18)"),
+    (
+        "libllvm19",
+        "tinygrad's AMD offline compiler (AMDLLVM needs LLVM >= 18)",
+    ),
     ("lld-19", "links AMD code objects"),
-    ("gcc-aarch64-linux-gnu", "cross-links modelrt for comma devices (aarch64)"),
-    ("libc6-dev-arm64-cross", "aarch64 C runtime for the cross build"),
+    (
+        "gcc-aarch64-linux-gnu",
+        "cross-links modelrt for comma devices (aarch64)",
+    ),
+    (
+        "libc6-dev-arm64-cross",
+        "aarch64 C runtime for the cross build",
+    ),
     ("qemu-user", "runs the aarch64 build in tests"),
     ("python3-venv", "creates the exporter's Python venv"),
 ];
@@ -30,13 +42,21 @@ fn dpkg_installed(pkg: &str) -> bool {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 /// The python3 used to create the venv must be able to make venvs; Debian's needs python3-venv,
 /// while a pyenv/other python has it built in.
 fn python_has_venv() -> bool {
-    Command::new("python3").args(["-c", "import venv, ensurepip"]).output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("python3")
+        .args(["-c", "import venv, ensurepip"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// Install missing Debian packages (as root) or fail with the command to run.
@@ -44,18 +64,24 @@ pub fn ensure_apt() -> Result<()> {
     let missing: Vec<&str> = APT_PACKAGES
         .iter()
         .map(|(p, _)| *p)
-        .filter(|p| !dpkg_installed(p) && !(*p == "python3-venv" && python_has_venv()))
+        .filter(|p| !(dpkg_installed(p) || (*p == "python3-venv" && python_has_venv())))
         .collect();
     if missing.is_empty() {
         return Ok(());
     }
     let cmd = format!("apt-get update && apt-get install -y {}", missing.join(" "));
     if !is_root() {
-        bail!("missing system packages: {}. Run as root:\n  sudo sh -c '{cmd}'", missing.join(", "));
+        bail!(
+            "missing system packages: {}. Run as root:\n  sudo sh -c '{cmd}'",
+            missing.join(", ")
+        );
     }
     eprintln!("[setup] installing {}", missing.join(" "));
     let ok = Command::new("sh")
-        .args(["-c", &format!("DEBIAN_FRONTEND=noninteractive {cmd} >/dev/null")])
+        .args([
+            "-c",
+            &format!("DEBIAN_FRONTEND=noninteractive {cmd} >/dev/null"),
+        ])
         .status()
         .context("cannot run apt-get")?
         .success();
@@ -67,12 +93,23 @@ pub fn ensure_apt() -> Result<()> {
 
 /// Add missing rustup targets and the rustfmt/clippy components.
 pub fn ensure_rust() -> Result<()> {
-    let installed = Command::new("rustup").args(["target", "list", "--installed"]).output().context("rustup not found")?;
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("rustup not found")?;
     let installed = String::from_utf8_lossy(&installed.stdout).to_string();
-    let missing: Vec<&str> = RUST_TARGETS.iter().copied().filter(|t| !installed.lines().any(|l| l.trim() == *t)).collect();
+    let missing: Vec<&str> = RUST_TARGETS
+        .iter()
+        .copied()
+        .filter(|t| !installed.lines().any(|l| l.trim() == *t))
+        .collect();
     if !missing.is_empty() {
         eprintln!("[setup] rustup target add {}", missing.join(" "));
-        let ok = Command::new("rustup").args(["target", "add"]).args(&missing).status()?.success();
+        let ok = Command::new("rustup")
+            .args(["target", "add"])
+            .args(&missing)
+            .status()?
+            .success();
         if !ok {
             bail!("rustup target add {} failed", missing.join(" "));
         }
@@ -81,7 +118,9 @@ pub fn ensure_rust() -> Result<()> {
         let have = Command::new("cargo").args([sub, "--version"]).output();
         if !have.map(|o| o.status.success()).unwrap_or(false) {
             eprintln!("[setup] rustup component add {comp}");
-            Command::new("rustup").args(["component", "add", comp]).status()?;
+            Command::new("rustup")
+                .args(["component", "add", comp])
+                .status()?;
         }
     }
     Ok(())
@@ -89,7 +128,10 @@ pub fn ensure_rust() -> Result<()> {
 
 /// The workspace root (xtask lives one level below it).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// Everything: apt, rust, venv. Returns the venv's python.

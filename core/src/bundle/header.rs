@@ -117,7 +117,10 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     }
     let major = le_u16(bytes, 8);
     if major != FORMAT_MAJOR {
-        return Err(BundleError::UnsupportedMajor { found: major, supported: FORMAT_MAJOR });
+        return Err(BundleError::UnsupportedMajor {
+            found: major,
+            supported: FORMAT_MAJOR,
+        });
     }
     let header_len = le_u32(bytes, 12);
     if header_len as usize != HEADER_LEN {
@@ -134,16 +137,28 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
         flags: le_u32(bytes, 52),
     };
     if header.total_len != bytes.len() as u64 {
-        return Err(BundleError::LengthMismatch { header: header.total_len, actual: bytes.len() as u64 });
+        return Err(BundleError::LengthMismatch {
+            header: header.total_len,
+            actual: bytes.len() as u64,
+        });
     }
     let computed = crc32fast::hash(&bytes[HEADER_LEN..]);
     if computed != header.body_crc {
-        return Err(BundleError::ChecksumMismatch { stored: header.body_crc, computed });
+        return Err(BundleError::ChecksumMismatch {
+            stored: header.body_crc,
+            computed,
+        });
     }
     if header.minor == FORMAT_MINOR && header.schema_hash != SCHEMA_HASH {
-        return Err(BundleError::SchemaMismatch { stored: header.schema_hash, expected: SCHEMA_HASH });
+        return Err(BundleError::SchemaMismatch {
+            stored: header.schema_hash,
+            expected: SCHEMA_HASH,
+        });
     }
-    if header.weights_offset % super::WEIGHTS_ALIGN as u64 != 0 {
+    if !header
+        .weights_offset
+        .is_multiple_of(super::WEIGHTS_ALIGN as u64)
+    {
         return Err(BundleError::Layout("weights blob is not 64-byte aligned"));
     }
     if header.flags != 0 {

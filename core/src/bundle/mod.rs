@@ -71,13 +71,19 @@ impl<'a> Bundle<'a> {
             .checked_add(header.weights_len)
             .ok_or(BundleError::Layout("weights blob length overflows"))?;
         if weights_end > rest.len() as u64 {
-            return Err(BundleError::Layout("weights blob extends past the end of the file"));
+            return Err(BundleError::Layout(
+                "weights blob extends past the end of the file",
+            ));
         }
         let body_bytes = &rest[..weights_start as usize];
         let weights = &rest[weights_start as usize..weights_end as usize];
-        let (body, _trailing) =
-            postcard::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
-        let bundle = Bundle { header, body, weights };
+        let (body, _trailing) = postcard::take_from_bytes::<Body<'a>>(body_bytes)
+            .map_err(|_| BundleError::BodyDecode)?;
+        let bundle = Bundle {
+            header,
+            body,
+            weights,
+        };
         validate::validate(&bundle)?;
         Ok(bundle)
     }
@@ -106,6 +112,9 @@ impl<'a> Bundle<'a> {
 
     /// Index of the input named `name`.
     pub fn input_index(&self, name: &str) -> Option<usize> {
-        self.body.inputs.iter().position(|t| matches!(t, Ok(t) if t.name == name))
+        self.body
+            .inputs
+            .iter()
+            .position(|t| matches!(t, Ok(t) if t.name == name))
     }
 }

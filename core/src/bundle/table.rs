@@ -27,14 +27,24 @@ impl<T> Copy for Table<'_, T> {}
 
 impl<T> core::fmt::Debug for Table<'_, T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Table({} records, {} bytes)", self.count, self.data.len())
+        write!(
+            f,
+            "Table({} records, {} bytes)",
+            self.count,
+            self.data.len()
+        )
     }
 }
 
 impl<'a, T: Deserialize<'a>> Table<'a, T> {
     /// Build a table view from already-encoded parts (used by the writer and tests).
     pub fn from_parts(count: u32, index: &'a [u8], data: &'a [u8]) -> Self {
-        Table { count, index, data, _t: PhantomData }
+        Table {
+            count,
+            index,
+            data,
+            _t: PhantomData,
+        }
     }
 
     /// Number of records.
@@ -54,12 +64,19 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
 
     /// Decode record `i`.
     pub fn get(&self, i: usize) -> Result<T, BundleError> {
-        let err = BundleError::Table { table: core::any::type_name::<T>(), index: i as u32 };
+        let err = BundleError::Table {
+            table: core::any::type_name::<T>(),
+            index: i as u32,
+        };
         if i >= self.len() {
             return Err(err);
         }
         let start = self.offset(i).ok_or(err)?;
-        let end = if i + 1 < self.len() { self.offset(i + 1).ok_or(err)? } else { self.data.len() };
+        let end = if i + 1 < self.len() {
+            self.offset(i + 1).ok_or(err)?
+        } else {
+            self.data.len()
+        };
         let rec = self.data.get(start..end).ok_or(err)?;
         let (value, rest) = postcard::take_from_bytes::<T>(rec).map_err(|_| err)?;
         if !rest.is_empty() {
@@ -70,7 +87,10 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
 
     /// Iterate over all records in order.
     pub fn iter(&self) -> TableIter<'a, T> {
-        TableIter { table: *self, next: 0 }
+        TableIter {
+            table: *self,
+            next: 0,
+        }
     }
 
     /// Check the index: right length, first offset 0, strictly increasing, inside `data`.
@@ -138,13 +158,23 @@ mod serde_bytes_compat {
 
 impl<T> Serialize for Table<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        RawTable { count: self.count, index: self.index, data: self.data }.serialize(s)
+        RawTable {
+            count: self.count,
+            index: self.index,
+            data: self.data,
+        }
+        .serialize(s)
     }
 }
 
 impl<'de: 'a, 'a, T> Deserialize<'de> for Table<'a, T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = RawTable::deserialize(d)?;
-        Ok(Table { count: raw.count, index: raw.index, data: raw.data, _t: PhantomData })
+        Ok(Table {
+            count: raw.count,
+            index: raw.index,
+            data: raw.data,
+            _t: PhantomData,
+        })
     }
 }

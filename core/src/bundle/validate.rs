@@ -6,7 +6,10 @@ use super::schema::{ArgRef, BufferDesc, BufferKind, Step, TensorDesc, MAX_IO};
 use super::{Bundle, BundleError, Table};
 
 fn invalid(what: &'static str, index: usize) -> BundleError {
-    BundleError::Invalid { what, index: index as u32 }
+    BundleError::Invalid {
+        what,
+        index: index as u32,
+    }
 }
 
 /// `offset + size <= limit` without overflow.
@@ -39,7 +42,15 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
         if k.entry.is_empty() {
             return Err(invalid("kernel has no entry symbol", i));
         }
-        check_meta(&body.target, &k.meta, k.params.iter().filter(|p| matches!(p.kind, ParamKind::Image { .. })).count(), i)?;
+        check_meta(
+            &body.target,
+            &k.meta,
+            k.params
+                .iter()
+                .filter(|p| matches!(p.kind, ParamKind::Image { .. }))
+                .count(),
+            i,
+        )?;
     }
     check_steps(b, body.init)?;
     check_steps(b, body.run)?;
@@ -49,7 +60,10 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
         r.inputs.check_index("reference inputs")?;
         r.outputs.check_index("reference outputs")?;
         if r.inputs.len() != body.inputs.len() || r.outputs.len() != body.outputs.len() {
-            return Err(invalid("reference tensor count differs from the model's", 0));
+            return Err(invalid(
+                "reference tensor count differs from the model's",
+                0,
+            ));
         }
         for (i, (t, d)) in body.inputs.iter().zip(r.inputs.iter()).enumerate() {
             if d?.data.len() as u64 != t?.byte_len() {
@@ -78,10 +92,16 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
     match buf.init {
         Some((off, len)) => {
             if !fits(off, len, b.weights().len() as u64) {
-                return Err(invalid("buffer's initial data lies outside the weights blob", i));
+                return Err(invalid(
+                    "buffer's initial data lies outside the weights blob",
+                    i,
+                ));
             }
             if len > buf.size {
-                return Err(invalid("buffer's initial data is larger than the buffer", i));
+                return Err(invalid(
+                    "buffer's initial data is larger than the buffer",
+                    i,
+                ));
             }
         }
         None if matches!(buf.kind, BufferKind::Weight | BufferKind::State) => {
@@ -92,7 +112,12 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
     Ok(())
 }
 
-fn check_meta(target: &Target<'_>, meta: &KernelMeta<'_>, images: usize, i: usize) -> Result<(), BundleError> {
+fn check_meta(
+    target: &Target<'_>,
+    meta: &KernelMeta<'_>,
+    images: usize,
+    i: usize,
+) -> Result<(), BundleError> {
     match (target, meta) {
         (Target::Cpu { .. }, KernelMeta::Cpu(m)) => {
             if m.threads == 0 {
@@ -104,11 +129,19 @@ fn check_meta(target: &Target<'_>, meta: &KernelMeta<'_>, images: usize, i: usiz
                 return Err(invalid("IR3 immediates are not whole dwords", i));
             }
             if m.tex_cnt as usize != m.tex_to_image.len() {
-                return Err(invalid("IR3 texture map length differs from the texture count", i));
+                return Err(invalid(
+                    "IR3 texture map length differs from the texture count",
+                    i,
+                ));
             }
             let ibo = m.ibo_cnt as usize;
-            if m.tex_to_image.iter().any(|&t| ibo + t as usize >= images) || ibo + m.tex_to_image.len() > images {
-                return Err(invalid("IR3 texture map points past the image parameters", i));
+            if m.tex_to_image.iter().any(|&t| ibo + t as usize >= images)
+                || ibo + m.tex_to_image.len() > images
+            {
+                return Err(invalid(
+                    "IR3 texture map points past the image parameters",
+                    i,
+                ));
             }
         }
         (Target::Amd { .. }, KernelMeta::Amd(m)) => {
@@ -116,14 +149,23 @@ fn check_meta(target: &Target<'_>, meta: &KernelMeta<'_>, images: usize, i: usiz
                 return Err(invalid("AMD kernel wavefront size is not 32 or 64", i));
             }
         }
-        _ => return Err(invalid("kernel metadata does not match the bundle target", i)),
+        _ => {
+            return Err(invalid(
+                "kernel metadata does not match the bundle target",
+                i,
+            ))
+        }
     }
     Ok(())
 }
 
 fn buffer(b: &Bundle<'_>, id: u32, i: usize) -> Result<BufferDesc<'static>, BundleError> {
     // Only the numeric fields are needed here; drop the label's borrow.
-    let d = b.body().buffers.get(id as usize).map_err(|_| invalid("step refers to a missing buffer", i))?;
+    let d = b
+        .body()
+        .buffers
+        .get(id as usize)
+        .map_err(|_| invalid("step refers to a missing buffer", i))?;
     Ok(BufferDesc { label: "", ..d })
 }
 
@@ -131,39 +173,66 @@ fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError
     let body = b.body();
     for (i, step) in steps.iter().enumerate() {
         match step? {
-            Step::Launch { kernel, args, global, local } => {
+            Step::Launch {
+                kernel,
+                args,
+                global,
+                local,
+            } => {
                 let k = body
                     .kernels
                     .get(kernel as usize)
                     .map_err(|_| invalid("launch refers to a missing kernel", i))?;
                 if args.len() != k.params.len() {
-                    return Err(invalid("launch argument count differs from the kernel's parameters", i));
+                    return Err(invalid(
+                        "launch argument count differs from the kernel's parameters",
+                        i,
+                    ));
                 }
                 if global.contains(&0) || local.contains(&0) {
                     return Err(invalid("launch with a zero global or local size", i));
                 }
                 for (p, a) in k.params.iter().zip(args.iter()) {
                     match (p.kind, a) {
-                        (ParamKind::Buffer | ParamKind::Image { .. }, ArgRef::Buffer { buffer: id, offset, size }) => {
+                        (
+                            ParamKind::Buffer | ParamKind::Image { .. },
+                            ArgRef::Buffer {
+                                buffer: id,
+                                offset,
+                                size,
+                            },
+                        ) => {
                             let buf = buffer(b, *id, i)?;
                             if *size == 0 || !fits(*offset, *size, buf.size) {
                                 return Err(invalid("launch argument lies outside its buffer", i));
                             }
                             if let ParamKind::Image { height, width } = p.kind {
-                                let need = (height as u64) * (width as u64) * 4 * p.dtype.size() as u64;
+                                let need =
+                                    (height as u64) * (width as u64) * 4 * p.dtype.size() as u64;
                                 if need > *size {
-                                    return Err(invalid("image argument is smaller than its image shape", i));
+                                    return Err(invalid(
+                                        "image argument is smaller than its image shape",
+                                        i,
+                                    ));
                                 }
                             }
                         }
                         (ParamKind::CoreId | ParamKind::Var, ArgRef::Int(_)) => {}
-                        _ => return Err(invalid("launch argument kind differs from the kernel parameter", i)),
+                        _ => {
+                            return Err(invalid(
+                                "launch argument kind differs from the kernel parameter",
+                                i,
+                            ))
+                        }
                     }
                 }
                 if let KernelMeta::Cpu(m) = k.meta {
                     let has_core = k.params.iter().any(|p| p.kind == ParamKind::CoreId);
                     if !has_core && m.threads != 1 {
-                        return Err(invalid("threaded CPU kernel without a core_id parameter", i));
+                        return Err(invalid(
+                            "threaded CPU kernel without a core_id parameter",
+                            i,
+                        ));
                     }
                 }
             }
@@ -183,9 +252,21 @@ fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError
     Ok(())
 }
 
-fn check_tensors(b: &Bundle<'_>, t: Table<'_, TensorDesc<'_>>, what: &'static str, input: bool) -> Result<(), BundleError> {
+fn check_tensors(
+    b: &Bundle<'_>,
+    t: Table<'_, TensorDesc<'_>>,
+    what: &'static str,
+    input: bool,
+) -> Result<(), BundleError> {
     if t.len() > MAX_IO {
-        return Err(invalid(if input { "too many inputs" } else { "too many outputs" }, 0));
+        return Err(invalid(
+            if input {
+                "too many inputs"
+            } else {
+                "too many outputs"
+            },
+            0,
+        ));
     }
     if !input && t.is_empty() {
         return Err(invalid("bundle has no outputs", 0));
@@ -193,18 +274,45 @@ fn check_tensors(b: &Bundle<'_>, t: Table<'_, TensorDesc<'_>>, what: &'static st
     for (i, d) in t.iter().enumerate() {
         let d = d?;
         if d.name.is_empty() {
-            return Err(invalid(if input { "input without a name" } else { "output without a name" }, i));
+            return Err(invalid(
+                if input {
+                    "input without a name"
+                } else {
+                    "output without a name"
+                },
+                i,
+            ));
         }
         let numel = d.shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
         let bytes = numel.and_then(|n| n.checked_mul(d.dtype.size() as u64));
-        let buf = b.body().buffers.get(d.buffer as usize).map_err(|_| invalid(what, i))?;
+        let buf = b
+            .body()
+            .buffers
+            .get(d.buffer as usize)
+            .map_err(|_| invalid(what, i))?;
         match bytes {
             Some(n) if n > 0 && fits(d.offset, n, buf.size) => {}
-            _ => return Err(invalid(if input { "input does not fit its buffer" } else { "output does not fit its buffer" }, i)),
+            _ => {
+                return Err(invalid(
+                    if input {
+                        "input does not fit its buffer"
+                    } else {
+                        "output does not fit its buffer"
+                    },
+                    i,
+                ))
+            }
         }
         for (j, other) in t.iter().enumerate().take(i) {
             if other?.name == d.name {
-                return Err(invalid(if input { "duplicate input name" } else { "duplicate output name" }, j));
+                return Err(invalid(
+                    if input {
+                        "duplicate input name"
+                    } else {
+                        "duplicate output name"
+                    },
+                    j,
+                ));
             }
         }
     }

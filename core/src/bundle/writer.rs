@@ -12,7 +12,9 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, SCHEMA_HASH};
-use super::schema::{Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step, TensorDesc};
+use super::schema::{
+    Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step, TensorDesc,
+};
 use super::{Bundle, BundleError, Table, WEIGHTS_ALIGN};
 
 /// Why a bundle could not be written.
@@ -86,7 +88,11 @@ pub struct TableBuilder {
 
 impl TableBuilder {
     pub fn new() -> Self {
-        TableBuilder { index: Vec::new(), data: Vec::new(), count: 0 }
+        TableBuilder {
+            index: Vec::new(),
+            data: Vec::new(),
+            count: 0,
+        }
     }
 
     /// Append one record.

@@ -8,7 +8,9 @@
 use modelrt_core::bundle::writer::{BufferSpec, BundleSpec, ReferenceSpec};
 use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
 use modelrt_hal::device::{Arg, Device, KernelId, KernelImage, Queue, SubmitTiming};
-use modelrt_hal::target::{CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target};
+use modelrt_hal::target::{
+    CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
+};
 
 pub const N: usize = 16;
 
@@ -17,11 +19,16 @@ pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn buf_param() -> ParamDesc {
-    ParamDesc { kind: ParamKind::Buffer, dtype: DType::F32 }
+    ParamDesc {
+        kind: ParamKind::Buffer,
+        dtype: DType::F32,
+    }
 }
 
 fn kernel(entry: &'static str, params: &[ParamDesc], threads: u32) -> KernelDesc<'static> {
@@ -36,7 +43,11 @@ fn kernel(entry: &'static str, params: &[ParamDesc], threads: u32) -> KernelDesc
 }
 
 fn whole(buffer: u32) -> ArgRef {
-    ArgRef::Buffer { buffer, offset: 0, size: (N * 4) as u64 }
+    ArgRef::Buffer {
+        buffer,
+        offset: 0,
+        size: (N * 4) as u64,
+    }
 }
 
 /// The model: y = relu(x_dev * w + b) where x is copied from the input buffer to a device buffer,
@@ -51,19 +62,64 @@ impl Fixture {
     pub fn new() -> Self {
         let w: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 3.0).collect();
         let x: Vec<f32> = (0..N).map(|i| (i as f32).sin()).collect();
-        let y: Vec<f32> = (0..N).map(|i| (x[i] * w[i] + 2.0 * w[i]).max(0.0)).collect();
-        Fixture { weights: f32_bytes(&w), ref_in: f32_bytes(&x), ref_out: f32_bytes(&y) }
+        let y: Vec<f32> = (0..N)
+            .map(|i| (x[i] * w[i] + 2.0 * w[i]).max(0.0))
+            .collect();
+        Fixture {
+            weights: f32_bytes(&w),
+            ref_in: f32_bytes(&x),
+            ref_out: f32_bytes(&y),
+        }
     }
 
     pub fn spec(&self) -> BundleSpec<'_> {
-        let core = ParamDesc { kind: ParamKind::CoreId, dtype: DType::I32 };
+        let core = ParamDesc {
+            kind: ParamKind::CoreId,
+            dtype: DType::I32,
+        };
         let buffers = vec![
-            BufferSpec { label: "input:x", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Input, init: None },
-            BufferSpec { label: "onnx:w", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Weight, init: Some(&self.weights) },
-            BufferSpec { label: "x_dev", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Scratch, init: None },
-            BufferSpec { label: "b", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Scratch, init: None },
-            BufferSpec { label: "t", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Scratch, init: None },
-            BufferSpec { label: "output:y", size: (N * 4) as u64, dtype: DType::F32, kind: BufferKind::Output, init: None },
+            BufferSpec {
+                label: "input:x",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Input,
+                init: None,
+            },
+            BufferSpec {
+                label: "onnx:w",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Weight,
+                init: Some(&self.weights),
+            },
+            BufferSpec {
+                label: "x_dev",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Scratch,
+                init: None,
+            },
+            BufferSpec {
+                label: "b",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Scratch,
+                init: None,
+            },
+            BufferSpec {
+                label: "t",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Scratch,
+                init: None,
+            },
+            BufferSpec {
+                label: "output:y",
+                size: (N * 4) as u64,
+                dtype: DType::F32,
+                kind: BufferKind::Output,
+                init: None,
+            },
         ];
         let kernels = vec![
             kernel("add", &[buf_param(), buf_param(), buf_param()], 1),
@@ -77,7 +133,11 @@ impl Fixture {
             local: [1, 1, 1],
         };
         BundleSpec {
-            target: Target::Cpu { arch: CpuArch::X86_64, baseline: "x86-64-v3", features: 0 },
+            target: Target::Cpu {
+                arch: CpuArch::X86_64,
+                baseline: "x86-64-v3",
+                features: 0,
+            },
             producer: Producer {
                 tinygrad: "0.14.0",
                 tinymesa: None,
@@ -89,14 +149,42 @@ impl Fixture {
             kernels,
             init: vec![launch(0, &[whole(3), whole(1), whole(1)], 1)],
             run: vec![
-                Step::Copy { dst: BufRef { buffer: 2, offset: 0 }, src: BufRef { buffer: 0, offset: 0 }, size: (N * 4) as u64 },
+                Step::Copy {
+                    dst: BufRef {
+                        buffer: 2,
+                        offset: 0,
+                    },
+                    src: BufRef {
+                        buffer: 0,
+                        offset: 0,
+                    },
+                    size: (N * 4) as u64,
+                },
                 launch(1, &[whole(4), whole(2), whole(1)], 1),
                 launch(0, &[whole(4), whole(4), whole(3)], 1),
                 launch(2, &[whole(5), whole(4), ArgRef::Int(0)], 2),
             ],
-            inputs: vec![TensorDesc { name: "x", buffer: 0, offset: 0, dtype: DType::F32, shape: [1u64, N as u64].into_iter().collect() }],
-            outputs: vec![TensorDesc { name: "y", buffer: 5, offset: 0, dtype: DType::F32, shape: [1u64, N as u64].into_iter().collect() }],
-            reference: Some(ReferenceSpec { seed: 0, atol: 1e-6, rtol: 1e-6, inputs: vec![&self.ref_in], outputs: vec![&self.ref_out] }),
+            inputs: vec![TensorDesc {
+                name: "x",
+                buffer: 0,
+                offset: 0,
+                dtype: DType::F32,
+                shape: [1u64, N as u64].into_iter().collect(),
+            }],
+            outputs: vec![TensorDesc {
+                name: "y",
+                buffer: 5,
+                offset: 0,
+                dtype: DType::F32,
+                shape: [1u64, N as u64].into_iter().collect(),
+            }],
+            reference: Some(ReferenceSpec {
+                seed: 0,
+                atol: 1e-6,
+                rtol: 1e-6,
+                inputs: vec![&self.ref_in],
+                outputs: vec![&self.ref_out],
+            }),
         }
     }
 }
@@ -110,8 +198,16 @@ enum Op {
 
 #[derive(Clone, Copy)]
 enum Cmd {
-    Exec { op: Op, args: [Arg; 3], threads: u32 },
-    Copy { dst: u64, src: u64, len: u64 },
+    Exec {
+        op: Op,
+        args: [Arg; 3],
+        threads: u32,
+    },
+    Copy {
+        dst: u64,
+        src: u64,
+        len: u64,
+    },
 }
 
 /// An interpreting host device (see module doc).
@@ -143,14 +239,27 @@ impl Queue for MockQueue {
     fn timestamp(&mut self) -> Result<(), MockError> {
         Ok(())
     }
-    fn exec(&mut self, kernel: KernelId, args: &[Arg], _global: [u32; 3], _local: [u32; 3]) -> Result<(), MockError> {
-        let (op, threads) = *self.kernels.get(kernel.0 as usize).ok_or(MockError("bad kernel id"))?;
+    fn exec(
+        &mut self,
+        kernel: KernelId,
+        args: &[Arg],
+        _global: [u32; 3],
+        _local: [u32; 3],
+    ) -> Result<(), MockError> {
+        let (op, threads) = *self
+            .kernels
+            .get(kernel.0 as usize)
+            .ok_or(MockError("bad kernel id"))?;
         let mut a = [Arg::Int(0); 3];
         if args.len() != 3 {
             return Err(MockError("bad arg count"));
         }
         a.copy_from_slice(args);
-        self.cmds.push(Cmd::Exec { op, args: a, threads });
+        self.cmds.push(Cmd::Exec {
+            op,
+            args: a,
+            threads,
+        });
         Ok(())
     }
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), MockError> {
@@ -194,12 +303,19 @@ impl Device for MockDevice {
     }
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), MockError> {
         let o = offset as usize;
-        self.arena.get_mut(o..o + data.len()).ok_or(MockError("upload out of range"))?.copy_from_slice(data);
+        self.arena
+            .get_mut(o..o + data.len())
+            .ok_or(MockError("upload out of range"))?
+            .copy_from_slice(data);
         Ok(())
     }
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), MockError> {
         let o = offset as usize;
-        out.copy_from_slice(self.arena.get(o..o + out.len()).ok_or(MockError("download out of range"))?);
+        out.copy_from_slice(
+            self.arena
+                .get(o..o + out.len())
+                .ok_or(MockError("download out of range"))?,
+        );
         Ok(())
     }
     fn load_kernel(&mut self, k: &KernelImage<'_>) -> Result<KernelId, MockError> {
@@ -217,15 +333,18 @@ impl Device for MockDevice {
         Ok(KernelId(self.kernels.len() as u32 - 1))
     }
     fn create_queue(&mut self) -> Result<MockQueue, MockError> {
-        Ok(MockQueue { cmds: Vec::new(), kernels: self.kernels.clone() })
+        Ok(MockQueue {
+            cmds: Vec::new(),
+            kernels: self.kernels.clone(),
+        })
     }
     fn submit(&mut self, q: &mut MockQueue) -> Result<SubmitTiming, MockError> {
         self.submits += 1;
         for cmd in &q.cmds {
             match *cmd {
-                Cmd::Copy { dst, src, len } => {
-                    self.arena.copy_within(src as usize..(src + len) as usize, dst as usize)
-                }
+                Cmd::Copy { dst, src, len } => self
+                    .arena
+                    .copy_within(src as usize..(src + len) as usize, dst as usize),
                 Cmd::Exec { op, args, threads } => {
                     let [o, a, b] = args;
                     for i in 0..N {
@@ -240,7 +359,10 @@ impl Device for MockDevice {
                 }
             }
         }
-        Ok(SubmitTiming { enqueue_ns: 1, device_ns: 2 })
+        Ok(SubmitTiming {
+            enqueue_ns: 1,
+            device_ns: 2,
+        })
     }
     fn now_ns(&self) -> u64 {
         0

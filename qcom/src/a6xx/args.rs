@@ -63,14 +63,27 @@ pub enum ArgsError {
 impl core::fmt::Display for ArgsError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            ArgsError::Count { params, args } => write!(f, "kernel takes {params} arguments, got {args}"),
-            ArgsError::Kind { index } => write!(f, "argument {index} has the wrong kind (buffer vs int)"),
-            ArgsError::Images { images, needed } => {
-                write!(f, "kernel binds {needed} images but has {images} image parameters")
+            ArgsError::Count { params, args } => {
+                write!(f, "kernel takes {params} arguments, got {args}")
             }
-            ArgsError::Unsupported { index } => write!(f, "parameter {index} is not supported on Adreno"),
-            ArgsError::Region { need, have } => write!(f, "args region needs {need} bytes, have {have}"),
-            ArgsError::ImageShape { index } => write!(f, "image parameter {index} has an unsupported shape"),
+            ArgsError::Kind { index } => {
+                write!(f, "argument {index} has the wrong kind (buffer vs int)")
+            }
+            ArgsError::Images { images, needed } => {
+                write!(
+                    f,
+                    "kernel binds {needed} images but has {images} image parameters"
+                )
+            }
+            ArgsError::Unsupported { index } => {
+                write!(f, "parameter {index} is not supported on Adreno")
+            }
+            ArgsError::Region { need, have } => {
+                write!(f, "args region needs {need} bytes, have {have}")
+            }
+            ArgsError::ImageShape { index } => {
+                write!(f, "image parameter {index} has an unsupported shape")
+            }
         }
     }
 }
@@ -90,14 +103,34 @@ fn put_u32s(region: &mut [u8], at: u32, dws: &[u32]) {
 }
 
 /// The 16-dword descriptor of an image `(height, width, 4)` of `dtype` at `addr` (spec §8.3).
-pub fn image_descriptor(height: u32, width: u32, dtype: DType, addr: u64, uav: bool) -> Option<[u32; 16]> {
+pub fn image_descriptor(
+    height: u32,
+    width: u32,
+    dtype: DType,
+    addr: u64,
+    uav: bool,
+) -> Option<[u32; 16]> {
     let item = dtype.size() as u32;
-    let fmt = if item == 4 { tex::FMT6_32_32_32_32_FLOAT } else { tex::FMT6_16_16_16_16_FLOAT };
+    let fmt = if item == 4 {
+        tex::FMT6_32_32_32_32_FLOAT
+    } else {
+        tex::FMT6_16_16_16_16_FLOAT
+    };
     let pitch = width.checked_mul(4 * item)?;
-    if width == 0 || height == 0 || width > 0x7FFF || height > 0x7FFF || pitch % 64 != 0 || pitch >= 1 << 22 {
+    if width == 0
+        || height == 0
+        || width > 0x7FFF
+        || height > 0x7FFF
+        || pitch % 64 != 0
+        || pitch >= 1 << 22
+    {
         return None;
     }
-    let d0 = if uav { fmt << 22 } else { 0x8 | 1 << 7 | 2 << 10 | 3 << 13 | fmt << 22 };
+    let d0 = if uav {
+        fmt << 22
+    } else {
+        0x8 | 1 << 7 | 2 << 10 | 3 << 13 | fmt << 22
+    };
     let mut d = [0u32; 16];
     d[0] = d0;
     d[1] = width | height << 15;
@@ -120,10 +153,16 @@ pub fn fill(
     region: &mut [u8],
 ) -> Result<AddrSlots, ArgsError> {
     if region.len() < layout.args_size as usize {
-        return Err(ArgsError::Region { need: layout.args_size, have: region.len() });
+        return Err(ArgsError::Region {
+            need: layout.args_size,
+            have: region.len(),
+        });
     }
     if params.len() != args.len() {
-        return Err(ArgsError::Count { params: params.len(), args: args.len() });
+        return Err(ArgsError::Count {
+            params: params.len(),
+            args: args.len(),
+        });
     }
     let region = &mut region[..layout.args_size as usize];
     region.fill(0);
@@ -131,13 +170,19 @@ pub fn fill(
 
     put(region, layout.imm_off, immediates);
     for i in 0..layout.samp_cnt {
-        put_u32s(region, layout.samp_off + i * SAMPLER_BYTES, &[tex::SAMP_0_CLAMP_TO_BORDER, tex::SAMP_1_UNNORM, 0, 0]);
+        put_u32s(
+            region,
+            layout.samp_off + i * SAMPLER_BYTES,
+            &[tex::SAMP_0_CLAMP_TO_BORDER, tex::SAMP_1_UNNORM, 0, 0],
+        );
     }
 
     // Buffers (non-image) become u64 VAs at buf_off + 8·i; vars follow, naturally aligned (TinyELF.iter_sig).
     let mut n_ubo = 0u32;
-    let mut images: heapless::Vec<(usize, u32, u32, DType, u64), { modelrt_hal::target::MAX_PARAMS }> =
-        heapless::Vec::new();
+    let mut images: heapless::Vec<
+        (usize, u32, u32, DType, u64),
+        { modelrt_hal::target::MAX_PARAMS },
+    > = heapless::Vec::new();
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
         match (p.kind, *a) {
             (ParamKind::Buffer, GpuArg::Addr(va)) => {
@@ -146,14 +191,22 @@ pub fn fill(
                     return Err(ArgsError::Unsupported { index: i });
                 }
                 put(region, at, &va.to_le_bytes());
-                let _ = slots.push(AddrSlot { at, arg: i as u8, kind: SlotKind::Ptr64 });
+                let _ = slots.push(AddrSlot {
+                    at,
+                    arg: i as u8,
+                    kind: SlotKind::Ptr64,
+                });
                 n_ubo += 1;
             }
             (ParamKind::Image { height, width }, GpuArg::Addr(va)) => {
                 let _ = images.push((i, height, width, p.dtype, va));
             }
-            (ParamKind::Buffer | ParamKind::Image { .. }, GpuArg::Int(_)) => return Err(ArgsError::Kind { index: i }),
-            (ParamKind::Var | ParamKind::CoreId, GpuArg::Addr(_)) => return Err(ArgsError::Kind { index: i }),
+            (ParamKind::Buffer | ParamKind::Image { .. }, GpuArg::Int(_)) => {
+                return Err(ArgsError::Kind { index: i })
+            }
+            (ParamKind::Var | ParamKind::CoreId, GpuArg::Addr(_)) => {
+                return Err(ArgsError::Kind { index: i })
+            }
             _ => {}
         }
     }
@@ -179,21 +232,35 @@ pub fn fill(
     }
 
     let needed = (layout.ibo_cnt + layout.tex_cnt) as usize;
-    let mut desc = |slot_at: u32, img: usize, uav: bool, slots: &mut AddrSlots| -> Result<(), ArgsError> {
-        let Some(&(index, h, w, dt, va)) = images.get(img) else {
-            return Err(ArgsError::Images { images: images.len(), needed });
+    let mut desc =
+        |slot_at: u32, img: usize, uav: bool, slots: &mut AddrSlots| -> Result<(), ArgsError> {
+            let Some(&(index, h, w, dt, va)) = images.get(img) else {
+                return Err(ArgsError::Images {
+                    images: images.len(),
+                    needed,
+                });
+            };
+            let d = image_descriptor(h, w, dt, va, uav).ok_or(ArgsError::ImageShape { index })?;
+            put_u32s(region, slot_at, &d);
+            let _ = slots.push(AddrSlot {
+                at: slot_at + 16,
+                arg: index as u8,
+                kind: SlotKind::DescBase,
+            });
+            Ok(())
         };
-        let d = image_descriptor(h, w, dt, va, uav).ok_or(ArgsError::ImageShape { index })?;
-        put_u32s(region, slot_at, &d);
-        let _ = slots.push(AddrSlot { at: slot_at + 16, arg: index as u8, kind: SlotKind::DescBase });
-        Ok(())
-    };
     for t in 0..layout.tex_cnt {
-        let img = layout.ibo_cnt as usize + tex_to_image.get(t as usize).copied().unwrap_or(0) as usize;
+        let img =
+            layout.ibo_cnt as usize + tex_to_image.get(t as usize).copied().unwrap_or(0) as usize;
         desc(layout.tex_off + t * DESC_BYTES, img, false, &mut slots)?;
     }
     for u in 0..layout.ibo_cnt {
-        desc(layout.ibo_off + u * DESC_BYTES, u as usize, true, &mut slots)?;
+        desc(
+            layout.ibo_off + u * DESC_BYTES,
+            u as usize,
+            true,
+            &mut slots,
+        )?;
     }
     if layout.wgsz != super::regs::REGID_UNUSED {
         put_u32s(region, layout.wgsz * 4, &local);

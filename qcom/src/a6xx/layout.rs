@@ -33,20 +33,34 @@ pub enum LayoutError {
 impl core::fmt::Display for LayoutError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            LayoutError::BadImageSize(n) => write!(f, "shader image size {n} is not a positive multiple of 8"),
+            LayoutError::BadImageSize(n) => {
+                write!(f, "shader image size {n} is not a positive multiple of 8")
+            }
             LayoutError::BadTextureCount { tex_cnt, mapped } => {
-                write!(f, "{tex_cnt} textures but {mapped} texture-to-image entries (max 16)")
+                write!(
+                    f,
+                    "{tex_cnt} textures but {mapped} texture-to-image entries (max 16)"
+                )
             }
             LayoutError::BadUavCount(n) => write!(f, "{n} UAVs is more than a6xx supports"),
             LayoutError::ConstOutOfRange { what, offset } => {
-                write!(f, "{what} at byte {offset} lies outside the 2048-byte constant file")
+                write!(
+                    f,
+                    "{what} at byte {offset} lies outside the 2048-byte constant file"
+                )
             }
             LayoutError::FieldOverflow(what) => write!(f, "{what} does not fit its register field"),
             LayoutError::TooManyThreads { requested, max } => {
-                write!(f, "Too many resources requested for launch: {requested} threads > {max}")
+                write!(
+                    f,
+                    "Too many resources requested for launch: {requested} threads > {max}"
+                )
             }
             LayoutError::BadDims { global, local } => {
-                write!(f, "invalid global/local dims global={global:?} local={local:?}")
+                write!(
+                    f,
+                    "invalid global/local dims global={global:?} local={local:?}"
+                )
             }
         }
     }
@@ -93,21 +107,28 @@ const fn round_up(x: u64, a: u64) -> u64 {
 impl KernelLayout {
     /// Derive the layout, rejecting metadata that cannot be encoded.
     pub fn new(m: &Ir3KernelMeta<'_>) -> Result<Self, LayoutError> {
-        if m.image_size == 0 || m.image_size % 8 != 0 {
+        if m.image_size == 0 || !m.image_size.is_multiple_of(8) {
             return Err(LayoutError::BadImageSize(m.image_size));
         }
         if m.tex_cnt > 16 || m.tex_to_image.len() < m.tex_cnt as usize {
-            return Err(LayoutError::BadTextureCount { tex_cnt: m.tex_cnt, mapped: m.tex_to_image.len() });
+            return Err(LayoutError::BadTextureCount {
+                tex_cnt: m.tex_cnt,
+                mapped: m.tex_to_image.len(),
+            });
         }
         if m.ibo_cnt > 0x3F {
             return Err(LayoutError::BadUavCount(m.ibo_cnt));
         }
         // SP_CS_CNTL_0: HALFREGFOOTPRINT bits 1–6, FULLREGFOOTPRINT bits 7–12, BRANCHSTACK bits 14–19.
         if m.hregs > 0x3F || m.fregs > 0x3F || m.branchstack > 0x3F {
-            return Err(LayoutError::FieldOverflow("register footprint / branch stack"));
+            return Err(LayoutError::FieldOverflow(
+                "register footprint / branch stack",
+            ));
         }
         if m.wgid > 0xFF || m.lid > 0xFF || m.wgsz > 0xFF {
-            return Err(LayoutError::FieldOverflow("work-group / local-id register id"));
+            return Err(LayoutError::FieldOverflow(
+                "work-group / local-id register id",
+            ));
         }
         if m.shmem > 32 * 1024 {
             return Err(LayoutError::FieldOverflow("shared memory size"));
@@ -116,17 +137,29 @@ impl KernelLayout {
             return Err(LayoutError::FieldOverflow("private memory size"));
         }
         if m.buf_off >= CONST_FILE_BYTES {
-            return Err(LayoutError::ConstOutOfRange { what: "buffer table", offset: m.buf_off });
+            return Err(LayoutError::ConstOutOfRange {
+                what: "buffer table",
+                offset: m.buf_off,
+            });
         }
-        if m.immediates.len() % 4 != 0 || m.imm_off as usize + m.immediates.len() > CONST_FILE_BYTES as usize {
-            return Err(LayoutError::ConstOutOfRange { what: "immediates", offset: m.imm_off });
+        if !m.immediates.len().is_multiple_of(4)
+            || m.imm_off as usize + m.immediates.len() > CONST_FILE_BYTES as usize
+        {
+            return Err(LayoutError::ConstOutOfRange {
+                what: "immediates",
+                offset: m.imm_off,
+            });
         }
         if m.wgsz != REGID_UNUSED && m.wgsz * 4 + 12 > CONST_FILE_BYTES {
-            return Err(LayoutError::ConstOutOfRange { what: "work-group size param", offset: m.wgsz * 4 });
+            return Err(LayoutError::ConstOutOfRange {
+                what: "work-group size param",
+                offset: m.wgsz * 4,
+            });
         }
         let pvt_rounded = round_up(m.pvtmem as u64, 512);
         let pvt_per_item = (pvt_rounded >> 9) as u32;
-        let hw_stack_offset = round_up(pvt_rounded.max(1).next_power_of_two() * 128 * 16, 0x1000) as u32;
+        let hw_stack_offset =
+            round_up(pvt_rounded.max(1).next_power_of_two() * 128 * 16, 0x1000) as u32;
         let samp_cnt = m.tex_cnt;
         let desc = (m.tex_cnt + m.ibo_cnt) * DESC_BYTES;
         let footprint = (m.fregs + m.hregs.div_ceil(2)).max(1);
@@ -151,7 +184,10 @@ impl KernelLayout {
             tex_off: CONST_FILE_BYTES,
             ibo_off: CONST_FILE_BYTES + DESC_BYTES * m.tex_cnt,
             samp_off: CONST_FILE_BYTES + desc,
-            args_size: round_up((CONST_FILE_BYTES + desc + samp_cnt * SAMPLER_BYTES) as u64, 256) as u32,
+            args_size: round_up(
+                (CONST_FILE_BYTES + desc + samp_cnt * SAMPLER_BYTES) as u64,
+                256,
+            ) as u32,
             max_threads: (((384 * 32) / (footprint * 128)) * 128).min(1024),
         })
     }
@@ -162,12 +198,19 @@ impl KernelLayout {
         if global.iter().chain(local.iter()).any(|&x| x == 0) || local.iter().any(|&l| l > 1024) {
             return Err(bad);
         }
-        if global.iter().zip(local.iter()).any(|(&g, &l)| g as u64 * l as u64 > u32::MAX as u64) {
+        if global
+            .iter()
+            .zip(local.iter())
+            .any(|(&g, &l)| g as u64 * l as u64 > u32::MAX as u64)
+        {
             return Err(bad);
         }
         let requested = local.iter().map(|&l| l as u64).product::<u64>();
         if requested > self.max_threads as u64 {
-            return Err(LayoutError::TooManyThreads { requested, max: self.max_threads });
+            return Err(LayoutError::TooManyThreads {
+                requested,
+                max: self.max_threads,
+            });
         }
         Ok(())
     }
@@ -228,7 +271,10 @@ mod tests {
         assert_eq!(l.check_launch([1, 1, 1], [16, 16, 1]), Ok(()));
         assert_eq!(
             l.check_launch([1, 1, 1], [16, 17, 1]),
-            Err(LayoutError::TooManyThreads { requested: 272, max: 256 })
+            Err(LayoutError::TooManyThreads {
+                requested: 272,
+                max: 256
+            })
         );
     }
 
@@ -239,21 +285,36 @@ mod tests {
         m.ibo_cnt = 1;
         m.tex_to_image = heapless::Vec::from_slice(&[1, 0]).unwrap();
         let l = KernelLayout::new(&m).unwrap();
-        assert_eq!((l.tex_off, l.ibo_off, l.samp_off), (2048, 2048 + 128, 2048 + 192));
+        assert_eq!(
+            (l.tex_off, l.ibo_off, l.samp_off),
+            (2048, 2048 + 128, 2048 + 192)
+        );
         // round_up(2048 + 3*64 + 2*16, 256) = 2304
         assert_eq!(l.args_size, 2304);
     }
 
     #[test]
     fn bad_metadata_is_rejected() {
-        assert_eq!(KernelLayout::new(&meta(0, 1, 1)), Err(LayoutError::BadImageSize(0)));
-        assert_eq!(KernelLayout::new(&meta(12, 1, 1)), Err(LayoutError::BadImageSize(12)));
+        assert_eq!(
+            KernelLayout::new(&meta(0, 1, 1)),
+            Err(LayoutError::BadImageSize(0))
+        );
+        assert_eq!(
+            KernelLayout::new(&meta(12, 1, 1)),
+            Err(LayoutError::BadImageSize(12))
+        );
         let mut m = meta(128, 1, 1);
         m.tex_cnt = 1;
-        assert!(matches!(KernelLayout::new(&m), Err(LayoutError::BadTextureCount { .. })));
+        assert!(matches!(
+            KernelLayout::new(&m),
+            Err(LayoutError::BadTextureCount { .. })
+        ));
         let mut m = meta(128, 1, 1);
         m.imm_off = 2046;
-        assert!(matches!(KernelLayout::new(&m), Err(LayoutError::ConstOutOfRange { .. })));
+        assert!(matches!(
+            KernelLayout::new(&m),
+            Err(LayoutError::ConstOutOfRange { .. })
+        ));
         let l = KernelLayout::new(&meta(128, 1, 1)).unwrap();
         assert!(l.check_launch([0, 1, 1], [1, 1, 1]).is_err());
         assert!(l.check_launch([1, 1, 1], [2048, 1, 1]).is_err());

@@ -77,13 +77,28 @@ pub mod size {
 /// `wait(sig, v)`: CP_WAIT_REG_MEM until the u32 at `addr` ≥ `value`. Returns the index of the REF dword.
 pub fn wait<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32) -> Result<usize, StreamFull> {
     let at = s.len() + 4;
-    cmd(s, op::CP_WAIT_REG_MEM, &[regs::WAIT_REG_MEM_GE_MEMORY, lo(addr), hi(addr), value, 0xFFFF_FFFF, 32])?;
+    cmd(
+        s,
+        op::CP_WAIT_REG_MEM,
+        &[
+            regs::WAIT_REG_MEM_GE_MEMORY,
+            lo(addr),
+            hi(addr),
+            value,
+            0xFFFF_FFFF,
+            32,
+        ],
+    )?;
     Ok(at)
 }
 
 /// `memory_barrier()`: flush to `dummy`, invalidate, wait for memory writes, wait for idle.
 pub fn memory_barrier<S: Sink + ?Sized>(s: &mut S, dummy: u64) -> Result<(), StreamFull> {
-    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0])?;
+    cmd(
+        s,
+        op::CP_EVENT_WRITE,
+        &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0],
+    )?;
     cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_INVALIDATE])?;
     cmd(s, op::CP_WAIT_MEM_WRITES, &[])?;
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])
@@ -92,16 +107,33 @@ pub fn memory_barrier<S: Sink + ?Sized>(s: &mut S, dummy: u64) -> Result<(), Str
 /// `timestamp(sig)`: wait for idle, then store the 64-bit always-on counter at `addr`.
 pub fn timestamp<S: Sink + ?Sized>(s: &mut S, addr: u64) -> Result<(), StreamFull> {
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
-    cmd(s, op::CP_REG_TO_MEM, &[regs::REG_TO_MEM_ALWAYS_ON_64, lo(addr), hi(addr)])
+    cmd(
+        s,
+        op::CP_REG_TO_MEM,
+        &[regs::REG_TO_MEM_ALWAYS_ON_64, lo(addr), hi(addr)],
+    )
 }
 
 /// `signal(sig, v)` (a6xx): wait for idle, CACHE_FLUSH_TS storing `value` at `addr`, flush to `dummy`.
 /// Returns the index of the value dword.
-pub fn signal<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32, dummy: u64) -> Result<usize, StreamFull> {
+pub fn signal<S: Sink + ?Sized>(
+    s: &mut S,
+    addr: u64,
+    value: u32,
+    dummy: u64,
+) -> Result<usize, StreamFull> {
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
     let at = s.len() + 4;
-    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(addr), hi(addr), value])?;
-    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0])?;
+    cmd(
+        s,
+        op::CP_EVENT_WRITE,
+        &[event::CACHE_FLUSH_TS, lo(addr), hi(addr), value],
+    )?;
+    cmd(
+        s,
+        op::CP_EVENT_WRITE,
+        &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0],
+    )?;
     Ok(at)
 }
 
@@ -181,51 +213,117 @@ pub fn exec<S: Sink + ?Sized>(
     cmd(
         s,
         op::CP_LOAD_STATE6_FRAG,
-        &[ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256), lo(a.args), hi(a.args)],
+        &[
+            ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256),
+            lo(a.args),
+            hi(a.args),
+        ],
     )?;
     cmd(
         s,
         op::CP_LOAD_STATE6_FRAG,
-        &[ls::d0(ls::ST_SHADER, ls::SB6_CS_SHADER, k.instr_units), lo(a.lib), hi(a.lib)],
+        &[
+            ls::d0(ls::ST_SHADER, ls::SB6_CS_SHADER, k.instr_units),
+            lo(a.lib),
+            hi(a.lib),
+        ],
     )?;
     reg(
         s,
         regs::SP_REG_PROG_ID_0,
-        &[0xFCFC_FCFC, 0xFCFC_FCFC, 0xFCFC_FCFC, 0xFC, regs::CS_CONST_CONFIG],
+        &[
+            0xFCFC_FCFC,
+            0xFCFC_FCFC,
+            0xFCFC_FCFC,
+            0xFC,
+            regs::CS_CONST_CONFIG,
+        ],
     )?;
     reg(s, regs::SP_CS_PVT_MEM_STACK_OFFSET, &[k.hw_stack_offset])?;
     reg(s, regs::SP_CS_INSTR_SIZE, &[k.instr_units])?;
     if k.samp_cnt > 0 {
         let samp = a.args + k.samp_off as u64;
-        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST_SHADER, ls::SB6_CS_TEX, k.samp_cnt), lo(samp), hi(samp)])?;
+        cmd(
+            s,
+            op::CP_LOAD_STATE6_FRAG,
+            &[
+                ls::d0(ls::ST_SHADER, ls::SB6_CS_TEX, k.samp_cnt),
+                lo(samp),
+                hi(samp),
+            ],
+        )?;
         reg(s, regs::SP_CS_SAMPLER_BASE, &[lo(samp), hi(samp)])?;
-        reg(s, regs::TPL1_CS_BORDER_COLOR_BASE, &[lo(a.border), hi(a.border)])?;
+        reg(
+            s,
+            regs::TPL1_CS_BORDER_COLOR_BASE,
+            &[lo(a.border), hi(a.border)],
+        )?;
     }
     if k.tex_cnt > 0 {
         let t = a.args + k.tex_off as u64;
-        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16)), lo(t), hi(t)])?;
+        cmd(
+            s,
+            op::CP_LOAD_STATE6_FRAG,
+            &[
+                ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16)),
+                lo(t),
+                hi(t),
+            ],
+        )?;
         reg(s, regs::SP_CS_TEXMEMOBJ_BASE, &[lo(t), hi(t)])?;
     }
     if k.ibo_cnt > 0 {
         let u = a.args + k.ibo_off as u64;
-        cmd(s, op::CP_LOAD_STATE6_FRAG, &[ls::d0(ls::ST6_UAV, ls::SB6_CS_SHADER, k.ibo_cnt), lo(u), hi(u)])?;
+        cmd(
+            s,
+            op::CP_LOAD_STATE6_FRAG,
+            &[
+                ls::d0(ls::ST6_UAV, ls::SB6_CS_SHADER, k.ibo_cnt),
+                lo(u),
+                hi(u),
+            ],
+        )?;
         reg(s, regs::SP_CS_UAV_BASE, &[lo(u), hi(u)])?;
     }
-    reg(s, regs::SP_CS_CONFIG, &[regs::CS_CONFIG_ENABLED | k.tex_cnt << 9 | k.samp_cnt << 17 | k.ibo_cnt << 22])?;
+    reg(
+        s,
+        regs::SP_CS_CONFIG,
+        &[regs::CS_CONFIG_ENABLED | k.tex_cnt << 9 | k.samp_cnt << 17 | k.ibo_cnt << 22],
+    )?;
     reg(
         s,
         regs::SP_CS_CONST_CONFIG_0,
-        &[k.wgid | k.wgsz << 8 | regs::REGID_UNUSED << 16 | k.lid << 24, regs::REGID_UNUSED],
+        &[
+            k.wgid | k.wgsz << 8 | regs::REGID_UNUSED << 16 | k.lid << 24,
+            regs::REGID_UNUSED,
+        ],
     )?;
     cmd(s, op::CP_EXEC_CS, &[0, gx, gy, gz])?;
-    cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_FLUSH_TS, lo(a.flush.0), hi(a.flush.0), a.flush.1])
+    cmd(
+        s,
+        op::CP_EVENT_WRITE,
+        &[
+            event::CACHE_FLUSH_TS,
+            lo(a.flush.0),
+            hi(a.flush.0),
+            a.flush.1,
+        ],
+    )
 }
 
 /// Dwords `exec` emits for `k` (spec §7 sizes).
 pub fn exec_len(k: &KernelLayout) -> usize {
     size::EXEC_BASE
-        + if k.samp_cnt > 0 { size::EXEC_SAMPLERS } else { 0 }
-        + if k.tex_cnt > 0 { size::EXEC_TEXTURES } else { 0 }
+        + if k.samp_cnt > 0 {
+            size::EXEC_SAMPLERS
+        } else {
+            0
+        }
+        + if k.tex_cnt > 0 {
+            size::EXEC_TEXTURES
+        } else {
+            0
+        }
         + if k.ibo_cnt > 0 { size::EXEC_UAVS } else { 0 }
 }
 
@@ -257,20 +355,50 @@ mod tests {
     }
 
     fn payloads(dw: &[u32]) -> std::vec::Vec<(crate::pm4::Header, std::vec::Vec<u32>)> {
-        crate::pm4::packets(dw).map(|p| p.unwrap()).map(|p| (p.header, p.payload.to_vec())).collect()
+        crate::pm4::packets(dw)
+            .map(|p| p.unwrap())
+            .map(|p| (p.header, p.payload.to_vec()))
+            .collect()
     }
 
     #[test]
     fn exec_matches_spec_walkthrough() {
         use crate::pm4::Header::*;
-        let (lib, stack, args, dummy) = (0x1_0000_1000u64, 0x2_0000_0000u64, 0x3_0000_0800u64, 0x4_0000_0000u64);
-        let a = DispatchAddrs { lib, stack, args, border: 0x5_0000_0000, flush: (dummy, 0) };
+        let (lib, stack, args, dummy) = (
+            0x1_0000_1000u64,
+            0x2_0000_0000u64,
+            0x3_0000_0800u64,
+            0x4_0000_0000u64,
+        );
+        let a = DispatchAddrs {
+            lib,
+            stack,
+            args,
+            border: 0x5_0000_0000,
+            flush: (dummy, 0),
+        };
         let mut s = std::vec::Vec::new();
         exec(&mut s, &walkthrough(), &a, [32, 1, 1], [32, 1, 1]).unwrap();
         assert_eq!(s.len(), 76);
         let p = payloads(&s);
-        let r = |reg: u32, v: &[u32]| (Type4 { reg, count: v.len() as u8 }, v.to_vec());
-        let c = |opcode: u8, v: &[u32]| (Type7 { opcode, count: v.len() as u16 }, v.to_vec());
+        let r = |reg: u32, v: &[u32]| {
+            (
+                Type4 {
+                    reg,
+                    count: v.len() as u8,
+                },
+                v.to_vec(),
+            )
+        };
+        let c = |opcode: u8, v: &[u32]| {
+            (
+                Type7 {
+                    opcode,
+                    count: v.len() as u16,
+                },
+                v.to_vec(),
+            )
+        };
         let expect = vec![
             c(0x65, &[8]),
             r(0xBB08, &[0x60]),
@@ -282,11 +410,17 @@ mod tests {
             r(0xB309, &[0x2]),
             r(0xB600, &[0]),
             c(0x26, &[]),
-            r(0xB990, &[0x7F, 0x400, 0, 1, 0, 1, 0, 0x00CC_C0CF, 0xFC, 0x20, 1, 1]),
+            r(
+                0xB990,
+                &[0x7F, 0x400, 0, 1, 0, 1, 0, 0x00CC_C0CF, 0xFC, 0x20, 1, 1],
+            ),
             r(0xA9B0, &[0x382, 0x41, 0, 0, 0x1000, 1, 0, 0, 2, 0]),
             c(0x34, &[0x4036_4000, 0x800, 3]),
             c(0x34, &[0x00F6_0000, 0x1000, 1]),
-            r(0xB983, &[0xFCFC_FCFC, 0xFCFC_FCFC, 0xFCFC_FCFC, 0xFC, 0x100]),
+            r(
+                0xB983,
+                &[0xFCFC_FCFC, 0xFCFC_FCFC, 0xFCFC_FCFC, 0xFC, 0x100],
+            ),
             r(0xA9BD, &[0x1000]),
             r(0xA9BC, &[3]),
             r(0xA9BB, &[0x100]),
@@ -305,13 +439,41 @@ mod tests {
         assert_eq!(s[..7], [0x70BC_8006, 0x15, 0x10, 0, 5, 0xFFFF_FFFF, 32]);
         s.clear();
         memory_barrier(&mut s, 0x20).unwrap();
-        assert_eq!(s, [0x7046_0004, 4, 0x20, 0, 0, 0x7046_0001, 0x31, 0x7092_8000, 0x7026_8000]);
+        assert_eq!(
+            s,
+            [
+                0x7046_0004,
+                4,
+                0x20,
+                0,
+                0,
+                0x7046_0001,
+                0x31,
+                0x7092_8000,
+                0x7026_8000
+            ]
+        );
         s.clear();
         timestamp(&mut s, 0x1_0000_0008).unwrap();
         assert_eq!(s, [0x7026_8000, 0x703E_8003, 0x4008_0980, 8, 1]);
         s.clear();
         assert_eq!(signal(&mut s, 0x30, 7, 0x20).unwrap(), 5);
-        assert_eq!(s, [0x7026_8000, 0x7046_0004, 4, 0x30, 0, 7, 0x7046_0004, 4, 0x20, 0, 0]);
+        assert_eq!(
+            s,
+            [
+                0x7026_8000,
+                0x7046_0004,
+                4,
+                0x30,
+                0,
+                7,
+                0x7046_0004,
+                4,
+                0x20,
+                0,
+                0
+            ]
+        );
     }
 
     #[test]

@@ -179,20 +179,29 @@ impl KgslModel {
     }
 
     fn in_user_map(&self, addr: u64, len: u64) -> bool {
-        self.user_maps.range(..=addr).next_back().is_some_and(|(&b, &l)| addr + len <= b + l)
+        self.user_maps
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&b, &l)| addr + len <= b + l)
     }
 
     fn check_range(&self, what: &str, addr: u64, len: u64) -> R<()> {
         if self.find(addr, len).is_some() || self.in_user_map(addr, len) {
             Ok(())
         } else {
-            Err(format!("{what} {addr:#x}+{len:#x} is not inside a live GPU object"))
+            Err(format!(
+                "{what} {addr:#x}+{len:#x} is not inside a live GPU object"
+            ))
         }
     }
 
     fn ptr(&self, addr: u64, len: u64, what: &str) -> R<*mut u8> {
-        let (id, off) = self.find(addr, len).ok_or_else(|| format!("{what} {addr:#x}+{len:#x} outside GPU objects"))?;
-        let (p, _) = self.objs[&id].mem.ok_or_else(|| format!("{what} {addr:#x}: object {id} is not mapped"))?;
+        let (id, off) = self
+            .find(addr, len)
+            .ok_or_else(|| format!("{what} {addr:#x}+{len:#x} outside GPU objects"))?;
+        let (p, _) = self.objs[&id]
+            .mem
+            .ok_or_else(|| format!("{what} {addr:#x}: object {id} is not mapped"))?;
         // SAFETY: off+len ≤ object size (find checked), so the offset pointer stays inside the allocation.
         Ok(unsafe { p.add(off as usize) })
     }
@@ -220,11 +229,14 @@ impl KgslModel {
 
     fn dwords(&self, addr: u64, n: usize) -> R<Vec<u32>> {
         let b = self.read(addr, n * 4)?;
-        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 
     fn is_dummy(&self, addr: u64) -> bool {
-        self.find(addr, 4).is_some_and(|(id, _)| Some(id) == self.dummy)
+        self.find(addr, 4)
+            .is_some_and(|(id, _)| Some(id) == self.dummy)
     }
 
     fn r(&self, r: u32) -> u32 {
@@ -244,10 +256,19 @@ impl KgslModel {
             let p = p.map_err(|e| e.to_string())?;
             self.stats.packets += 1;
             if expect_flush_after_exec {
-                let ok = matches!(p.header, Header::Type7 { opcode: op::CP_EVENT_WRITE, count: 4 })
-                    && p.payload[0] == event::CACHE_FLUSH_TS;
+                let ok = matches!(
+                    p.header,
+                    Header::Type7 {
+                        opcode: op::CP_EVENT_WRITE,
+                        count: 4
+                    }
+                ) && p.payload[0] == event::CACHE_FLUSH_TS
+                    && self.is_dummy(p.payload[1] as u64 | (p.payload[2] as u64) << 32);
                 if !ok {
-                    return Err(format!("dword {}: dispatch not followed by a CACHE_FLUSH_TS event", p.at));
+                    return Err(format!(
+                        "dword {}: dispatch not followed by a CACHE_FLUSH_TS event into the dummy object",
+                        p.at
+                    ));
                 }
                 expect_flush_after_exec = false;
             }
@@ -257,10 +278,16 @@ impl KgslModel {
                         self.regs.insert(reg + i as u32, *v);
                     }
                     if reg == regs::SP_UPDATE_CNTL && !st.marker {
-                        return Err(format!("dword {}: SP_UPDATE_CNTL before CP_SET_MARKER(RM6_COMPUTE)", p.at));
+                        return Err(format!(
+                            "dword {}: SP_UPDATE_CNTL before CP_SET_MARKER(RM6_COMPUTE)",
+                            p.at
+                        ));
                     }
                     if reg == regs::SP_CS_NDRANGE_0 && !st.idle {
-                        return Err(format!("dword {}: NDRANGE programmed without CP_WAIT_FOR_IDLE", p.at));
+                        return Err(format!(
+                            "dword {}: NDRANGE programmed without CP_WAIT_FOR_IDLE",
+                            p.at
+                        ));
                     }
                 }
                 Header::Type7 { opcode, count } => {
@@ -275,16 +302,27 @@ impl KgslModel {
                         }
                         op::CP_SET_MARKER if n == 1 => {
                             if d[0] != regs::MARKER_RM6_COMPUTE {
-                                return Err(format!("dword {at}: CP_SET_MARKER mode {:#x}, expected RM6_COMPUTE", d[0]));
+                                return Err(format!(
+                                    "dword {at}: CP_SET_MARKER mode {:#x}, expected RM6_COMPUTE",
+                                    d[0]
+                                ));
                             }
-                            st = PerDispatch { marker: true, ..Default::default() };
+                            st = PerDispatch {
+                                marker: true,
+                                ..Default::default()
+                            };
                         }
                         op::CP_WAIT_REG_MEM if n == 6 => {
                             if d[0] != regs::WAIT_REG_MEM_GE_MEMORY || d[5] != 32 {
-                                return Err(format!("dword {at}: CP_WAIT_REG_MEM {:#x}/{}", d[0], d[5]));
+                                return Err(format!(
+                                    "dword {at}: CP_WAIT_REG_MEM {:#x}/{}",
+                                    d[0], d[5]
+                                ));
                             }
                             let addr = d[1] as u64 | (d[2] as u64) << 32;
-                            let v = self.read_u32(addr).map_err(|e| format!("dword {at}: wait: {e}"))?;
+                            let v = self
+                                .read_u32(addr)
+                                .map_err(|e| format!("dword {at}: wait: {e}"))?;
                             if v & d[4] < d[3] {
                                 return Err(format!(
                                     "dword {at}: deadlock: wait for [{addr:#x}] >= {} but it is {v} and nothing earlier \
@@ -293,40 +331,61 @@ impl KgslModel {
                                 ));
                             }
                             self.stats.waits += 1;
-                            self.trace.push(format!("  wait [{addr:#x}] >= {} (is {v})", d[3]));
+                            self.trace
+                                .push(format!("  wait [{addr:#x}] >= {} (is {v})", d[3]));
                         }
                         op::CP_EVENT_WRITE if n == 4 && d[0] == event::CACHE_FLUSH_TS => {
                             let addr = d[1] as u64 | (d[2] as u64) << 32;
                             if !self.is_dummy(addr) {
-                                let old = self.read_u32(addr).map_err(|e| format!("dword {at}: signal: {e}"))?;
+                                let old = self
+                                    .read_u32(addr)
+                                    .map_err(|e| format!("dword {at}: signal: {e}"))?;
                                 if d[3] < old {
-                                    return Err(format!("dword {at}: signal [{addr:#x}] goes backwards {old} -> {}", d[3]));
+                                    return Err(format!(
+                                        "dword {at}: signal [{addr:#x}] goes backwards {old} -> {}",
+                                        d[3]
+                                    ));
                                 }
                                 self.stats.signals += 1;
                                 self.trace.push(format!("  signal [{addr:#x}] <- {}", d[3]));
                             }
-                            self.write(addr, &d[3].to_le_bytes()).map_err(|e| format!("dword {at}: {e}"))?;
+                            self.write(addr, &d[3].to_le_bytes())
+                                .map_err(|e| format!("dword {at}: {e}"))?;
                         }
-                        op::CP_EVENT_WRITE if n == 1 && d[0] == event::CACHE_INVALIDATE => barrier_seen = true,
+                        op::CP_EVENT_WRITE if n == 1 && d[0] == event::CACHE_INVALIDATE => {
+                            barrier_seen = true
+                        }
                         op::CP_REG_TO_MEM if n == 3 => {
                             if d[0] != regs::REG_TO_MEM_ALWAYS_ON_64 {
-                                return Err(format!("dword {at}: CP_REG_TO_MEM {:#x} is not the 64-bit counter", d[0]));
+                                return Err(format!(
+                                    "dword {at}: CP_REG_TO_MEM {:#x} is not the 64-bit counter",
+                                    d[0]
+                                ));
                             }
                             let addr = d[1] as u64 | (d[2] as u64) << 32;
-                            self.write(addr, &self.ticks.to_le_bytes()).map_err(|e| format!("dword {at}: {e}"))?;
+                            self.write(addr, &self.ticks.to_le_bytes())
+                                .map_err(|e| format!("dword {at}: {e}"))?;
                             self.stats.timestamps += 1;
                         }
                         op::CP_LOAD_STATE6_FRAG if n == 3 => self.load_state(&mut st, at, d)?,
                         op::CP_EXEC_CS if n == 4 => {
-                            if !barrier_seen && self.dispatches.is_empty() {
-                                return Err(format!("dword {at}: first dispatch without a memory barrier"));
+                            if !barrier_seen {
+                                return Err(format!(
+                                    "dword {at}: dispatch without a preceding cache invalidate in this IB (the \
+                                     CPU may have written memory since the last submission)"
+                                ));
                             }
                             if d[0] != 0 {
-                                return Err(format!("dword {at}: CP_EXEC_CS dword 0 is {:#x}", d[0]));
+                                return Err(format!(
+                                    "dword {at}: CP_EXEC_CS dword 0 is {:#x}",
+                                    d[0]
+                                ));
                             }
                             let idx = self.stats.dispatches as usize;
                             if self.cfg.hang_at_dispatch == Some(idx) {
-                                self.trace.push(format!("  dispatch {idx}: injected hang, GPU stops here"));
+                                self.trace.push(format!(
+                                    "  dispatch {idx}: injected hang, GPU stops here"
+                                ));
                                 return Ok(false);
                             }
                             let dsp = self.dispatch(&st, at, [d[1], d[2], d[3]])?;
@@ -347,7 +406,11 @@ impl KgslModel {
                             st = PerDispatch::default();
                             expect_flush_after_exec = true;
                         }
-                        _ => return Err(format!("dword {at}: unexpected packet opcode {opcode:#x} with {n} dwords")),
+                        _ => {
+                            return Err(format!(
+                                "dword {at}: unexpected packet opcode {opcode:#x} with {n} dwords"
+                            ))
+                        }
                     }
                 }
             }
@@ -359,19 +422,32 @@ impl KgslModel {
     }
 
     fn load_state(&mut self, st: &mut PerDispatch, at: usize, d: &[u32]) -> R<()> {
-        let (ty, src, block, units, dst_off) =
-            ((d[0] >> 14) & 3, (d[0] >> 16) & 3, (d[0] >> 18) & 0xF, d[0] >> 22, d[0] & 0x3FFF);
+        let (ty, src, block, units, dst_off) = (
+            (d[0] >> 14) & 3,
+            (d[0] >> 16) & 3,
+            (d[0] >> 18) & 0xF,
+            d[0] >> 22,
+            d[0] & 0x3FFF,
+        );
         if src != ls::SS6_INDIRECT || dst_off != 0 {
-            return Err(format!("dword {at}: CP_LOAD_STATE6 source {src} / dst_off {dst_off} (need indirect, 0)"));
+            return Err(format!(
+                "dword {at}: CP_LOAD_STATE6 source {src} / dst_off {dst_off} (need indirect, 0)"
+            ));
         }
         let addr = d[1] as u64 | (d[2] as u64) << 32;
         let (slot, bytes, what) = match (ty, block) {
             (ls::ST_SHADER, ls::SB6_CS_SHADER) => (&mut st.shader, units as u64 * 128, "shader"),
-            (ls::ST_CONSTANTS, ls::SB6_CS_SHADER) => (&mut st.consts, units as u64 * 16, "constants"),
+            (ls::ST_CONSTANTS, ls::SB6_CS_SHADER) => {
+                (&mut st.consts, units as u64 * 16, "constants")
+            }
             (ls::ST_CONSTANTS, ls::SB6_CS_TEX) => (&mut st.tex, units as u64 * 64, "textures"),
             (ls::ST_SHADER, ls::SB6_CS_TEX) => (&mut st.samp, units as u64 * 16, "samplers"),
             (ls::ST6_UAV, ls::SB6_CS_SHADER) => (&mut st.uav, units as u64 * 64, "UAVs"),
-            _ => return Err(format!("dword {at}: CP_LOAD_STATE6 type {ty} block {block} not used by compute")),
+            _ => {
+                return Err(format!(
+                    "dword {at}: CP_LOAD_STATE6 type {ty} block {block} not used by compute"
+                ))
+            }
         };
         if units == 0 {
             return Err(format!("dword {at}: CP_LOAD_STATE6 {what} with 0 units"));
@@ -389,30 +465,54 @@ impl KgslModel {
         if nd0 & 3 != 3 {
             return Err(e(format!("KERNELDIM is {}, expected 3", nd0 & 3)));
         }
-        let local = [((nd0 >> 2) & 0x3FF) + 1, ((nd0 >> 12) & 0x3FF) + 1, ((nd0 >> 22) & 0x3FF) + 1];
+        let local = [
+            ((nd0 >> 2) & 0x3FF) + 1,
+            ((nd0 >> 12) & 0x3FF) + 1,
+            ((nd0 >> 22) & 0x3FF) + 1,
+        ];
         for i in 0..3 {
             let total = self.r(regs::SP_CS_NDRANGE_0 + 1 + 2 * i as u32);
             let off = self.r(regs::SP_CS_NDRANGE_0 + 2 + 2 * i as u32);
             if total as u64 != groups[i] as u64 * local[i] as u64 || off != 0 {
-                return Err(e(format!("NDRANGE dim {i}: total {total} offset {off}, expected {}·{}", groups[i], local[i])));
+                return Err(e(format!(
+                    "NDRANGE dim {i}: total {total} offset {off}, expected {}·{}",
+                    groups[i], local[i]
+                )));
             }
             if self.r(regs::SP_CS_KERNEL_GROUP_X + i as u32) != groups[i] {
-                return Err(e(format!("KERNEL_GROUP dim {i} != CP_EXEC_CS {}", groups[i])));
+                return Err(e(format!(
+                    "KERNEL_GROUP dim {i} != CP_EXEC_CS {}",
+                    groups[i]
+                )));
             }
         }
         let cntl0 = self.r(regs::SP_CS_CNTL_0);
         let (hregs, fregs) = ((cntl0 >> 1) & 0x3F, (cntl0 >> 7) & 0x3F);
         let max_threads = ((384 * 32) / ((fregs + hregs.div_ceil(2)).max(1) * 128) * 128).min(1024);
         if local.iter().product::<u32>() > max_threads {
-            return Err(e(format!("local {local:?} exceeds {max_threads} threads for fregs {fregs} hregs {hregs}")));
+            return Err(e(format!(
+                "local {local:?} exceeds {max_threads} threads for fregs {fregs} hregs {hregs}"
+            )));
         }
         let checks: [(u32, u32, &str); 7] = [
             (regs::SP_MODE_CNTL, regs::SP_MODE_CNTL_IR3, "SP_MODE_CNTL"),
-            (regs::TPL1_MODE_CNTL, regs::TPL1_MODE_CNTL_IR3, "TPL1_MODE_CNTL"),
-            (regs::SP_CS_CONST_CONFIG, regs::CS_CONST_CONFIG, "SP_CS_CONST_CONFIG"),
+            (
+                regs::TPL1_MODE_CNTL,
+                regs::TPL1_MODE_CNTL_IR3,
+                "TPL1_MODE_CNTL",
+            ),
+            (
+                regs::SP_CS_CONST_CONFIG,
+                regs::CS_CONST_CONFIG,
+                "SP_CS_CONST_CONFIG",
+            ),
             (regs::SP_REG_PROG_ID_0, 0xFCFC_FCFC, "SP_REG_PROG_ID_0"),
             (regs::SP_REG_PROG_ID_0 + 3, 0xFC, "SP_REG_PROG_ID_3"),
-            (regs::SP_PERFCTR_SHADER_MASK, regs::PERFCTR_CS, "SP_PERFCTR_SHADER_MASK"),
+            (
+                regs::SP_PERFCTR_SHADER_MASK,
+                regs::PERFCTR_CS,
+                "SP_PERFCTR_SHADER_MASK",
+            ),
             (regs::SP_CS_WGE_CNTL, regs::REGID_UNUSED, "SP_CS_WGE_CNTL"),
         ];
         for (r, want, name) in checks {
@@ -422,25 +522,41 @@ impl KgslModel {
         }
         let cntl1 = self.r(regs::SP_CS_CNTL_1);
         if cntl1 & !0x1F != regs::CS_CNTL_1_CONSTLEN_256 || cntl1 & 0x1F == 0 {
-            return Err(e(format!("SP_CS_CNTL_1 = {cntl1:#x}, expected 0x40 | shared_size ≥ 1")));
+            return Err(e(format!(
+                "SP_CS_CNTL_1 = {cntl1:#x}, expected 0x40 | shared_size ≥ 1"
+            )));
         }
         let shader = st.shader.ok_or_else(|| e("no shader load".into()))?;
         if self.r64(regs::SP_CS_BASE) != shader.addr {
             return Err(e("SP_CS_BASE differs from the shader load address".into()));
         }
         if self.r(regs::SP_CS_INSTR_SIZE) != shader.units {
-            return Err(e(format!("INSTR_SIZE {} != shader units {}", self.r(regs::SP_CS_INSTR_SIZE), shader.units)));
+            return Err(e(format!(
+                "INSTR_SIZE {} != shader units {}",
+                self.r(regs::SP_CS_INSTR_SIZE),
+                shader.units
+            )));
         }
         let consts = st.consts.ok_or_else(|| e("no constant load".into()))?;
         if consts.units != 256 {
-            return Err(e(format!("constant load of {} vec4, expected 256", consts.units)));
+            return Err(e(format!(
+                "constant load of {} vec4, expected 256",
+                consts.units
+            )));
         }
         let stack_off = self.r(regs::SP_CS_PVT_MEM_STACK_OFFSET) as u64;
         let stack = self.r64(regs::SP_CS_PVT_MEM_BASE);
-        if stack_off == 0 || stack_off % 0x1000 != 0 {
-            return Err(e(format!("PVT_MEM_STACK_OFFSET {stack_off:#x} is not a positive multiple of 4 KiB")));
+        if stack_off == 0 || !stack_off.is_multiple_of(0x1000) {
+            return Err(e(format!(
+                "PVT_MEM_STACK_OFFSET {stack_off:#x} is not a positive multiple of 4 KiB"
+            )));
         }
-        self.check_range("private memory stack (4 x STACK_OFFSET)", stack, 4 * stack_off).map_err(e)?;
+        self.check_range(
+            "private memory stack (4 x STACK_OFFSET)",
+            stack,
+            4 * stack_off,
+        )
+        .map_err(e)?;
         let per_item = self.r(regs::SP_CS_PVT_MEM_PARAM);
         if self.r(regs::SP_CS_PVT_MEM_SIZE) != per_item * 256 {
             return Err(e("PVT_MEM_SIZE != PVT_MEM_PARAM·128·2".into()));
@@ -472,11 +588,18 @@ impl KgslModel {
             }
         }
         if st.samp.is_some() {
-            self.check_range("border colour", self.r64(regs::TPL1_CS_BORDER_COLOR_BASE), 64).map_err(e)?;
+            self.check_range(
+                "border colour",
+                self.r64(regs::TPL1_CS_BORDER_COLOR_BASE),
+                64,
+            )
+            .map_err(e)?;
         }
         let cc0 = self.r(regs::SP_CS_CONST_CONFIG_0);
         if (cc0 >> 16) & 0xFF != regs::REGID_UNUSED {
-            return Err(e(format!("SP_CS_CONST_CONFIG_0 {cc0:#x}: WGOFFSETCONSTID must be 0xfc")));
+            return Err(e(format!(
+                "SP_CS_CONST_CONFIG_0 {cc0:#x}: WGOFFSETCONSTID must be 0xfc"
+            )));
         }
         let desc = |l: Option<Load>| -> R<Vec<[u32; 16]>> {
             let Some(l) = l else { return Ok(Vec::new()) };
@@ -528,11 +651,17 @@ impl KgslModel {
         if ty != 1 {
             return Err(format!("descriptor type {ty} is not 2D"));
         }
-        if pitch != w * 4 * item || pitch % 64 != 0 || pitch == 0 || align != pitch.trailing_zeros() - 6 {
-            return Err(format!("descriptor pitch {pitch}/align {align} wrong for width {w} of {item}-byte RGBA"));
+        if pitch != w * 4 * item
+            || pitch % 64 != 0
+            || pitch == 0
+            || align != pitch.trailing_zeros() - 6
+        {
+            return Err(format!(
+                "descriptor pitch {pitch}/align {align} wrong for width {w} of {item}-byte RGBA"
+            ));
         }
         let base = d[4] as u64 | (d[5] as u64) << 32;
-        if base % 32 != 0 {
+        if !base.is_multiple_of(32) {
             return Err(format!("descriptor base {base:#x} is not 32-byte aligned"));
         }
         self.check_range("image", base, pitch as u64 * h as u64)
@@ -557,7 +686,13 @@ fn merr(m: impl Into<String>) -> KgslError {
 impl KgslIo for KgslModel {
     fn device_info(&mut self) -> Result<DevInfo, KgslError> {
         self.trace.push("DEVICE_GETPROPERTY(DEVICE_INFO)".into());
-        Ok(DevInfo { device_id: 1, chip_id: self.cfg.chip_id, mmu_enabled: 1, gpu_id: 630, ..Default::default() })
+        Ok(DevInfo {
+            device_id: 1,
+            chip_id: self.cfg.chip_id,
+            mmu_enabled: 1,
+            gpu_id: 630,
+            ..Default::default()
+        })
     }
 
     fn set_power_max(&mut self, ctx: u32) -> Result<(), KgslError> {
@@ -565,19 +700,24 @@ impl KgslIo for KgslModel {
             return Err(merr(format!("SETPROPERTY for unknown context {ctx}")));
         }
         self.power_max = true;
-        self.trace.push(format!("SETPROPERTY(PWR_CONSTRAINT max, ctx {ctx})"));
+        self.trace
+            .push(format!("SETPROPERTY(PWR_CONSTRAINT max, ctx {ctx})"));
         Ok(())
     }
 
     fn drawctxt_create(&mut self, flags: u32) -> Result<u32, KgslError> {
         if flags != self.cfg.ctx_flags {
-            return Err(merr(format!("DRAWCTXT_CREATE flags {flags:#x}, model expects {:#x}", self.cfg.ctx_flags)));
+            return Err(merr(format!(
+                "DRAWCTXT_CREATE flags {flags:#x}, model expects {:#x}",
+                self.cfg.ctx_flags
+            )));
         }
         if self.ctx.is_some() {
             return Err(merr("a second draw context (the backend uses one)"));
         }
         self.ctx = Some(1);
-        self.trace.push(format!("DRAWCTXT_CREATE(flags {flags:#x}) -> 1"));
+        self.trace
+            .push(format!("DRAWCTXT_CREATE(flags {flags:#x}) -> 1"));
         Ok(1)
     }
 
@@ -585,32 +725,54 @@ impl KgslIo for KgslModel {
         let n = self.allocs;
         self.allocs += 1;
         if self.cfg.fail_alloc_at == Some(n) {
-            return Err(KgslError::Errno { call: "GPUOBJ_ALLOC", errno: 12, reason: "injected ENOMEM".into() });
+            return Err(KgslError::Errno {
+                call: "GPUOBJ_ALLOC",
+                errno: 12,
+                reason: "injected ENOMEM".into(),
+            });
         }
-        if flags & abi::MEMFLAGS_USE_CPU_MAP == 0 || (flags & abi::MEMALIGN_MASK) >> abi::MEMALIGN_SHIFT != 12 {
-            return Err(merr(format!("GPUOBJ_ALLOC flags {flags:#x} lack USE_CPU_MAP / MEMALIGN(12)")));
+        if flags & abi::MEMFLAGS_USE_CPU_MAP == 0
+            || (flags & abi::MEMALIGN_MASK) >> abi::MEMALIGN_SHIFT != 12
+        {
+            return Err(merr(format!(
+                "GPUOBJ_ALLOC flags {flags:#x} lack USE_CPU_MAP / MEMALIGN(12)"
+            )));
         }
-        if size == 0 || size % abi::PAGE != 0 || size > 1 << 32 {
-            return Err(merr(format!("GPUOBJ_ALLOC size {size:#x} is not a page multiple")));
+        if size == 0 || !size.is_multiple_of(abi::PAGE) || size > 1 << 32 {
+            return Err(merr(format!(
+                "GPUOBJ_ALLOC size {size:#x} is not a page multiple"
+            )));
         }
         let id = self.next_id;
         self.next_id += 1;
         self.objs.insert(id, Obj { size, mem: None });
         self.dummy.get_or_insert(id);
-        self.trace.push(format!("GPUOBJ_ALLOC({size:#x}, {flags:#x}) -> id {id}"));
+        self.trace
+            .push(format!("GPUOBJ_ALLOC({size:#x}, {flags:#x}) -> id {id}"));
         Ok(ObjAlloc { id, mmapsize: size })
     }
 
     fn mmap_obj(&mut self, id: u32, len: u64) -> Result<u64, KgslError> {
-        let o = self.objs.get_mut(&id).ok_or_else(|| merr(format!("mmap of unknown object {id}")))?;
+        let o = self
+            .objs
+            .get_mut(&id)
+            .ok_or_else(|| merr(format!("mmap of unknown object {id}")))?;
         if o.mem.is_some() || len != o.size {
-            return Err(merr(format!("mmap of object {id}: already mapped or length {len:#x} != {:#x}", o.size)));
+            return Err(merr(format!(
+                "mmap of object {id}: already mapped or length {len:#x} != {:#x}",
+                o.size
+            )));
         }
-        let layout = std::alloc::Layout::from_size_align(len as usize, abi::PAGE as usize).map_err(|e| merr(e.to_string()))?;
+        let layout = std::alloc::Layout::from_size_align(len as usize, abi::PAGE as usize)
+            .map_err(|e| merr(e.to_string()))?;
         // SAFETY: layout has non-zero size (alloc checked size > 0).
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         if p.is_null() {
-            return Err(KgslError::Errno { call: "mmap", errno: 12, reason: "host out of memory".into() });
+            return Err(KgslError::Errno {
+                call: "mmap",
+                errno: 12,
+                reason: "host out of memory".into(),
+            });
         }
         o.mem = Some((p, layout));
         self.by_va.insert(p as u64, id);
@@ -626,8 +788,14 @@ impl KgslIo for KgslModel {
     }
 
     fn munmap(&mut self, va: u64, len: u64) -> Result<(), KgslError> {
-        let id = *self.by_va.get(&va).ok_or_else(|| merr(format!("munmap of unknown mapping {va:#x}")))?;
-        let mut o = self.objs.remove(&id).ok_or_else(|| merr("munmap: object vanished"))?;
+        let id = *self
+            .by_va
+            .get(&va)
+            .ok_or_else(|| merr(format!("munmap of unknown mapping {va:#x}")))?;
+        let mut o = self
+            .objs
+            .remove(&id)
+            .ok_or_else(|| merr("munmap: object vanished"))?;
         if o.size != len {
             return Err(merr(format!("munmap length {len:#x} != {:#x}", o.size)));
         }
@@ -641,18 +809,27 @@ impl KgslIo for KgslModel {
 
     fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError> {
         if self.cfg.user_mem_efault {
-            return Err(KgslError::Errno { call: "MAP_USER_MEM", errno: 14, reason: "Bad address".into() });
+            return Err(KgslError::Errno {
+                call: "MAP_USER_MEM",
+                errno: 14,
+                reason: "Bad address".into(),
+            });
         }
-        if hostptr % abi::PAGE != 0 || len % abi::PAGE != 0 || len == 0 {
-            return Err(merr(format!("MAP_USER_MEM {hostptr:#x}+{len:#x} not page aligned")));
+        if !hostptr.is_multiple_of(abi::PAGE) || !len.is_multiple_of(abi::PAGE) || len == 0 {
+            return Err(merr(format!(
+                "MAP_USER_MEM {hostptr:#x}+{len:#x} not page aligned"
+            )));
         }
         self.user_maps.insert(hostptr, len);
-        self.trace.push(format!("MAP_USER_MEM({hostptr:#x}, {len:#x})"));
+        self.trace
+            .push(format!("MAP_USER_MEM({hostptr:#x}, {len:#x})"));
         Ok(hostptr)
     }
 
     fn sharedmem_free(&mut self, gpuaddr: u64) -> Result<(), KgslError> {
-        self.user_maps.remove(&gpuaddr).ok_or_else(|| merr(format!("SHAREDMEM_FREE of unknown {gpuaddr:#x}")))?;
+        self.user_maps
+            .remove(&gpuaddr)
+            .ok_or_else(|| merr(format!("SHAREDMEM_FREE of unknown {gpuaddr:#x}")))?;
         Ok(())
     }
 
@@ -666,13 +843,20 @@ impl KgslIo for KgslModel {
         self.ts += 1;
         self.stats.submissions += 1;
         let ts = self.ts;
-        self.trace.push(format!("GPU_COMMAND ctx {ctx} #{ts}: {} IB(s)", ibs.len()));
+        self.trace
+            .push(format!("GPU_COMMAND ctx {ctx} #{ts}: {} IB(s)", ibs.len()));
         for ib in ibs {
             if ib.flags != abi::CMDLIST_IB || ib.size % 4 != 0 || ib.size == 0 {
-                return Err(merr(format!("IB flags {:#x} size {:#x}", ib.flags, ib.size)));
+                return Err(merr(format!(
+                    "IB flags {:#x} size {:#x}",
+                    ib.flags, ib.size
+                )));
             }
-            let dw = self.dwords(ib.gpuaddr, ib.size as usize / 4).map_err(|e| merr(format!("IB: {e}")))?;
-            self.trace.push(format!(" IB {:#x}: {} dwords", ib.gpuaddr, dw.len()));
+            let dw = self
+                .dwords(ib.gpuaddr, ib.size as usize / 4)
+                .map_err(|e| merr(format!("IB: {e}")))?;
+            self.trace
+                .push(format!(" IB {:#x}: {} dwords", ib.gpuaddr, dw.len()));
             if self.hung {
                 continue;
             }
@@ -691,12 +875,22 @@ impl KgslIo for KgslModel {
         Ok(ts)
     }
 
-    fn wait_timestamp(&mut self, ctx: u32, timestamp: u32, timeout_ms: u32) -> Result<(), KgslError> {
+    fn wait_timestamp(
+        &mut self,
+        ctx: u32,
+        timestamp: u32,
+        timeout_ms: u32,
+    ) -> Result<(), KgslError> {
         if Some(ctx) != self.ctx || timestamp > self.ts {
-            return Err(merr(format!("WAITTIMESTAMP ctx {ctx} ts {timestamp} was never submitted")));
+            return Err(merr(format!(
+                "WAITTIMESTAMP ctx {ctx} ts {timestamp} was never submitted"
+            )));
         }
         if timestamp > self.retired {
-            return Err(KgslError::Timeout { timestamp, timeout_ms });
+            return Err(KgslError::Timeout {
+                timestamp,
+                timeout_ms,
+            });
         }
         Ok(())
     }

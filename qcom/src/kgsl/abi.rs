@@ -8,7 +8,8 @@ const W: u32 = 1;
 const WR: u32 = 3;
 
 pub const IOCTL_DEVICE_GETPROPERTY: u32 = ioc(WR, 0x02, core::mem::size_of::<DeviceGetProperty>());
-pub const IOCTL_DEVICE_WAITTIMESTAMP_CTXTID: u32 = ioc(W, 0x07, core::mem::size_of::<WaitTimestamp>());
+pub const IOCTL_DEVICE_WAITTIMESTAMP_CTXTID: u32 =
+    ioc(W, 0x07, core::mem::size_of::<WaitTimestamp>());
 pub const IOCTL_DRAWCTXT_CREATE: u32 = ioc(WR, 0x13, core::mem::size_of::<DrawctxtCreate>());
 pub const IOCTL_MAP_USER_MEM: u32 = ioc(WR, 0x15, core::mem::size_of::<MapUserMem>());
 pub const IOCTL_SHAREDMEM_FREE: u32 = ioc(W, 0x21, core::mem::size_of::<SharedmemFree>());

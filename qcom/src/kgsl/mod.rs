@@ -12,7 +12,11 @@ pub enum KgslError {
     #[error("cannot open {path}: {reason}")]
     Open { path: String, reason: String },
     #[error("KGSL {call} failed: errno {errno} ({reason})")]
-    Errno { call: &'static str, errno: i32, reason: String },
+    Errno {
+        call: &'static str,
+        errno: i32,
+        reason: String,
+    },
     #[error("KGSL timestamp {timestamp} did not retire within {timeout_ms} ms")]
     Timeout { timestamp: u32, timeout_ms: u32 },
     /// The KGSL model rejected a call or a command stream (only from `emu`).
@@ -60,7 +64,12 @@ pub trait KgslIo {
     /// GPU_COMMAND with the given IBs; returns the context timestamp of the submission.
     fn gpu_command(&mut self, ctx: u32, ibs: &[CommandObject]) -> Result<u32, KgslError>;
     /// DEVICE_WAITTIMESTAMP_CTXTID; [`KgslError::Timeout`] when it does not retire in time.
-    fn wait_timestamp(&mut self, ctx: u32, timestamp: u32, timeout_ms: u32) -> Result<(), KgslError>;
+    fn wait_timestamp(
+        &mut self,
+        ctx: u32,
+        timestamp: u32,
+        timeout_ms: u32,
+    ) -> Result<(), KgslError>;
 }
 
 /// A mapped GPU object (CPU VA == GPU VA).
@@ -74,7 +83,11 @@ pub struct GpuObj {
 
 impl GpuObj {
     fn check(&self, off: u64, len: usize) {
-        assert!(off.checked_add(len as u64).is_some_and(|end| end <= self.size), "GpuObj access out of bounds");
+        assert!(
+            off.checked_add(len as u64)
+                .is_some_and(|end| end <= self.size),
+            "GpuObj access out of bounds"
+        );
     }
 
     /// Copy `data` into the object at byte `off`.
@@ -84,20 +97,28 @@ impl GpuObj {
         self.check(off, data.len());
         // SAFETY: `va..va+size` is a live RW mapping owned by this object (mmap_obj succeeded and it is only
         // unmapped when the object is freed, which consumes it); the range was checked above.
-        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), (self.va + off) as *mut u8, data.len()) }
+        unsafe {
+            core::ptr::copy_nonoverlapping(data.as_ptr(), (self.va + off) as *mut u8, data.len())
+        }
     }
 
     /// Copy bytes at `off` into `out`. Panics on an out-of-range access (internal invariant).
     pub fn read(&self, off: u64, out: &mut [u8]) {
         self.check(off, out.len());
         // SAFETY: as in `write`; the GPU may write concurrently, bytes are plain data.
-        unsafe { core::ptr::copy_nonoverlapping((self.va + off) as *const u8, out.as_mut_ptr(), out.len()) }
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                (self.va + off) as *const u8,
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        }
     }
 
     /// Volatile read of a u32 the GPU writes (signals, progress).
     pub fn read_u32(&self, off: u64) -> u32 {
         self.check(off, 4);
-        assert!(off % 4 == 0);
+        assert!(off.is_multiple_of(4));
         // SAFETY: in-bounds (checked), 4-byte aligned (mapping is page-aligned, off checked), live mapping.
         unsafe { core::ptr::read_volatile((self.va + off) as *const u32) }
     }
@@ -105,7 +126,7 @@ impl GpuObj {
     /// Volatile read of a u64 (timestamps).
     pub fn read_u64(&self, off: u64) -> u64 {
         self.check(off, 8);
-        assert!(off % 8 == 0);
+        assert!(off.is_multiple_of(8));
         // SAFETY: in-bounds, 8-byte aligned, live mapping.
         unsafe { core::ptr::read_volatile((self.va + off) as *const u64) }
     }
@@ -113,7 +134,7 @@ impl GpuObj {
     /// Volatile write of a u32 (patching IBs, resetting signals).
     pub fn write_u32(&self, off: u64, v: u32) {
         self.check(off, 4);
-        assert!(off % 4 == 0);
+        assert!(off.is_multiple_of(4));
         // SAFETY: in-bounds, aligned, live mapping.
         unsafe { core::ptr::write_volatile((self.va + off) as *mut u32, v) }
     }
@@ -123,7 +144,13 @@ impl GpuObj {
         self.check(dst, len as usize);
         self.check(src, len as usize);
         // SAFETY: both ranges in-bounds of the live mapping; `copy` handles overlap.
-        unsafe { core::ptr::copy((self.va + src) as *const u8, (self.va + dst) as *mut u8, len as usize) }
+        unsafe {
+            core::ptr::copy(
+                (self.va + src) as *const u8,
+                (self.va + dst) as *mut u8,
+                len as usize,
+            )
+        }
     }
 }
 
@@ -132,7 +159,11 @@ pub fn alloc_obj<K: KgslIo + ?Sized>(k: &mut K, size: u64) -> Result<GpuObj, Kgs
     let bosz = size.max(1).div_ceil(abi::PAGE) * abi::PAGE;
     let a = k.gpuobj_alloc(bosz, abi::ALLOC_FLAGS)?;
     match k.mmap_obj(a.id, bosz) {
-        Ok(va) => Ok(GpuObj { id: a.id, va, size: bosz }),
+        Ok(va) => Ok(GpuObj {
+            id: a.id,
+            va,
+            size: bosz,
+        }),
         Err(e) => {
             let _ = k.gpuobj_free(a.id);
             Err(e)

@@ -13,7 +13,11 @@ pub struct KgslNode {
 
 fn errno_err(call: &'static str) -> KgslError {
     let e = std::io::Error::last_os_error();
-    KgslError::Errno { call, errno: e.raw_os_error().unwrap_or(0), reason: e.to_string() }
+    KgslError::Errno {
+        call,
+        errno: e.raw_os_error().unwrap_or(0),
+        reason: e.to_string(),
+    }
 }
 
 impl KgslNode {
@@ -23,7 +27,10 @@ impl KgslNode {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|e| KgslError::Open { path: path.to_string(), reason: e.to_string() })?;
+            .map_err(|e| KgslError::Open {
+                path: path.to_string(),
+                reason: e.to_string(),
+            })?;
         Ok(KgslNode { fd: f.into() })
     }
 
@@ -67,15 +74,26 @@ impl KgslIo for KgslNode {
     }
 
     fn drawctxt_create(&mut self, flags: u32) -> Result<u32, KgslError> {
-        let mut c = DrawctxtCreate { flags, drawctxt_id: 0 };
+        let mut c = DrawctxtCreate {
+            flags,
+            drawctxt_id: 0,
+        };
         self.ioctl("DRAWCTXT_CREATE", IOCTL_DRAWCTXT_CREATE, &mut c)?;
         Ok(c.drawctxt_id)
     }
 
     fn gpuobj_alloc(&mut self, size: u64, flags: u64) -> Result<ObjAlloc, KgslError> {
-        let mut a = GpuobjAlloc { size, flags, mmapsize: size, ..Default::default() };
+        let mut a = GpuobjAlloc {
+            size,
+            flags,
+            mmapsize: size,
+            ..Default::default()
+        };
         self.ioctl("GPUOBJ_ALLOC", IOCTL_GPUOBJ_ALLOC, &mut a)?;
-        Ok(ObjAlloc { id: a.id, mmapsize: a.mmapsize })
+        Ok(ObjAlloc {
+            id: a.id,
+            mmapsize: a.mmapsize,
+        })
     }
 
     fn mmap_obj(&mut self, id: u32, len: u64) -> Result<u64, KgslError> {
@@ -97,7 +115,10 @@ impl KgslIo for KgslNode {
     }
 
     fn gpuobj_free(&mut self, id: u32) -> Result<(), KgslError> {
-        let mut f = GpuobjFree { id, ..Default::default() };
+        let mut f = GpuobjFree {
+            id,
+            ..Default::default()
+        };
         self.ioctl("GPUOBJ_FREE", IOCTL_GPUOBJ_FREE, &mut f)
     }
 
@@ -110,7 +131,12 @@ impl KgslIo for KgslNode {
     }
 
     fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError> {
-        let mut m = MapUserMem { hostptr, len, memtype: USER_MEM_TYPE_ADDR, ..Default::default() };
+        let mut m = MapUserMem {
+            hostptr,
+            len,
+            memtype: USER_MEM_TYPE_ADDR,
+            ..Default::default()
+        };
         self.ioctl("MAP_USER_MEM", IOCTL_MAP_USER_MEM, &mut m)?;
         Ok(m.gpuaddr)
     }
@@ -132,11 +158,29 @@ impl KgslIo for KgslNode {
         Ok(c.timestamp)
     }
 
-    fn wait_timestamp(&mut self, ctx: u32, timestamp: u32, timeout_ms: u32) -> Result<(), KgslError> {
-        let mut w = WaitTimestamp { context_id: ctx, timestamp, timeout: timeout_ms };
-        match self.ioctl("DEVICE_WAITTIMESTAMP_CTXTID", IOCTL_DEVICE_WAITTIMESTAMP_CTXTID, &mut w) {
-            Err(KgslError::Errno { errno, .. }) if errno == libc::ETIMEDOUT || errno == libc::EBUSY => {
-                Err(KgslError::Timeout { timestamp, timeout_ms })
+    fn wait_timestamp(
+        &mut self,
+        ctx: u32,
+        timestamp: u32,
+        timeout_ms: u32,
+    ) -> Result<(), KgslError> {
+        let mut w = WaitTimestamp {
+            context_id: ctx,
+            timestamp,
+            timeout: timeout_ms,
+        };
+        match self.ioctl(
+            "DEVICE_WAITTIMESTAMP_CTXTID",
+            IOCTL_DEVICE_WAITTIMESTAMP_CTXTID,
+            &mut w,
+        ) {
+            Err(KgslError::Errno { errno, .. })
+                if errno == libc::ETIMEDOUT || errno == libc::EBUSY =>
+            {
+                Err(KgslError::Timeout {
+                    timestamp,
+                    timeout_ms,
+                })
             }
             r => r,
         }

@@ -1,4 +1,5 @@
 //! Subcommands of the `modelrt` binary, one module each.
+pub mod demo;
 pub mod model;
 pub mod qcom;
 pub mod usb;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use modelrt_core::bundle::{Bundle, BufferKind, Step, TensorDesc};
+use modelrt_core::bundle::{BufferKind, Bundle, Step, TensorDesc};
 use modelrt_core::verify::{compare, element};
 use modelrt_core::Timing;
 use modelrt_hal::target::{cpu_features, KernelMeta, Target};
@@ -25,7 +25,10 @@ pub struct DeviceArgs {
 
 impl DeviceArgs {
     fn options(&self) -> LoadOptions {
-        LoadOptions { device: self.device, threads: self.threads }
+        LoadOptions {
+            device: self.device,
+            threads: self.threads,
+        }
     }
 }
 
@@ -50,13 +53,31 @@ fn hex(bytes: &[u8]) -> String {
 
 fn target_str(t: &Target<'_>) -> String {
     match t {
-        Target::Cpu { arch, baseline, features } => {
-            let names: Vec<&str> =
-                cpu_features::NAMES.iter().filter(|(bit, _)| features & bit != 0).map(|(_, n)| *n).collect();
-            format!("cpu {} (baseline {baseline}; requires {})", arch.name(), if names.is_empty() { "-".into() } else { names.join(",") })
+        Target::Cpu {
+            arch,
+            baseline,
+            features,
+        } => {
+            let names: Vec<&str> = cpu_features::NAMES
+                .iter()
+                .filter(|(bit, _)| features & bit != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            format!(
+                "cpu {} (baseline {baseline}; requires {})",
+                arch.name(),
+                if names.is_empty() {
+                    "-".into()
+                } else {
+                    names.join(",")
+                }
+            )
         }
         Target::Adreno { chip, image, half } => {
-            format!("adreno a{chip} (IMAGE={} FLOAT16={})", *image as u8, *half as u8)
+            format!(
+                "adreno a{chip} (IMAGE={} FLOAT16={})",
+                *image as u8, *half as u8
+            )
         }
         Target::Amd { gfx } => format!("amd gfx{gfx:x}"),
         Target::Hexagon { version } => format!("hexagon v{version}"),
@@ -73,13 +94,35 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     let b = parse_bundle(&bytes, path)?;
     let h = b.header();
     let body = b.body();
-    println!("bundle      {} ({} bytes, format {}.{}, crc32 {:08x}, schema {:016x})", path.display(), h.total_len, h.major, h.minor, h.body_crc, h.schema_hash);
+    println!(
+        "bundle      {} ({} bytes, format {}.{}, crc32 {:08x}, schema {:016x})",
+        path.display(),
+        h.total_len,
+        h.major,
+        h.minor,
+        h.body_crc,
+        h.schema_hash
+    );
     println!("target      {}", target_str(&body.target));
     let p = body.producer;
-    println!("producer    tinygrad {}{} dev {}", p.tinygrad, p.tinymesa.map(|m| format!(", tinymesa {m}")).unwrap_or_default(), p.dev);
-    println!("flags       {}", if p.flags.is_empty() { "-" } else { p.flags });
+    println!(
+        "producer    tinygrad {}{} dev {}",
+        p.tinygrad,
+        p.tinymesa
+            .map(|m| format!(", tinymesa {m}"))
+            .unwrap_or_default(),
+        p.dev
+    );
+    println!(
+        "flags       {}",
+        if p.flags.is_empty() { "-" } else { p.flags }
+    );
     println!("source      sha256 {}", hex(&p.source_sha256));
-    println!("arena       {} ({} bytes)", mib(body.arena_size), body.arena_size);
+    println!(
+        "arena       {} ({} bytes)",
+        mib(body.arena_size),
+        body.arena_size
+    );
     let mut by_kind: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
     for buf in body.buffers.iter() {
         let buf = buf?;
@@ -94,7 +137,10 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         e.0 += 1;
         e.1 += buf.size;
     }
-    let kinds: Vec<String> = by_kind.iter().map(|(k, (n, sz))| format!("{n} {k} ({})", mib(*sz))).collect();
+    let kinds: Vec<String> = by_kind
+        .iter()
+        .map(|(k, (n, sz))| format!("{n} {k} ({})", mib(*sz)))
+        .collect();
     println!("buffers     {} — {}", body.buffers.len(), kinds.join(", "));
     println!("weights     {}", mib(b.weights().len() as u64));
     let count = |steps: modelrt_core::bundle::Table<'_, Step>| -> anyhow::Result<(usize, usize)> {
@@ -111,40 +157,76 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     let (il, ic) = count(body.init)?;
     let (rl, rc) = count(body.run)?;
     println!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
-    let code: usize = body.kernels.iter().map(|k| k.map(|k| k.binary.len())).sum::<Result<_, _>>()?;
-    println!("kernels     {} ({} of code)", body.kernels.len(), mib(code as u64));
+    let code: usize = body
+        .kernels
+        .iter()
+        .map(|k| k.map(|k| k.binary.len()))
+        .sum::<Result<_, _>>()?;
+    println!(
+        "kernels     {} ({} of code)",
+        body.kernels.len(),
+        mib(code as u64)
+    );
     if verbose {
         for (i, k) in body.kernels.iter().enumerate() {
             let k = k?;
             let meta = match &k.meta {
                 KernelMeta::Cpu(m) => format!("threads {}", m.threads),
-                KernelMeta::Ir3(m) => format!("isa {} B, fregs {}, hregs {}, tex {}, ibo {}", m.image_size, m.fregs, m.hregs, m.tex_cnt, m.ibo_cnt),
-                KernelMeta::Amd(m) => format!("kernarg {} B, lds {} B, wave{}", m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size),
+                KernelMeta::Ir3(m) => format!(
+                    "isa {} B, fregs {}, hregs {}, tex {}, ibo {}",
+                    m.image_size, m.fregs, m.hregs, m.tex_cnt, m.ibo_cnt
+                ),
+                KernelMeta::Amd(m) => format!(
+                    "kernarg {} B, lds {} B, wave{}",
+                    m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size
+                ),
             };
-            println!("  [{i:3}] {:40} {:7} B  {} params  {meta}", k.name, k.binary.len(), k.params.len());
+            println!(
+                "  [{i:3}] {:40} {:7} B  {} params  {meta}",
+                k.name,
+                k.binary.len(),
+                k.params.len()
+            );
         }
     }
-    let io = |label: &str, t: modelrt_core::bundle::Table<'_, TensorDesc<'_>>| -> anyhow::Result<()> {
-        for d in t.iter() {
-            let d = d?;
-            println!("{label:11} {} {} {}", d.name, shape_str(&d.shape), d.dtype.name());
-        }
-        Ok(())
-    };
+    let io =
+        |label: &str, t: modelrt_core::bundle::Table<'_, TensorDesc<'_>>| -> anyhow::Result<()> {
+            for d in t.iter() {
+                let d = d?;
+                println!(
+                    "{label:11} {} {} {}",
+                    d.name,
+                    shape_str(&d.shape),
+                    d.dtype.name()
+                );
+            }
+            Ok(())
+        };
     io("input", body.inputs)?;
     io("output", body.outputs)?;
     match body.reference {
-        Some(r) => println!("reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it", r.seed, r.atol, r.rtol),
+        Some(r) => println!(
+            "reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it",
+            r.seed, r.atol, r.rtol
+        ),
         None => println!("reference   none"),
     }
     Ok(())
 }
 
 fn alloc_outputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
-    b.body().outputs.iter().map(|t| Ok(vec![0u8; t?.byte_len() as usize])).collect()
+    b.body()
+        .outputs
+        .iter()
+        .map(|t| Ok(vec![0u8; t?.byte_len() as usize]))
+        .collect()
 }
 
-fn run_once(model: &mut dyn LoadedModel<'_>, inputs: &[Vec<u8>], outputs: &mut [Vec<u8>]) -> anyhow::Result<Timing> {
+fn run_once(
+    model: &mut dyn LoadedModel<'_>,
+    inputs: &[Vec<u8>],
+    outputs: &mut [Vec<u8>],
+) -> anyhow::Result<Timing> {
     let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
     model.run(&ins, &mut outs)
@@ -184,7 +266,10 @@ fn ms(ns: u64) -> String {
 
 /// Check outputs against the embedded reference; prints one line per output. Returns whether all pass.
 fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> {
-    let r = b.body().reference.context("this bundle has no embedded reference (compile it with --reference)")?;
+    let r = b
+        .body()
+        .reference
+        .context("this bundle has no embedded reference (compile it with --reference)")?;
     let mut all = true;
     for ((t, want), got) in b.body().outputs.iter().zip(r.outputs.iter()).zip(outputs) {
         let (t, want) = (t?, want?);
@@ -206,18 +291,32 @@ fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> 
 }
 
 fn reference_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
-    let r = b.body().reference.context("this bundle has no embedded reference (compile it with --reference)")?;
+    let r = b
+        .body()
+        .reference
+        .context("this bundle has no embedded reference (compile it with --reference)")?;
     r.inputs.iter().map(|t| Ok(t?.data.to_vec())).collect()
 }
 
 /// `modelrt verify` (and the verification half of `demo`). Errors if verification fails.
-pub fn verify_bytes(bytes: &[u8], path: &Path, dev: DeviceArgs, summary: bool) -> anyhow::Result<()> {
+pub fn verify_bytes(
+    bytes: &[u8],
+    path: &Path,
+    dev: DeviceArgs,
+    summary: bool,
+) -> anyhow::Result<()> {
     let b = parse_bundle(bytes, path)?;
     let inputs = reference_inputs(&b)?;
     let mut model = load(b, dev.options())?;
     println!("device      {}", model.device_name());
     let mut outputs = alloc_outputs(model.bundle())?;
     let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    if !model.computes_outputs() {
+        bail!(
+            "{}: the command streams were validated, but this device executes no kernels, so the outputs cannot be verified",
+            model.device_name()
+        );
+    }
     if summary {
         print_output_summary(model.bundle(), &outputs)?;
     }
@@ -241,47 +340,98 @@ pub fn verify_bytes(bytes: &[u8], path: &Path, dev: DeviceArgs, summary: bool) -
 }
 
 /// `modelrt run`.
-pub fn run(path: &Path, inputs: &[String], output_dir: Option<&Path>, dev: DeviceArgs) -> anyhow::Result<()> {
+pub fn run(
+    path: &Path,
+    inputs: &[String],
+    output_dir: Option<&Path>,
+    dev: DeviceArgs,
+) -> anyhow::Result<()> {
     let bytes = read_bundle_file(path)?;
     let b = parse_bundle(&bytes, path)?;
     let descs: Vec<TensorDesc<'_>> = b.body().inputs.iter().collect::<Result<_, _>>()?;
     let mut given: BTreeMap<String, PathBuf> = BTreeMap::new();
     for spec in inputs {
-        let (name, file) = spec.split_once('=').with_context(|| format!("--input '{spec}' is not NAME=FILE.npy"))?;
+        let (name, file) = spec
+            .split_once('=')
+            .with_context(|| format!("--input '{spec}' is not NAME=FILE.npy"))?;
         if !descs.iter().any(|d| d.name == name) {
             let names: Vec<&str> = descs.iter().map(|d| d.name).collect();
-            bail!("unknown input '{name}'; this bundle's inputs are: {}", names.join(", "));
+            bail!(
+                "unknown input '{name}'; this bundle's inputs are: {}",
+                names.join(", ")
+            );
         }
-        if given.insert(name.to_string(), PathBuf::from(file)).is_some() {
+        if given
+            .insert(name.to_string(), PathBuf::from(file))
+            .is_some()
+        {
             bail!("input '{name}' given twice");
         }
     }
     let mut data = Vec::new();
     for d in &descs {
         let file = given.get(d.name).with_context(|| {
-            format!("missing input '{}' ({} {}); pass --input {}=FILE.npy", d.name, shape_str(&d.shape), d.dtype.name(), d.name)
+            format!(
+                "missing input '{}' ({} {}); pass --input {}=FILE.npy",
+                d.name,
+                shape_str(&d.shape),
+                d.dtype.name(),
+                d.name
+            )
         })?;
         let raw = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
         let arr = npy::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
         if arr.dtype != d.dtype {
-            bail!("input '{}': {} has dtype {}, the model expects {}", d.name, file.display(), arr.dtype.name(), d.dtype.name());
+            bail!(
+                "input '{}': {} has dtype {}, the model expects {}",
+                d.name,
+                file.display(),
+                arr.dtype.name(),
+                d.dtype.name()
+            );
         }
         if arr.shape.as_slice() != d.shape.as_slice() {
-            bail!("input '{}': {} has shape {}, the model expects {}", d.name, file.display(), shape_str(&arr.shape), shape_str(&d.shape));
+            bail!(
+                "input '{}': {} has shape {}, the model expects {}",
+                d.name,
+                file.display(),
+                shape_str(&arr.shape),
+                shape_str(&d.shape)
+            );
         }
         data.push(arr.data);
     }
     let mut model = load(b, dev.options())?;
     let mut outputs = alloc_outputs(model.bundle())?;
     let t = run_once(model.as_mut(), &data, &mut outputs)?;
+    if !model.computes_outputs() {
+        println!(
+            "note        {} computed no outputs; nothing is written",
+            model.device_name()
+        );
+        println!(
+            "timing      {} (enqueue {}, modelled device {})",
+            ms(t.total_ns),
+            ms(t.enqueue_ns),
+            ms(t.device_ns)
+        );
+        return Ok(());
+    }
     print_output_summary(model.bundle(), &outputs)?;
-    println!("timing      {} (enqueue {}, device {}) on {}", ms(t.total_ns), ms(t.enqueue_ns), ms(t.device_ns), model.device_name());
+    println!(
+        "timing      {} (enqueue {}, device {}) on {}",
+        ms(t.total_ns),
+        ms(t.enqueue_ns),
+        ms(t.device_ns),
+        model.device_name()
+    );
     if let Some(dir) = output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for (t, out) in model.bundle().body().outputs.iter().zip(&outputs) {
             let t = t?;
             let file = dir.join(format!("{}.npy", sanitize(t.name)));
-            std::fs::write(&file, npy::encode(t.dtype, &t.shape, out)).with_context(|| format!("cannot write {}", file.display()))?;
+            std::fs::write(&file, npy::encode(t.dtype, &t.shape, out))
+                .with_context(|| format!("cannot write {}", file.display()))?;
             println!("wrote       {}", file.display());
         }
     }
@@ -290,7 +440,15 @@ pub fn run(path: &Path, inputs: &[String], output_dir: Option<&Path>, dev: Devic
 
 /// Output names come from the model; keep them to safe file names.
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Statistics of a series of nanosecond samples.
@@ -299,8 +457,102 @@ fn stats(v: &mut [u64]) -> (u64, u64, u64) {
     (v[0], v[v.len() / 2], v[v.len() - 1])
 }
 
+/// What `modelrt bench` should produce besides the timing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BenchOutput<'a> {
+    /// Print one JSON object (for `cargo xtask bench`) instead of the human summary.
+    pub json: bool,
+    /// Also write a Chrome trace-event JSON of one step-by-step run to this file.
+    pub trace: Option<&'a Path>,
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), if the platform reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Run the bundle once step by step on a second CPU executor and write the Chrome trace to `file`.
+fn write_trace(
+    bytes: &[u8],
+    path: &Path,
+    inputs: &[Vec<u8>],
+    dev: DeviceArgs,
+    file: &Path,
+) -> anyhow::Result<usize> {
+    use modelrt_core::profile::{record_steps, traced_run, write_chrome_trace};
+    use modelrt_targets::cpu::CpuDevice;
+    let b = parse_bundle(bytes, path)?;
+    if !matches!(b.body().target, Target::Cpu { .. }) || dev.device == DeviceChoice::Qcom {
+        bail!("--trace is only supported on the CPU backend");
+    }
+    let device = if dev.threads == 0 {
+        CpuDevice::with_host_threads()
+    } else {
+        CpuDevice::new(dev.threads)
+    }
+    .context("cannot create the CPU device")?;
+    let name = format!(
+        "modelrt cpu ({} threads) {}",
+        device.threads(),
+        path.display()
+    );
+    let mut exec = modelrt_core::Executor::load(b.clone(), device)
+        .map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+    let mut queues = Vec::new();
+    record_steps(&b, exec.device_mut(), |q| queues.push(q))
+        .map_err(|e| anyhow::anyhow!("cannot record step queues: {e}"))?;
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut outputs = alloc_outputs(&b)?;
+    let mut slices = Vec::new();
+    // The first run warms caches and page tables; the second is the one written.
+    for pass in 0..2 {
+        slices.clear();
+        let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+        traced_run(&b, exec.device_mut(), &mut queues, &ins, &mut outs, |s| {
+            if pass == 1 {
+                slices.push(s)
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("traced run failed: {e}"))?;
+    }
+    let mut doc = String::new();
+    write_chrome_trace(&mut doc, &name, &slices)
+        .map_err(|_| anyhow::anyhow!("cannot format the trace"))?;
+    std::fs::write(file, doc).with_context(|| format!("cannot write {}", file.display()))?;
+    Ok(slices.len())
+}
+
 /// `modelrt bench`.
-pub fn bench(path: &Path, iters: usize, warmup: usize, dev: DeviceArgs) -> anyhow::Result<()> {
+pub fn bench(
+    path: &Path,
+    iters: usize,
+    warmup: usize,
+    dev: DeviceArgs,
+    out: BenchOutput<'_>,
+) -> anyhow::Result<()> {
     if iters == 0 {
         bail!("--iters must be at least 1");
     }
@@ -308,7 +560,12 @@ pub fn bench(path: &Path, iters: usize, warmup: usize, dev: DeviceArgs) -> anyho
     let b = parse_bundle(&bytes, path)?;
     let inputs = match reference_inputs(&b) {
         Ok(i) => i,
-        Err(_) => b.body().inputs.iter().map(|t| Ok(vec![0u8; t?.byte_len() as usize])).collect::<anyhow::Result<_>>()?,
+        Err(_) => b
+            .body()
+            .inputs
+            .iter()
+            .map(|t| Ok(vec![0u8; t?.byte_len() as usize]))
+            .collect::<anyhow::Result<_>>()?,
     };
     let t_load = std::time::Instant::now();
     let mut model = load(b, dev.options())?;
@@ -317,18 +574,72 @@ pub fn bench(path: &Path, iters: usize, warmup: usize, dev: DeviceArgs) -> anyho
     for _ in 0..warmup {
         run_once(model.as_mut(), &inputs, &mut outputs)?;
     }
-    let (mut total, mut enq, mut devt) = (Vec::with_capacity(iters), Vec::with_capacity(iters), Vec::with_capacity(iters));
+    let (mut total, mut enq, mut devt) = (
+        Vec::with_capacity(iters),
+        Vec::with_capacity(iters),
+        Vec::with_capacity(iters),
+    );
     for _ in 0..iters {
         let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
         total.push(t.total_ns);
         enq.push(t.enqueue_ns);
         devt.push(t.device_ns);
     }
-    println!("device      {}", model.device_name());
+    let device_name = model.device_name();
+    drop(model);
+    let traced = match out.trace {
+        Some(file) => Some((file, write_trace(&bytes, path, &inputs, dev, file)?)),
+        None => None,
+    };
+    if out.json {
+        let samples: Vec<String> = total.iter().map(u64::to_string).collect();
+        let mut fields = vec![
+            format!("\"device\":{}", json_str(&device_name)),
+            format!("\"load_ns\":{load_ns}"),
+            format!("\"iters\":{iters}"),
+            format!("\"warmup\":{warmup}"),
+            format!("\"samples_ns\":[{}]", samples.join(",")),
+        ];
+        for (label, v) in [
+            ("", &mut total),
+            ("enqueue_", &mut enq),
+            ("device_", &mut devt),
+        ] {
+            let (lo, med, hi) = stats(v);
+            fields.push(format!(
+                "\"{label}min_ns\":{lo},\"{label}median_ns\":{med},\"{label}max_ns\":{hi}"
+            ));
+        }
+        fields.push(format!(
+            "\"peak_rss_bytes\":{}",
+            peak_rss_bytes().map_or("null".into(), |v| v.to_string())
+        ));
+        println!("{{{}}}", fields.join(","));
+        return Ok(());
+    }
+    println!("device      {device_name}");
     println!("load        {}", ms(load_ns));
-    for (label, v) in [("step", &mut total), ("enqueue", &mut enq), ("device", &mut devt)] {
+    for (label, v) in [
+        ("step", &mut total),
+        ("enqueue", &mut enq),
+        ("device", &mut devt),
+    ] {
         let (lo, med, hi) = stats(v);
-        println!("{label:11} min {}  median {}  max {}  ({iters} iters, {warmup} warm-up)", ms(lo), ms(med), ms(hi));
+        println!(
+            "{label:11} min {}  median {}  max {}  ({iters} iters, {warmup} warm-up)",
+            ms(lo),
+            ms(med),
+            ms(hi)
+        );
+    }
+    if let Some(rss) = peak_rss_bytes() {
+        println!("peak rss    {}", mib(rss));
+    }
+    if let Some((file, n)) = traced {
+        println!(
+            "trace       {} ({n} slices; one submit per step, host clock — open in Perfetto)",
+            file.display()
+        );
     }
     Ok(())
 }

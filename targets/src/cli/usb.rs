@@ -49,7 +49,10 @@ fn parse_selector(s: &str) -> anyhow::Result<Selector> {
             addr.parse().context("device address")?,
         ));
     }
-    Ok(Selector::Index(s.parse().context("--device must be an index or BUS-ADDRESS")?))
+    Ok(Selector::Index(
+        s.parse()
+            .context("--device must be an index or BUS-ADDRESS")?,
+    ))
 }
 
 fn open(c: &Common) -> anyhow::Result<Session> {
@@ -70,7 +73,11 @@ fn list(c: &Common) -> anyhow::Result<()> {
         bail!("no ASM24 bridge found (looked for add1:0001 and 3801:0001); use --transport emu for the emulator");
     }
     for (i, b) in found.iter().enumerate() {
-        let fw = if b.custom_firmware { "custom firmware" } else { "NOT the custom firmware" };
+        let fw = if b.custom_firmware {
+            "custom firmware"
+        } else {
+            "NOT the custom firmware"
+        };
         println!(
             "{i}: {} {:04x}:{:04x} {:?} bcdDevice {:x}.{:02x} ({fw}){}",
             b.name,
@@ -88,9 +95,9 @@ fn list(c: &Common) -> anyhow::Result<()> {
 
 fn size_str(n: u64) -> String {
     match n {
-        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n if n >= 1 << 30 && n.is_multiple_of(1 << 30) => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
         n => format!("{n} B"),
     }
 }
@@ -101,12 +108,25 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
     let emulated = s.is_emulated();
     let mut dev = PciDevice::open(s.bridge).with_context(|| format!("{name}: PCIe bring-up"))?;
     let functions = topology::scan(&mut dev)?;
-    println!("{name}{}", if emulated { " [emulated bridge and GPU]" } else { "" });
+    println!(
+        "{name}{}",
+        if emulated {
+            " [emulated bridge and GPU]"
+        } else {
+            ""
+        }
+    );
     for f in &functions {
         let b = f.bdf;
-        println!("{:02x}:{:02x}.{} [{:06x}] {:04x}:{:04x}", b.bus, b.dev, b.func, f.class, f.vendor, f.device);
+        println!(
+            "{:02x}:{:02x}.{} [{:06x}] {:04x}:{:04x}",
+            b.bus, b.dev, b.func, f.class, f.vendor, f.device
+        );
         if let Some(w) = &f.bridge {
-            println!("    bus: primary {} secondary {} subordinate {}", w.primary, w.secondary, w.subordinate);
+            println!(
+                "    bus: primary {} secondary {} subordinate {}",
+                w.primary, w.secondary, w.subordinate
+            );
             if let Some((lo, hi)) = w.memory {
                 println!("    memory window {lo:#x}-{hi:#x}");
             }
@@ -120,17 +140,29 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
                 bar.address,
                 size_str(bar.size),
                 if bar.is_64bit { 64 } else { 32 },
-                if bar.prefetchable { ", prefetchable" } else { "" }
+                if bar.prefetchable {
+                    ", prefetchable"
+                } else {
+                    ""
+                }
             );
         }
     }
     let counts = dev.bridge().transport().counts();
-    println!("USB transfers: {} control, {} bulk", counts.control(), counts.bulk());
+    println!(
+        "USB transfers: {} control, {} bulk",
+        counts.control(),
+        counts.bulk()
+    );
     Ok(())
 }
 
 fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
-    let tag = if emulated { " (emulated time — not a hardware measurement)" } else { "" };
+    let tag = if emulated {
+        " (emulated time — not a hardware measurement)"
+    } else {
+        ""
+    };
     println!(
         "{label}: {} bytes in {} chunks, {:.1} ms, {:.1} MB/s{tag}",
         p.bytes,
@@ -150,8 +182,17 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
 
 fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
     let mut s = open(c)?;
-    let r = bench::copy_bench(&mut s, size, seed).with_context(|| format!("{}: copy-bench", s.name()))?;
-    println!("{}{}", s.name(), if r.emulated { " [emulated bridge: MB/s below is emulated]" } else { "" });
+    let r = bench::copy_bench(&mut s, size, seed)
+        .with_context(|| format!("{}: copy-bench", s.name()))?;
+    println!(
+        "{}{}",
+        s.name(),
+        if r.emulated {
+            " [emulated bridge: MB/s below is emulated]"
+        } else {
+            ""
+        }
+    );
     print_phase("host→device", &r.upload, r.emulated);
     match (&r.download, r.download_skipped) {
         (Some(d), _) => print_phase("device→host", d, r.emulated),

@@ -198,7 +198,7 @@ impl CpuDevice {
         self.pool.parallelism()
     }
 
-    fn arena_slice_check(&self, offset: u64, len: usize) -> Result<*mut u8, CpuError> {
+    fn arena_ptr(&self, offset: u64, len: usize) -> Result<*mut u8, CpuError> {
         if self.arena.map.is_none() {
             return Err(CpuError::NoArena);
         }
@@ -237,7 +237,7 @@ impl CpuDevice {
                 ))
             }
         }
-        let host = CpuArch::host().ok_or(CpuError::UnsupportedMachine(0))?;
+        let host = CpuArch::host().ok_or(CpuError::UnsupportedHost(std::env::consts::ARCH))?;
         let object = KernelObject::parse(kernel.binary, Some(host), kernel.entry)?;
         let size = usize::try_from(object.image_size())
             .map_err(|_| CpuError::ImageTooLarge(object.image_size()))?;
@@ -280,7 +280,7 @@ impl Device for CpuDevice {
     }
 
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), CpuError> {
-        let dst = self.arena_slice_check(offset, data.len())?;
+        let dst = self.arena_ptr(offset, data.len())?;
         // SAFETY: `dst..dst+len` is inside the arena mapping (checked), `data` is a separate host
         // buffer, and no kernel runs concurrently (`&mut self`).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
@@ -288,7 +288,7 @@ impl Device for CpuDevice {
     }
 
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), CpuError> {
-        let src = self.arena_slice_check(offset, out.len())?;
+        let src = self.arena_ptr(offset, out.len())?;
         // SAFETY: as in `upload`, with the roles swapped.
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         Ok(())

@@ -63,6 +63,9 @@ pub enum CpuError {
         op: &'static str,
         errno: std::io::ErrorKind,
     },
+    /// This host's architecture has no CPU backend (only x86_64 and aarch64 do).
+    #[error("the CPU backend does not support {0} hosts")]
+    UnsupportedHost(&'static str),
     /// The bundle targets another device family.
     #[error("bundle targets `{0}`, but this is the host CPU backend")]
     WrongFamily(&'static str),

@@ -161,6 +161,8 @@ impl Pool {
         };
         self.shared.work.notify_all();
         self.shared.work_on(generation, launch);
+        // No timeout: a started kernel cannot be cancelled, and returning while workers still run
+        // it would free its arguments under them. The wait is bounded by the kernels' own runtime.
         let mut state = self.shared.lock();
         while self.shared.done.load(Ordering::Acquire) < launch.threads {
             state = self
@@ -200,6 +202,55 @@ impl Drop for Pool {
         for handle in self.workers.drain(..) {
             // A worker can only have panicked inside a kernel call; nothing is left to clean up.
             let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    /// A stand-in kernel `(counters, generation_tag, core_id)`: bumps `counters[core_id]` and
+    /// checks the tag it was launched with.
+    extern "C" fn record(counters: u64, tag: u64, core_id: u64) {
+        // SAFETY: the test passes a pointer to a live `[AtomicU32; 17]`; index 16 counts tag errors.
+        let counters = unsafe { &*(counters as *const [AtomicU32; 17]) };
+        counters[core_id as usize].fetch_add(1, Ordering::Relaxed);
+        if tag != 0xabc {
+            counters[16].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn every_core_id_runs_exactly_once_per_launch() {
+        for parallelism in [1, 2, 4] {
+            let pool = Pool::new(parallelism).unwrap();
+            assert_eq!(pool.parallelism(), parallelism);
+            for launch_no in 0..200u32 {
+                let counters: [AtomicU32; 17] = std::array::from_fn(|_| AtomicU32::new(0));
+                let threads = 1 + launch_no % 16;
+                let args = [&counters as *const _ as u64, 0xabc, 0];
+                let launch = Launch {
+                    entry: EntryPoint(record as *const u8),
+                    args: args.as_ptr(),
+                    nargs: 3,
+                    core_slot: 2,
+                    threads,
+                };
+                // SAFETY: `record` takes three 64-bit arguments; `args` and `counters` outlive
+                // the call.
+                unsafe { pool.run(&launch) };
+                for (core, count) in counters[..16].iter().enumerate() {
+                    let expected = u32::from((core as u32) < threads);
+                    assert_eq!(
+                        count.load(Ordering::Relaxed),
+                        expected,
+                        "core {core} of {threads}"
+                    );
+                }
+                assert_eq!(counters[16].load(Ordering::Relaxed), 0);
+            }
         }
     }
 }

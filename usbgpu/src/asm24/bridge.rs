@@ -3,8 +3,8 @@
 //! buffers (SRAM transfers must already be sector-padded; see [`sector_padded`]).
 use super::error::BridgeError;
 use super::proto::{
-    self, request, sector_padded, Completion, CplStatus, SramArm, TlpRequest, COMPLETION_LEN, SECTOR,
-    XDATA_READ_MAX,
+    self, request, sector_padded, Completion, CplStatus, SramArm, TlpRequest, COMPLETION_LEN,
+    SECTOR, XDATA_READ_MAX,
 };
 use super::{EP_BULK_IN, EP_BULK_OUT, LTSSM_L0, XDATA_LTSSM};
 use core::time::Duration;
@@ -74,9 +74,16 @@ impl<T: UsbTransport> Bridge<T> {
         buf: &mut [u8],
         timeout: Duration,
     ) -> Result<(), BridgeError> {
-        let n = self.usb.control_in(req, value, index, buf, timeout).map_err(usb(op))?;
+        let n = self
+            .usb
+            .control_in(req, value, index, buf, timeout)
+            .map_err(usb(op))?;
         if n != buf.len() {
-            return Err(BridgeError::ShortControl { op, expected: buf.len(), actual: n });
+            return Err(BridgeError::ShortControl {
+                op,
+                expected: buf.len(),
+                actual: n,
+            });
         }
         Ok(())
     }
@@ -84,11 +91,22 @@ impl<T: UsbTransport> Bridge<T> {
     /// Read `buf.len()` XDATA bytes from `addr` (0xE4, ≤255 bytes per transfer).
     pub fn xdata_read(&mut self, addr: u16, buf: &mut [u8]) -> Result<(), BridgeError> {
         if addr as usize + buf.len() > 0x10000 {
-            return Err(BridgeError::OutOfRange { what: "XDATA", offset: addr as u64, len: buf.len() as u64 });
+            return Err(BridgeError::OutOfRange {
+                what: "XDATA",
+                offset: addr as u64,
+                len: buf.len() as u64,
+            });
         }
         for (i, chunk) in buf.chunks_mut(XDATA_READ_MAX).enumerate() {
             let a = addr + (i * XDATA_READ_MAX) as u16;
-            self.control_in_exact("XDATA read (0xE4)", request::XDATA_READ, a, 0, chunk, timeout::CONTROL)?;
+            self.control_in_exact(
+                "XDATA read (0xE4)",
+                request::XDATA_READ,
+                a,
+                0,
+                chunk,
+                timeout::CONTROL,
+            )?;
         }
         Ok(())
     }
@@ -96,11 +114,21 @@ impl<T: UsbTransport> Bridge<T> {
     /// Write XDATA bytes at `addr` (0xE5, one control transfer per byte).
     pub fn xdata_write(&mut self, addr: u16, data: &[u8]) -> Result<(), BridgeError> {
         if addr as usize + data.len() > 0x10000 {
-            return Err(BridgeError::OutOfRange { what: "XDATA", offset: addr as u64, len: data.len() as u64 });
+            return Err(BridgeError::OutOfRange {
+                what: "XDATA",
+                offset: addr as u64,
+                len: data.len() as u64,
+            });
         }
         for (i, b) in data.iter().enumerate() {
             self.usb
-                .control_out(request::XDATA_WRITE, addr + i as u16, *b as u16, &[], timeout::CONTROL)
+                .control_out(
+                    request::XDATA_WRITE,
+                    addr + i as u16,
+                    *b as u16,
+                    &[],
+                    timeout::CONTROL,
+                )
                 .map_err(usb("XDATA write (0xE5)"))?;
         }
         Ok(())
@@ -140,17 +168,33 @@ impl<T: UsbTransport> Bridge<T> {
         let mut attempt = 0;
         loop {
             self.usb
-                .control_out(request::TLP, req.value(), req.index(), &payload, timeout::TLP)
+                .control_out(
+                    request::TLP,
+                    req.value(),
+                    req.index(),
+                    &payload,
+                    timeout::TLP,
+                )
                 .map_err(usb("TLP request (0xF0 OUT)"))?;
             if !req.expects_completion() {
                 return Ok(None);
             }
             let mut raw = [0u8; COMPLETION_LEN];
-            self.control_in_exact("TLP completion (0xF0 IN)", request::TLP, 0, 0, &mut raw, timeout::TLP)?;
+            self.control_in_exact(
+                "TLP completion (0xF0 IN)",
+                request::TLP,
+                0,
+                0,
+                &mut raw,
+                timeout::TLP,
+            )?;
             let cpl = Completion::from_bytes(&raw);
             if cpl.ret_status != 0 {
                 if attempt >= TLP_RETRIES {
-                    return Err(BridgeError::TlpEngine { ret_status: cpl.ret_status, address: req.address });
+                    return Err(BridgeError::TlpEngine {
+                        ret_status: cpl.ret_status,
+                        address: req.address,
+                    });
                 }
                 attempt += 1;
                 self.usb.sleep(TLP_RETRY_PAUSE);
@@ -158,7 +202,10 @@ impl<T: UsbTransport> Bridge<T> {
             }
             return match cpl.status() {
                 CplStatus::Success => Ok(Some(cpl)),
-                status => Err(BridgeError::Completion { status, address: req.address }),
+                status => Err(BridgeError::Completion {
+                    status,
+                    address: req.address,
+                }),
             };
         }
     }
@@ -166,7 +213,9 @@ impl<T: UsbTransport> Bridge<T> {
     fn tlp_read(&mut self, req: &TlpRequest, offset: u8, size: u8) -> Result<u32, BridgeError> {
         match self.tlp(req)? {
             Some(cpl) => Ok(proto::extract_lanes(cpl.data, offset, size)),
-            None => Err(BridgeError::Encode(proto::EncodeError::BadMode(req.index()))),
+            None => Err(BridgeError::Encode(proto::EncodeError::BadMode(
+                req.index(),
+            ))),
         }
     }
 
@@ -204,25 +253,47 @@ impl<T: UsbTransport> Bridge<T> {
         self.bulk_in_exact("stream read bulk IN 0x81", buf, timeout::STREAM_READ)
     }
 
-    fn bulk_out_exact(&mut self, op: &'static str, data: &[u8], t: Duration) -> Result<(), BridgeError> {
+    fn bulk_out_exact(
+        &mut self,
+        op: &'static str,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), BridgeError> {
         let n = self.usb.bulk_out(EP_BULK_OUT, data, t).map_err(usb(op))?;
         if n != data.len() {
-            return Err(BridgeError::ShortBulk { op, expected: data.len(), actual: n });
+            return Err(BridgeError::ShortBulk {
+                op,
+                expected: data.len(),
+                actual: n,
+            });
         }
         Ok(())
     }
 
-    fn bulk_in_exact(&mut self, op: &'static str, buf: &mut [u8], t: Duration) -> Result<(), BridgeError> {
+    fn bulk_in_exact(
+        &mut self,
+        op: &'static str,
+        buf: &mut [u8],
+        t: Duration,
+    ) -> Result<(), BridgeError> {
         let n = self.usb.bulk_in(EP_BULK_IN, buf, t).map_err(usb(op))?;
         if n != buf.len() {
-            return Err(BridgeError::ShortBulk { op, expected: buf.len(), actual: n });
+            return Err(BridgeError::ShortBulk {
+                op,
+                expected: buf.len(),
+                actual: n,
+            });
         }
         Ok(())
     }
 
     fn check_padded(what: &'static str, len: usize) -> Result<(), BridgeError> {
-        if len == 0 || len % SECTOR != 0 {
-            return Err(BridgeError::OutOfRange { what, offset: 0, len: len as u64 });
+        if len == 0 || !len.is_multiple_of(SECTOR) {
+            return Err(BridgeError::OutOfRange {
+                what,
+                offset: 0,
+                len: len as u64,
+            });
         }
         Ok(())
     }
@@ -236,14 +307,15 @@ impl<T: UsbTransport> Bridge<T> {
         self.bulk_out_exact("SRAM write bulk OUT 0x02", wire, timeout::BULK_OUT)
     }
 
-    /// Pipelined host → SRAM: the arm and the bulk OUT are submitted without waiting; errors show up
-    /// in [`Bridge::wait_pipelined`]. The firmware consumes data in arm order (spec §5.1).
+    /// Pipelined host → SRAM: the arm completes first (it overlaps the previous window's bulk OUT,
+    /// which may still be in flight), then this window's bulk OUT is submitted without waiting —
+    /// the reference pipeline's order (amd sheet §9.1: wait for the arm, then submit the bulk), so
+    /// the firmware never sees data before its arm. Bulk errors show up in
+    /// [`Bridge::wait_pipelined`]. The firmware consumes data in arm order (spec §5.1).
     pub fn sram_write_async(&mut self, first_slot: usize, wire: &[u8]) -> Result<(), BridgeError> {
         Self::check_padded("SRAM write (wire image must be sector-padded)", wire.len())?;
         let arm = proto::sram_write_arm(first_slot, wire.len())?;
-        self.usb
-            .submit_control_out(request::SRAM_DMA, arm.value(), arm.index(), &[], timeout::CONTROL)
-            .map_err(usb("SRAM arm (0xF2) submit"))?;
+        self.sram_arm(&arm)?;
         self.usb
             .submit_bulk_out(EP_BULK_OUT, wire, timeout::BULK_OUT_ASYNC)
             .map_err(usb("async bulk OUT 0x02"))
@@ -257,7 +329,13 @@ impl<T: UsbTransport> Bridge<T> {
     /// Send one 0xF2 arm.
     pub fn sram_arm(&mut self, arm: &SramArm) -> Result<(), BridgeError> {
         self.usb
-            .control_out(request::SRAM_DMA, arm.value(), arm.index(), &[], timeout::CONTROL)
+            .control_out(
+                request::SRAM_DMA,
+                arm.value(),
+                arm.index(),
+                &[],
+                timeout::CONTROL,
+            )
             .map_err(usb("SRAM arm (0xF2)"))
     }
 
@@ -288,7 +366,13 @@ impl<T: UsbTransport> PciConfig for Bridge<T> {
         self.tlp_read(&req, (offset & 3) as u8, size)
     }
 
-    fn config_write(&mut self, bdf: Bdf, offset: u16, size: u8, value: u32) -> Result<(), BridgeError> {
+    fn config_write(
+        &mut self,
+        bdf: Bdf,
+        offset: u16,
+        size: u8,
+        value: u32,
+    ) -> Result<(), BridgeError> {
         let req = proto::config_write(bdf, offset, size, value)?;
         self.tlp(&req).map(|_| ())
     }

@@ -9,9 +9,17 @@ pub enum BridgeError {
     /// A USB transfer failed; `op` names the protocol step.
     Usb { op: &'static str, source: UsbError },
     /// A control transfer returned fewer bytes than requested (the host aborts, spec §2).
-    ShortControl { op: &'static str, expected: usize, actual: usize },
+    ShortControl {
+        op: &'static str,
+        expected: usize,
+        actual: usize,
+    },
     /// "bulk OUT short write" / short bulk IN.
-    ShortBulk { op: &'static str, expected: usize, actual: usize },
+    ShortBulk {
+        op: &'static str,
+        expected: usize,
+        actual: usize,
+    },
     /// LTSSM not 0x78 after power-on.
     LinkDown { ltssm: u8 },
     /// ret_status ≠ 0 on every attempt (spec §3.6).
@@ -21,7 +29,11 @@ pub enum BridgeError {
     /// A request that cannot be encoded.
     Encode(EncodeError),
     /// An access outside a BAR or window, or a buffer of the wrong size.
-    OutOfRange { what: &'static str, offset: u64, len: u64 },
+    OutOfRange {
+        what: &'static str,
+        offset: u64,
+        len: u64,
+    },
     /// The SRAM bump allocator is exhausted.
     OutOfMemory,
     /// A BAR the device does not have (or that bring-up did not assign).
@@ -38,22 +50,42 @@ impl fmt::Display for BridgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BridgeError::Usb { op, source } => write!(f, "{op}: {source}"),
-            BridgeError::ShortControl { op, expected, actual } => {
+            BridgeError::ShortControl {
+                op,
+                expected,
+                actual,
+            } => {
                 write!(f, "{op}: short control transfer: {actual}/{expected} bytes")
             }
-            BridgeError::ShortBulk { op, expected, actual } => {
+            BridgeError::ShortBulk {
+                op,
+                expected,
+                actual,
+            } => {
                 write!(f, "{op}: short transfer: {actual}/{expected} bytes")
             }
             BridgeError::LinkDown { ltssm } => {
-                write!(f, "PCIe link not up (LTSSM={ltssm:#04x}), custom firmware not ready")
+                write!(
+                    f,
+                    "PCIe link not up (LTSSM={ltssm:#04x}), custom firmware not ready"
+                )
             }
-            BridgeError::TlpEngine { ret_status, address } => {
-                write!(f, "TLP error after retries: ret_status={ret_status}, address={address:#x}")
+            BridgeError::TlpEngine {
+                ret_status,
+                address,
+            } => {
+                write!(
+                    f,
+                    "TLP error after retries: ret_status={ret_status}, address={address:#x}"
+                )
             }
             BridgeError::Completion { status, address } => write!(f, "{status}: {address:#x}"),
             BridgeError::Encode(e) => write!(f, "{e}"),
             BridgeError::OutOfRange { what, offset, len } => {
-                write!(f, "{what}: access of {len} bytes at {offset:#x} is out of range")
+                write!(
+                    f,
+                    "{what}: access of {len} bytes at {offset:#x} is out of range"
+                )
             }
             BridgeError::OutOfMemory => write!(f, "Out of memory (bridge SRAM, 512 KiB)"),
             BridgeError::NoSuchBar(i) => write!(f, "BAR{i} is not present or not assigned"),

@@ -69,8 +69,12 @@ impl fmt::Display for EncodeError {
             EncodeError::BadAccess { offset, size } => {
                 write!(f, "bad access: {size} bytes at byte offset {offset} (must be 1-4 bytes inside one dword)")
             }
-            EncodeError::BadConfigAddress => write!(f, "bad config address (reg < 0x1000, dev < 32, fn < 8)"),
-            EncodeError::BadStreamLength(n) => write!(f, "bad streaming length {n} (non-zero multiple of 4)"),
+            EncodeError::BadConfigAddress => {
+                write!(f, "bad config address (reg < 0x1000, dev < 32, fn < 8)")
+            }
+            EncodeError::BadStreamLength(n) => {
+                write!(f, "bad streaming length {n} (non-zero multiple of 4)")
+            }
             EncodeError::BadSramRange { first_slot, len } => {
                 write!(f, "SRAM transfer of {len} bytes at slot {first_slot} does not fit the 512 KiB SRAM")
             }
@@ -128,8 +132,9 @@ impl TlpRequest {
 
     /// Inverse of [`TlpRequest::value`]/[`TlpRequest::index`]/[`TlpRequest::payload`] (used by the emulator).
     pub fn decode(value: u16, index: u16, payload: &[u8]) -> Result<Self, EncodeError> {
-        let p: &[u8; TLP_OUT_LEN] =
-            payload.try_into().map_err(|_| EncodeError::BadPayloadLength(payload.len()))?;
+        let p: &[u8; TLP_OUT_LEN] = payload
+            .try_into()
+            .map_err(|_| EncodeError::BadPayloadLength(payload.len()))?;
         let mode = match index & 3 {
             0 => TlpMode::Single,
             1 => TlpMode::StreamWrite,
@@ -179,7 +184,11 @@ pub fn config_address(bdf: Bdf, reg: u16) -> Result<u32, EncodeError> {
 pub fn decode_config_address(address: u64) -> (Bdf, u16) {
     let a = address as u32;
     (
-        Bdf { bus: (a >> 24) as u8, dev: ((a >> 19) & 0x1F) as u8, func: ((a >> 16) & 7) as u8 },
+        Bdf {
+            bus: (a >> 24) as u8,
+            dev: ((a >> 19) & 0x1F) as u8,
+            func: ((a >> 16) & 7) as u8,
+        },
         (a & 0xFFC) as u16,
     )
 }
@@ -187,7 +196,11 @@ pub fn decode_config_address(address: u64) -> (Bdf, u16) {
 fn single(fmt: u8, address: u64, size: u8, value: u32) -> Result<TlpRequest, EncodeError> {
     let offset = (address & 3) as u8;
     let byte_enable = byte_enable(offset, size)?;
-    let mask = if size == 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
+    let mask = if size == 4 {
+        u32::MAX
+    } else {
+        (1u32 << (8 * size)) - 1
+    };
     Ok(TlpRequest {
         fmt_type: fmt,
         byte_enable,
@@ -199,13 +212,21 @@ fn single(fmt: u8, address: u64, size: u8, value: u32) -> Result<TlpRequest, Enc
 
 /// Config read of `size` bytes; type 1 when `bus > 0` (spec §3.2).
 pub fn config_read(bdf: Bdf, reg: u16, size: u8) -> Result<TlpRequest, EncodeError> {
-    let fmt = if bdf.bus > 0 { fmt_type::CFG_RD1 } else { fmt_type::CFG_RD0 };
+    let fmt = if bdf.bus > 0 {
+        fmt_type::CFG_RD1
+    } else {
+        fmt_type::CFG_RD0
+    };
     single(fmt, config_address(bdf, reg)? as u64, size, 0)
 }
 
 /// Config write of `size` bytes of `value`; type 1 when `bus > 0`.
 pub fn config_write(bdf: Bdf, reg: u16, size: u8, value: u32) -> Result<TlpRequest, EncodeError> {
-    let fmt = if bdf.bus > 0 { fmt_type::CFG_WR1 } else { fmt_type::CFG_WR0 };
+    let fmt = if bdf.bus > 0 {
+        fmt_type::CFG_WR1
+    } else {
+        fmt_type::CFG_WR0
+    };
     single(fmt, config_address(bdf, reg)? as u64, size, value)
 }
 
@@ -220,10 +241,16 @@ pub fn mem_write(address: u64, size: u8, value: u32) -> Result<TlpRequest, Encod
 }
 
 fn stream(fmt: u8, mode: TlpMode, address: u64, len: usize) -> Result<TlpRequest, EncodeError> {
-    if len == 0 || len % 4 != 0 || len / 4 > u32::MAX as usize || address & 3 != 0 {
+    if len == 0 || !len.is_multiple_of(4) || len / 4 > u32::MAX as usize || address & 3 != 0 {
         return Err(EncodeError::BadStreamLength(len));
     }
-    Ok(TlpRequest { fmt_type: fmt, byte_enable: 0xF, address, data: (len / 4) as u32, mode })
+    Ok(TlpRequest {
+        fmt_type: fmt,
+        byte_enable: 0xF,
+        address,
+        data: (len / 4) as u32,
+        mode,
+    })
 }
 
 /// Mode-1 streaming write of `len` bytes (followed by one bulk OUT of `len` bytes).
@@ -307,7 +334,16 @@ impl Completion {
 
     pub fn to_bytes(&self) -> [u8; COMPLETION_LEN] {
         let d = self.data.to_le_bytes();
-        [d[0], d[1], d[2], d[3], self.header[0], self.header[1], self.compl_status, self.ret_status]
+        [
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            self.header[0],
+            self.header[1],
+            self.compl_status,
+            self.ret_status,
+        ]
     }
 
     /// Completion status from byte 4 bits 7:5.
@@ -317,7 +353,12 @@ impl Completion {
 
     /// A completion with `status` in the header (byte count left 0; the host does not read it).
     pub fn with_status(data: u32, status: CplStatus) -> Self {
-        Completion { data, header: [status.bits() << 5, 0], compl_status: 0, ret_status: 0 }
+        Completion {
+            data,
+            header: [status.bits() << 5, 0],
+            compl_status: 0,
+            ret_status: 0,
+        }
     }
 }
 
@@ -405,7 +446,11 @@ pub fn sram_read_arm(len: usize) -> Result<SramArm, EncodeError> {
 mod tests {
     use super::*;
 
-    const GPU: Bdf = Bdf { bus: 4, dev: 0, func: 0 };
+    const GPU: Bdf = Bdf {
+        bus: 4,
+        dev: 0,
+        func: 0,
+    };
 
     #[test]
     fn byte_enable_table() {
@@ -423,13 +468,37 @@ mod tests {
     #[test]
     fn config_address_layout() {
         // spec §3.4: bus<<24 | dev<<19 | fn<<16 | reg
-        let bdf = Bdf { bus: 4, dev: 0, func: 0 };
+        let bdf = Bdf {
+            bus: 4,
+            dev: 0,
+            func: 0,
+        };
         assert_eq!(config_address(bdf, 0x10), Ok(0x0400_0010));
-        let bdf = Bdf { bus: 0xFF, dev: 31, func: 7 };
+        let bdf = Bdf {
+            bus: 0xFF,
+            dev: 31,
+            func: 7,
+        };
         assert_eq!(config_address(bdf, 0xFFF), Ok(0xFFFF_0FFF));
         assert!(config_address(bdf, 0x1000).is_err());
-        assert!(config_address(Bdf { bus: 0, dev: 32, func: 0 }, 0).is_err());
-        assert!(config_address(Bdf { bus: 0, dev: 0, func: 8 }, 0).is_err());
+        assert!(config_address(
+            Bdf {
+                bus: 0,
+                dev: 32,
+                func: 0
+            },
+            0
+        )
+        .is_err());
+        assert!(config_address(
+            Bdf {
+                bus: 0,
+                dev: 0,
+                func: 8
+            },
+            0
+        )
+        .is_err());
     }
 
     #[test]
@@ -441,7 +510,16 @@ mod tests {
         assert_eq!(r.payload(), [0x10, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(r.expects_completion());
         // Type 0 on bus 0; 1-byte command register read at 0x04.
-        let r = config_read(Bdf { bus: 0, dev: 0, func: 0 }, 0x04, 1).unwrap();
+        let r = config_read(
+            Bdf {
+                bus: 0,
+                dev: 0,
+                func: 0,
+            },
+            0x04,
+            1,
+        )
+        .unwrap();
         assert_eq!(r.value(), 0x0104);
     }
 
@@ -451,9 +529,22 @@ mod tests {
         let r = config_write(GPU, 0x04, 1, 0x07).unwrap();
         assert_eq!(r.value(), 0x0145);
         assert_eq!(r.payload(), [0x04, 0, 0, 4, 0, 0, 0, 0, 0x07, 0, 0, 0]);
-        assert!(r.expects_completion(), "config writes wait for the completion (§7.2)");
+        assert!(
+            r.expects_completion(),
+            "config writes wait for the completion (§7.2)"
+        );
         // 2-byte write at 0x22 (memory limit 0xFFFF) on bus 0: CfgWr0, BE 0xC, data shifted by 16.
-        let r = config_write(Bdf { bus: 0, dev: 0, func: 0 }, 0x22, 2, 0xFFFF).unwrap();
+        let r = config_write(
+            Bdf {
+                bus: 0,
+                dev: 0,
+                func: 0,
+            },
+            0x22,
+            2,
+            0xFFFF,
+        )
+        .unwrap();
         assert_eq!(r.value(), 0x0C44);
         assert_eq!(r.address, 0x20);
         assert_eq!(r.data, 0xFFFF_0000);
@@ -462,7 +553,10 @@ mod tests {
     #[test]
     fn memory_and_stream_golden() {
         let r = mem_write(0x1020_0006, 2, 0xABCD).unwrap();
-        assert_eq!((r.value(), r.address, r.data), (0x0C60, 0x1020_0004, 0xABCD_0000));
+        assert_eq!(
+            (r.value(), r.address, r.data),
+            (0x0C60, 0x1020_0004, 0xABCD_0000)
+        );
         assert!(!r.expects_completion(), "MWr is posted");
         let r = mem_read(0x8_0000_0001, 1).unwrap();
         assert_eq!((r.value(), r.address), (0x0220, 0x8_0000_0000));
@@ -498,10 +592,17 @@ mod tests {
         assert_eq!(c(0x40), CplStatus::ConfigRetry);
         assert_eq!(c(0x80), CplStatus::CompleterAbort);
         assert_eq!(c(0x60), CplStatus::Reserved(3));
-        assert_eq!(c(0x1F), CplStatus::Success, "low bits are byte count, not status");
+        assert_eq!(
+            c(0x1F),
+            CplStatus::Success,
+            "low bits are byte count, not status"
+        );
         let raw = [0x78, 0x56, 0x34, 0x12, 0x00, 0x04, 0x11, 0x02];
         let cpl = Completion::from_bytes(&raw);
-        assert_eq!((cpl.data, cpl.compl_status, cpl.ret_status), (0x1234_5678, 0x11, 2));
+        assert_eq!(
+            (cpl.data, cpl.compl_status, cpl.ret_status),
+            (0x1234_5678, 0x11, 2)
+        );
         assert_eq!(cpl.to_bytes(), raw);
     }
 
@@ -530,6 +631,9 @@ mod tests {
         assert!(sram_write_arm(16, 0x40001).is_err());
         assert!(sram_write_arm(32, 512).is_err());
         assert!(sram_read_arm(0x80001).is_err());
-        assert_eq!(SramArm::decode(0x8400, 0x2000), sram_read_arm(0x80000).unwrap());
+        assert_eq!(
+            SramArm::decode(0x8400, 0x2000),
+            sram_read_arm(0x80000).unwrap()
+        );
     }
 }

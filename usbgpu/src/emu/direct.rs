@@ -43,7 +43,11 @@ pub struct DirectError {
 
 impl core::fmt::Display for DirectError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "emulated BAR access at 0x{:X} is unaligned or outside the BAR", self.offset)
+        write!(
+            f,
+            "emulated BAR access at 0x{:X} is unaligned or outside the BAR",
+            self.offset
+        )
     }
 }
 
@@ -57,7 +61,11 @@ pub struct DirectMmio<M: RegisterModel> {
 impl<M: RegisterModel> DirectMmio<M> {
     /// Wrap `model`; each access lets [`DEFAULT_ACCESS_NS`] of emulated time pass.
     pub fn new(model: M) -> Self {
-        DirectMmio { model, access_ns: DEFAULT_ACCESS_NS, counts: AccessCounts::default() }
+        DirectMmio {
+            model,
+            access_ns: DEFAULT_ACCESS_NS,
+            counts: AccessCounts::default(),
+        }
     }
 
     /// Set the emulated duration of one access.
@@ -84,7 +92,7 @@ impl<M: RegisterModel> DirectMmio<M> {
     fn check(&self, offset: u64, dwords: usize) -> Result<(), DirectError> {
         let end = offset.checked_add(4 * dwords as u64);
         match end {
-            Some(e) if offset % 4 == 0 && e <= self.model.size() => Ok(()),
+            Some(e) if offset.is_multiple_of(4) && e <= self.model.size() => Ok(()),
             _ => Err(DirectError { offset }),
         }
     }

@@ -84,7 +84,8 @@ fn read_pages<M: Mmio>(
         .map_err(ApertureError::Mmio)?;
     for (p, page) in out.chunks_mut(PAGE).enumerate() {
         let addr = (p * PAGE) as u32;
-        mmio.write32(ROM_INDEX, (addr >> 8).swap_bytes()).map_err(ApertureError::Mmio)?;
+        mmio.write32(ROM_INDEX, (addr >> 8).swap_bytes())
+            .map_err(ApertureError::Mmio)?;
         for word in page.chunks_mut(4) {
             let v = mmio.read32(ROM_DATA).map_err(ApertureError::Mmio)?;
             word.copy_from_slice(&v.to_le_bytes());

@@ -92,9 +92,18 @@ mod tests {
 
     #[test]
     fn identify_plain_and_rotated() {
-        assert_eq!(identify(&[0xC8, 0x60, 0x15, 0xC8]), Identify::Known(&GD25LQ16E));
-        assert_eq!(identify(&[0x15, 0xC8, 0xC8, 0x60]), Identify::Known(&GD25LQ16E));
-        assert_eq!(identify(&[0x60, 0x15, 0x00, 0xC8]), Identify::Known(&GD25LQ16E));
+        assert_eq!(
+            identify(&[0xC8, 0x60, 0x15, 0xC8]),
+            Identify::Known(&GD25LQ16E)
+        );
+        assert_eq!(
+            identify(&[0x15, 0xC8, 0xC8, 0x60]),
+            Identify::Known(&GD25LQ16E)
+        );
+        assert_eq!(
+            identify(&[0x60, 0x15, 0x00, 0xC8]),
+            Identify::Known(&GD25LQ16E)
+        );
         assert_eq!(identify(&[0xFF; 4]), Identify::NoResponse);
         assert_eq!(identify(&[0x00; 4]), Identify::NoResponse);
         assert_eq!(identify(&[0xEF, 0x40, 0x18, 0x00]), Identify::Unknown);

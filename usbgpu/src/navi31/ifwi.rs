@@ -53,7 +53,10 @@ fn sig(img: &[u8], off: usize, s: &[u8; 4], item: u8) -> Result<(), IfwiError> {
 
 fn table_size(img: &[u8], off: usize, item: u8) -> Result<usize, IfwiError> {
     let count = u32_at(img, off + 8, item)? as usize;
-    count.checked_add(1).and_then(|c| c.checked_mul(0x10)).ok_or(IfwiError::OutOfImage { item })
+    count
+        .checked_add(1)
+        .and_then(|c| c.checked_mul(0x10))
+        .ok_or(IfwiError::OutOfImage { item })
 }
 
 /// Byte range of `item` inside `img`.
@@ -69,7 +72,10 @@ pub fn resolve(img: &[u8], item: u8) -> Result<Range<usize>, IfwiError> {
         0x05 => (0x11000, 0x1000),
         0x06 => (0x12000, 0x20),
         0x07 => (0x13000, 0x20),
-        0x08 => (u32_at(img, 0x12010, item)? as usize, u32_at(img, 0x12018, item)? as usize),
+        0x08 => (
+            u32_at(img, 0x12010, item)? as usize,
+            u32_at(img, 0x12018, item)? as usize,
+        ),
         0x80 => (0x1000, 4),
         0x81..=0x88 => {
             let t = u32_at(img, 0x1000, item)? as usize;
@@ -85,7 +91,10 @@ pub fn resolve(img: &[u8], item: u8) -> Result<Range<usize>, IfwiError> {
                     let e = t + 0x10 + 16 * i;
                     if u32_at(img, e, item)? == want {
                         matches += 1;
-                        found = Some((u32_at(img, e + 12, item)? as usize, u32_at(img, e + 8, item)? as usize));
+                        found = Some((
+                            u32_at(img, e + 12, item)? as usize,
+                            u32_at(img, e + 8, item)? as usize,
+                        ));
                     }
                 }
                 match (matches, found) {
@@ -97,7 +106,9 @@ pub fn resolve(img: &[u8], item: u8) -> Result<Range<usize>, IfwiError> {
         0x89 => (0x1F_0000, 0x100),
         other => return Err(IfwiError::Unsupported(other)),
     };
-    let end = off.checked_add(size).ok_or(IfwiError::OutOfImage { item })?;
+    let end = off
+        .checked_add(size)
+        .ok_or(IfwiError::OutOfImage { item })?;
     if end > img.len() {
         return Err(IfwiError::OutOfImage { item });
     }
@@ -133,13 +144,25 @@ mod tests {
         put(&mut img, 0x802C, 0xA000);
         assert_eq!(resolve(&img, 0x01), Ok(0..0x54));
         assert_eq!(resolve(&img, 0x02), Ok(0x2000..0x2040));
-        assert_eq!(resolve(&img, 0x03), Err(IfwiError::MissingSignature { item: 3, offset: 0x3000 }));
+        assert_eq!(
+            resolve(&img, 0x03),
+            Err(IfwiError::MissingSignature {
+                item: 3,
+                offset: 0x3000
+            })
+        );
         assert_eq!(resolve(&img, 0x08), Ok(0x40000..0x41234));
         assert_eq!(resolve(&img, 0x80), Ok(0x1000..0x1004));
         assert_eq!(resolve(&img, 0x81), Ok(0x8000..0x8030));
         assert_eq!(resolve(&img, 0x82), Ok(0x9000..0x9100));
         assert_eq!(resolve(&img, 0x88), Ok(0xA000..0xA020));
-        assert_eq!(resolve(&img, 0x83), Err(IfwiError::SgnEntry { item: 0x83, matches: 0 }));
+        assert_eq!(
+            resolve(&img, 0x83),
+            Err(IfwiError::SgnEntry {
+                item: 0x83,
+                matches: 0
+            })
+        );
         assert_eq!(resolve(&img, 0x89), Ok(0x1F0000..0x1F0100));
         assert_eq!(resolve(&img, 0x42), Err(IfwiError::Unsupported(0x42)));
         put(&mut img, 0x12010, 0x1FFFF0);

@@ -103,17 +103,29 @@ impl<E: core::fmt::Display> core::fmt::Display for PspError<E> {
                 f,
                 "PSP mailbox is not ready before command 0x{command:02X}: status=0x{status:08X}"
             ),
-            PspError::Timeout { command } => write!(f, "PSP mailbox command 0x{command:02X} timed out"),
+            PspError::Timeout { command } => {
+                write!(f, "PSP mailbox command 0x{command:02X} timed out")
+            }
             PspError::DeviceGone => write!(f, "GPU stopped responding (BAR5 reads all-ones)"),
             PspError::Failed { name, error } => {
-                write!(f, "PSP {name} failed: error=0x{error:02X} ({})", error_text(*error))?;
+                write!(
+                    f,
+                    "PSP {name} failed: error=0x{error:02X} ({})",
+                    error_text(*error)
+                )?;
                 if *error == ERR_PARTITION_UPDATE && *name == "GET_TRANSFER_TYPE" {
-                    write!(f, "; update commands gated: reset card and do not initialize AMDev/SOS")?;
+                    write!(
+                        f,
+                        "; update commands gated: reset card and do not initialize AMDev/SOS"
+                    )?;
                 }
                 Ok(())
             }
             PspError::BadPayload(n) => {
-                write!(f, "payload of {n} bytes must be 4..0xFFFFFF bytes and a multiple of 4")
+                write!(
+                    f,
+                    "payload of {n} bytes must be 4..0xFFFFFF bytes and a multiple of 4"
+                )
             }
             PspError::ImageSize(n) => write!(f, "image is {n} bytes, must be exactly 2097152"),
             PspError::Ifwi(e) => write!(f, "{e}"),
@@ -172,16 +184,30 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
     }
 
     /// One handshake (spec §8 steps 1–6). Error codes are returned, not raised.
-    pub fn command(&mut self, id: u8, arg: Option<u32>, timeout_ms: u32) -> Result<Reply, PspError<M::Error>> {
+    pub fn command(
+        &mut self,
+        id: u8,
+        arg: Option<u32>,
+        timeout_ms: u32,
+    ) -> Result<Reply, PspError<M::Error>> {
         let status = self.read(PSP_COMMAND)?;
         if status & 0x8000_0000 == 0 {
-            return Err(PspError::NotReady { command: id, status });
+            return Err(PspError::NotReady {
+                command: id,
+                status,
+            });
         }
         if let Some(a) = arg {
-            self.mmio.write32_posted(PSP_COMMAND_DATA, a).map_err(PspError::Mmio)?;
+            self.mmio
+                .write32_posted(PSP_COMMAND_DATA, a)
+                .map_err(PspError::Mmio)?;
         }
-        self.mmio.write32_posted(PSP_COMMAND, (id as u32) << 16).map_err(PspError::Mmio)?;
-        self.mmio.write32_posted(PSP_DOORBELL, 1).map_err(PspError::Mmio)?;
+        self.mmio
+            .write32_posted(PSP_COMMAND, (id as u32) << 16)
+            .map_err(PspError::Mmio)?;
+        self.mmio
+            .write32_posted(PSP_DOORBELL, 1)
+            .map_err(PspError::Mmio)?;
         let polls = (timeout_ms as u64 * 1000).div_ceil(POLL_US as u64) + 1;
         for i in 0..polls {
             if i > 0 {
@@ -190,16 +216,28 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
             let v = self.read(PSP_COMMAND)?;
             if v & 0x8000_0000 != 0 {
                 let response = self.mmio.read32(PSP_COMMAND_DATA).map_err(PspError::Mmio)?;
-                return Ok(Reply { error: (v & 0xFFFF) as u16, response });
+                return Ok(Reply {
+                    error: (v & 0xFFFF) as u16,
+                    response,
+                });
             }
         }
         Err(PspError::Timeout { command: id })
     }
 
-    fn require(&mut self, name: &'static str, id: u8, arg: Option<u32>, timeout_ms: u32) -> Result<u32, PspError<M::Error>> {
+    fn require(
+        &mut self,
+        name: &'static str,
+        id: u8,
+        arg: Option<u32>,
+        timeout_ms: u32,
+    ) -> Result<u32, PspError<M::Error>> {
         let r = self.command(id, arg, timeout_ms)?;
         if r.error != 0 {
-            return Err(PspError::Failed { name, error: r.error });
+            return Err(PspError::Failed {
+                name,
+                error: r.error,
+            });
         }
         Ok(r.response)
     }
@@ -217,19 +255,29 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
 
     /// Stream one item: START, one DATA per dword, END. After a successful START, any failure
     /// while bytes are still missing sends one best-effort END with the bytes sent so far.
-    fn stream(&mut self, payload: &[u8], item: u8, progress: &mut impl FnMut(StreamEvent)) -> Result<(), PspError<M::Error>> {
-        if payload.is_empty() || payload.len() % 4 != 0 || payload.len() > 0xFF_FFFF {
+    fn stream(
+        &mut self,
+        payload: &[u8],
+        item: u8,
+        progress: &mut impl FnMut(StreamEvent),
+    ) -> Result<(), PspError<M::Error>> {
+        if payload.is_empty() || !payload.len().is_multiple_of(4) || payload.len() > 0xFF_FFFF {
             return Err(PspError::BadPayload(payload.len()));
         }
         let start = ((payload.len() as u32) << 8) | item as u32;
-        self.require("START_TRANSFER", cmd::START_TRANSFER, Some(start), TIMEOUT_MS)?;
+        self.require(
+            "START_TRANSFER",
+            cmd::START_TRANSFER,
+            Some(start),
+            TIMEOUT_MS,
+        )?;
         let mut sent = 0usize;
         let res = (|| {
             for word in payload.chunks(4) {
                 let v = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
                 self.require("DATA_TRANSFER", cmd::DATA_TRANSFER, Some(v), TIMEOUT_MS)?;
                 sent += 4;
-                if sent % 4096 == 0 {
+                if sent.is_multiple_of(4096) {
                     progress(StreamEvent::Bytes { sent });
                 }
             }
@@ -242,7 +290,12 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
         }
         progress(StreamEvent::Bytes { sent });
         let end = ((sent as u32) << 8) | item as u32;
-        self.require("END_TRANSFER", cmd::END_TRANSFER, Some(end), LONG_TIMEOUT_MS)?;
+        self.require(
+            "END_TRANSFER",
+            cmd::END_TRANSFER,
+            Some(end),
+            LONG_TIMEOUT_MS,
+        )?;
         Ok(())
     }
 
@@ -257,18 +310,32 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
             return Err(PspError::ImageSize(image.len()));
         }
         let mut done = heapless::Vec::new();
-        let mut state = self.require("GET_TRANSFER_TYPE", cmd::GET_TRANSFER_TYPE, None, TIMEOUT_MS)?;
+        let mut state = self.require(
+            "GET_TRANSFER_TYPE",
+            cmd::GET_TRANSFER_TYPE,
+            None,
+            TIMEOUT_MS,
+        )?;
         for _ in 0..MAX_ITEMS {
             let item = (state & 0xFF) as u8;
             let phase = (state >> 8) as u8;
             let range = ifwi::resolve(image, item).map_err(PspError::Ifwi)?;
-            progress(StreamEvent::Item { item, phase, len: range.len() });
+            progress(StreamEvent::Item {
+                item,
+                phase,
+                len: range.len(),
+            });
             self.stream(&image[range], item, &mut progress)?;
             let _ = done.push(item);
             if phase == 2 {
                 return Ok(done);
             }
-            state = self.require("GET_TRANSFER_TYPE", cmd::GET_TRANSFER_TYPE, None, TIMEOUT_MS)?;
+            state = self.require(
+                "GET_TRANSFER_TYPE",
+                cmd::GET_TRANSFER_TYPE,
+                None,
+                TIMEOUT_MS,
+            )?;
         }
         Err(PspError::NoTerminalPhase)
     }

@@ -89,7 +89,11 @@ pub const fn sw_command(opcode: u8, address: u32) -> u32 {
 
 /// ROM_SW_CNTL start word: `address_len` address bytes (0..=3), `count` data bytes (0..=256).
 pub const fn sw_control(address_len: u8, rx: bool, count: u16) -> u32 {
-    let addr = if address_len == 0 { 0 } else { (address_len as u32) << SW_CNTL_ADDR_SHIFT };
+    let addr = if address_len == 0 {
+        0
+    } else {
+        (address_len as u32) << SW_CNTL_ADDR_SHIFT
+    };
     let rx_bit = if rx { SW_CNTL_RETURN_DATA_EN } else { 0 };
     addr | rx_bit | (count as u32 & SW_CNTL_COUNT_MASK)
 }

@@ -1,12 +1,14 @@
 //! The Navi31 SMUIO ROM_SW software SPI engine on BAR5 (spec §3–§4), exposed as an
-//! [`embedded_hal::spi::SpiDevice`] so flash drivers are written against the standard trait.
+//! [`SpiDevice`] so flash drivers are written against the standard trait.
 //!
 //! # Session model (why it is fast over USB)
 //! Every bridged MMIO access is a USB round trip, and the reference tool spends ~25 of them per
 //! SPI transaction, mostly saving, forcing and restoring the same five pad/mirror/ROM_CNTL
 //! registers. [`RomSw::open`] does the engine open (§3), saves those registers **once**, forces
 //! them for the whole session and checks that ROM_SW_STATUS clears; [`RomSw::close`] (or `Drop`,
-//! best effort) restores every register the session touched, including the pre-open ROM_CNTL.
+//! best effort) restores every register the session touched, including the pre-open ROM_CNTL
+//! (the reference tool leaves the engine-open prescaler programmed; we restore it because the
+//! tool must leave the controller as it found it).
 //! This is safe because nothing else drives the SPI pads while the tool owns the board (the tools
 //! never run beside a host driver; on a healthy boot the engine is gated anyway). On any
 //! transaction error ROM_SW_CNTL/STATUS are cleared at once and the session registers are restored
@@ -48,13 +50,25 @@ pub struct RomSwConfig {
     pub prescale: u8,
     /// Completion timeout per transaction in milliseconds (spec default 2000).
     pub timeout_ms: u32,
-    /// STATUS poll interval in microseconds (spec: 1 ms). The first poll is immediate.
+    /// STATUS poll interval in microseconds after the fast phase (spec: 1 ms).
     pub poll_interval_us: u32,
+    /// Poll interval during the fast phase. The first poll is always immediate; a short fast
+    /// phase keeps native PCI (where the first poll comes ~1 µs after the start, before a 256-byte
+    /// transaction can finish) from paying a full 1 ms per transaction.
+    pub fast_poll_us: u32,
+    /// Length of the fast phase in microseconds.
+    pub fast_phase_us: u32,
 }
 
 impl Default for RomSwConfig {
     fn default() -> Self {
-        RomSwConfig { prescale: 8, timeout_ms: 2000, poll_interval_us: 1000 }
+        RomSwConfig {
+            prescale: 8,
+            timeout_ms: 2000,
+            poll_interval_us: 1000,
+            fast_poll_us: 20,
+            fast_phase_us: 2000,
+        }
     }
 }
 
@@ -172,7 +186,13 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         if cfg.prescale > 15 || cfg.timeout_ms == 0 || cfg.timeout_ms > 60_000 {
             return Err(RomSwError::BadConfig);
         }
-        let saved = Saved { rom_cntl: 0, mirror: 0, pad_mask: 0, pad_a: 0, pad_en: 0 };
+        let saved = Saved {
+            rom_cntl: 0,
+            mirror: 0,
+            pad_mask: 0,
+            pad_a: 0,
+            pad_en: 0,
+        };
         let mut s = RomSw {
             mmio,
             delay,
@@ -275,11 +295,6 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         &self.mmio
     }
 
-    /// The delay source (flash drivers poll with their own; tests may share it).
-    pub fn delay_mut(&mut self) -> &mut D {
-        &mut self.delay
-    }
-
     fn read(&mut self, off: u64) -> Result<u32, RomSwError<M::Error>> {
         self.mmio.read32(off).map_err(RomSwError::Mmio)
     }
@@ -303,7 +318,12 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         res
     }
 
-    fn run_inner(&mut self, t: Txn, tx: &[u8], rx: Option<u16>) -> Result<(), RomSwError<M::Error>> {
+    fn run_inner(
+        &mut self,
+        t: Txn,
+        tx: &[u8],
+        rx: Option<u16>,
+    ) -> Result<(), RomSwError<M::Error>> {
         self.mmio
             .write_block(ROM_SW_STATUS, &[0, sw_command(t.opcode, t.address)])
             .map_err(RomSwError::Mmio)?;
@@ -313,7 +333,9 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
                 if !tx.is_empty() {
                     let mut words = [0u32; ROM_SW_DATA_DWORDS];
                     let n = pack_tx(tx, &mut words);
-                    self.mmio.write_block(ROM_SW_DATA, &words[..n]).map_err(RomSwError::Mmio)?;
+                    self.mmio
+                        .write_block(ROM_SW_DATA, &words[..n])
+                        .map_err(RomSwError::Mmio)?;
                 }
                 tx.len() as u16
             }
@@ -323,24 +345,32 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         self.wait_done()
     }
 
+    /// Poll STATUS.done: immediately, then every `fast_poll_us` during the fast phase, then every
+    /// `poll_interval_us`, until `timeout_ms` of delay has passed (so the wait is bounded).
     fn wait_done(&mut self) -> Result<(), RomSwError<M::Error>> {
-        let interval = self.cfg.poll_interval_us.max(1);
-        let max_polls = (self.cfg.timeout_ms as u64 * 1000).div_ceil(interval as u64) + 1;
-        let mut status = 0;
-        for i in 0..max_polls {
-            if i > 0 {
-                self.stats.extra_polls += 1;
-                self.delay.delay_us(interval);
-            }
-            status = self.read(ROM_SW_STATUS)?;
+        let timeout_us = self.cfg.timeout_ms as u64 * 1000;
+        let mut waited_us = 0u64;
+        loop {
+            let status = self.read(ROM_SW_STATUS)?;
             if status == ALL_ONES {
                 return Err(RomSwError::DeviceGone);
             }
             if status & SW_STATUS_DONE != 0 {
                 return Ok(());
             }
+            if waited_us >= timeout_us {
+                return Err(RomSwError::Timeout { status });
+            }
+            let step = if waited_us < self.cfg.fast_phase_us as u64 {
+                self.cfg.fast_poll_us
+            } else {
+                self.cfg.poll_interval_us
+            }
+            .max(1);
+            self.stats.extra_polls += 1;
+            self.delay.delay_us(step);
+            waited_us += step as u64;
         }
-        Err(RomSwError::Timeout { status })
     }
 
     /// Fetch `out.len()` bytes of the RX window (capture of the previous transaction), skipping
@@ -349,7 +379,9 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         let total = skip + out.len();
         let mut words = [0u32; ROM_SW_DATA_DWORDS];
         let n = total.div_ceil(4);
-        self.mmio.read_block(ROM_SW_DATA, &mut words[..n]).map_err(RomSwError::Mmio)?;
+        self.mmio
+            .read_block(ROM_SW_DATA, &mut words[..n])
+            .map_err(RomSwError::Mmio)?;
         unpack_rx(&words[..n], skip, out);
         Ok(())
     }
@@ -359,7 +391,11 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         let address_len = (header.len() - 1).min(3);
         let dummy = header.len() - 1 - address_len;
         let address = be_address(&header[1..1 + address_len]);
-        let t = Txn { opcode: header[0], address, address_len: address_len as u8 };
+        let t = Txn {
+            opcode: header[0],
+            address,
+            address_len: address_len as u8,
+        };
         if dummy + out.len() <= SW_MAX_DATA {
             let count = (dummy + out.len()) as u16;
             self.run(t, &[], Some(count.max(2)))?;
@@ -367,7 +403,9 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
             return self.fetch(dummy, out);
         }
         if address_len != 3 {
-            return Err(RomSwError::Unsupported("reads over 256 bytes need a 3-byte address"));
+            return Err(RomSwError::Unsupported(
+                "reads over 256 bytes need a 3-byte address",
+            ));
         }
         if dummy >= SW_MAX_DATA {
             return Err(RomSwError::Unsupported("too many dummy bytes"));
@@ -375,7 +413,10 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
         // Pipelined: chunk k's capture is fetched after chunk k+1 completed.
         let step = SW_MAX_DATA - dummy;
         let chunks = out.len().div_ceil(step);
-        let txn = |k: usize| Txn { address: address.wrapping_add((k * step) as u32) & 0xFF_FFFF, ..t };
+        let txn = |k: usize| Txn {
+            address: address.wrapping_add((k * step) as u32) & 0xFF_FFFF,
+            ..t
+        };
         let total = out.len();
         let len = |k: usize| (total - k * step).min(step);
         self.run(txn(0), &[], Some((dummy + len(0)).max(2) as u16))?;
@@ -429,7 +470,10 @@ pub fn pack_tx(data: &[u8], words: &mut [u32]) -> usize {
 pub fn unpack_rx(words: &[u32], skip: usize, out: &mut [u8]) {
     for (i, o) in out.iter_mut().enumerate() {
         let k = skip + i;
-        *o = words.get(k / 4).map(|w| w.to_le_bytes()[k % 4]).unwrap_or(0);
+        *o = words
+            .get(k / 4)
+            .map(|w| w.to_le_bytes()[k % 4])
+            .unwrap_or(0);
     }
 }
 

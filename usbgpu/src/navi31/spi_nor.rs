@@ -1,4 +1,4 @@
-//! SPI NOR flash driver over any [`embedded_hal::spi::SpiDevice`] (spec §5): JEDEC identification
+//! SPI NOR flash driver over any [`SpiDevice`] (spec §5): JEDEC identification
 //! against the chip table, status registers 1–3, SFDP, checked write enable, 4 KiB sector erase,
 //! page program that never crosses a page, reads, bounded busy polling and the SR2.CMP bit.
 //!
@@ -78,18 +78,28 @@ impl<E: core::fmt::Display> core::fmt::Display for FlashError<E> {
                 capture
             ),
             FlashError::WrenFailed { sr1 } => write!(f, "WREN failed (SR1=0x{sr1:02X})"),
-            FlashError::Busy { ms } => write!(f, "flash remained busy for {}s", *ms as f32 / 1000.0),
+            FlashError::Busy { ms } => {
+                write!(f, "flash remained busy for {}s", *ms as f32 / 1000.0)
+            }
             FlashError::Range { address, len } => {
-                write!(f, "range 0x{address:X}+0x{len:X} is outside the flash or misaligned")
+                write!(
+                    f,
+                    "range 0x{address:X}+0x{len:X} is outside the flash or misaligned"
+                )
             }
             FlashError::CrossesPage { address, len } => {
-                write!(f, "page program 0x{address:X}+0x{len:X} crosses a page boundary")
+                write!(
+                    f,
+                    "page program 0x{address:X}+0x{len:X} crosses a page boundary"
+                )
             }
             FlashError::CmpSet => write!(
                 f,
                 "flash is write-protected (SR2.CMP set); pass --clear-cmp to clear it"
             ),
-            FlashError::CmpClearFailed { sr2 } => write!(f, "failed to clear CMP (SR2=0x{sr2:02X})"),
+            FlashError::CmpClearFailed { sr2 } => {
+                write!(f, "failed to clear CMP (SR2=0x{sr2:02X})")
+            }
         }
     }
 }
@@ -114,7 +124,12 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
             Identify::NoResponse => return Err(FlashError::NoResponse { capture: jedec }),
             Identify::Unknown => None,
         };
-        Ok(SpiNor { spi, delay, chip, jedec })
+        Ok(SpiNor {
+            spi,
+            delay,
+            chip,
+            jedec,
+        })
     }
 
     /// The identified chip, or `None` if the JEDEC id is not in the table.
@@ -132,13 +147,10 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
         &mut self.spi
     }
 
-    /// Give back the SPI device.
-    pub fn into_spi(self) -> S {
-        self.spi
-    }
-
     fn known(&self) -> Result<&'static ChipInfo, FlashError<S::Error>> {
-        self.chip.ok_or(FlashError::UnknownChip { capture: self.jedec })
+        self.chip.ok_or(FlashError::UnknownChip {
+            capture: self.jedec,
+        })
     }
 
     fn reg(&mut self, opcode: u8) -> Result<u8, FlashError<S::Error>> {
@@ -175,7 +187,16 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     /// Read SFDP bytes starting at `address` (the dummy byte is not part of `out`).
     pub fn read_sfdp(&mut self, address: u32, out: &mut [u8]) -> Result<(), FlashError<S::Error>> {
         let dummy = self.chip.map(|c| c.sfdp_dummy).unwrap_or(1).min(4) as usize;
-        let header = [op::RDSFDP, (address >> 16) as u8, (address >> 8) as u8, address as u8, 0, 0, 0, 0];
+        let header = [
+            op::RDSFDP,
+            (address >> 16) as u8,
+            (address >> 8) as u8,
+            address as u8,
+            0,
+            0,
+            0,
+            0,
+        ];
         self.spi
             .transaction(&mut [Operation::Write(&header[..4 + dummy]), Operation::Read(out)])
             .map_err(FlashError::Spi)
@@ -185,7 +206,12 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     pub fn read(&mut self, address: u32, out: &mut [u8]) -> Result<(), FlashError<S::Error>> {
         let size = self.chip.map(|c| c.size).unwrap_or(1 << 24);
         check_range(address, out.len(), size)?;
-        let cmd = [op::READ, (address >> 16) as u8, (address >> 8) as u8, address as u8];
+        let cmd = [
+            op::READ,
+            (address >> 16) as u8,
+            (address >> 8) as u8,
+            address as u8,
+        ];
         self.spi
             .transaction(&mut [Operation::Write(&cmd), Operation::Read(out)])
             .map_err(FlashError::Spi)
@@ -218,11 +244,19 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     /// Erase the sector containing `address` (must be sector aligned).
     pub fn erase_sector(&mut self, address: u32) -> Result<(), FlashError<S::Error>> {
         let chip = self.known()?;
-        if address % chip.sector_size != 0 || address >= chip.size {
-            return Err(FlashError::Range { address, len: chip.sector_size });
+        if !address.is_multiple_of(chip.sector_size) || address >= chip.size {
+            return Err(FlashError::Range {
+                address,
+                len: chip.sector_size,
+            });
         }
         self.write_enable()?;
-        let cmd = [op::SE, (address >> 16) as u8, (address >> 8) as u8, address as u8];
+        let cmd = [
+            op::SE,
+            (address >> 16) as u8,
+            (address >> 8) as u8,
+            address as u8,
+        ];
         self.spi.write(&cmd).map_err(FlashError::Spi)?;
         self.wait_idle(chip.erase_timeout_ms)
     }
@@ -236,7 +270,12 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
             return Err(FlashError::CrossesPage { address, len });
         }
         self.write_enable()?;
-        let cmd = [op::PP, (address >> 16) as u8, (address >> 8) as u8, address as u8];
+        let cmd = [
+            op::PP,
+            (address >> 16) as u8,
+            (address >> 8) as u8,
+            address as u8,
+        ];
         self.spi
             .transaction(&mut [Operation::Write(&cmd), Operation::Write(data)])
             .map_err(FlashError::Spi)?;
@@ -247,7 +286,9 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     /// authorization; callers gate it behind an explicit user flag.
     pub fn clear_cmp(&mut self) -> Result<(), FlashError<S::Error>> {
         let chip = self.known()?;
-        let Some(cmp) = chip.sr2_cmp else { return Ok(()) };
+        let Some(cmp) = chip.sr2_cmp else {
+            return Ok(());
+        };
         let sr1 = self.status1()?;
         let sr2 = self.status2()?;
         if sr2 & cmp == 0 {
@@ -269,7 +310,10 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
 fn check_range<E>(address: u32, len: usize, size: u32) -> Result<(), FlashError<E>> {
     let end = address as u64 + len as u64;
     if end > size as u64 {
-        return Err(FlashError::Range { address, len: len as u32 });
+        return Err(FlashError::Range {
+            address,
+            len: len as u32,
+        });
     }
     Ok(())
 }

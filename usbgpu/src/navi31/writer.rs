@@ -7,10 +7,20 @@
 use modelrt_hal::embedded_hal::delay::DelayNs;
 use modelrt_hal::embedded_hal::spi::SpiDevice;
 
+use super::chips::CHIPS;
 use super::spi_nor::{FlashError, SpiNor};
 
 /// Largest sector the writer handles (stack buffer size).
 pub const MAX_SECTOR: usize = 0x1000;
+
+// Every chip in the table fits the writer's sector buffer (checked at compile time).
+const _: () = {
+    let mut i = 0;
+    while i < CHIPS.len() {
+        assert!(CHIPS[i].sector_size as usize <= MAX_SECTOR);
+        i += 1;
+    }
+};
 
 /// What to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,11 +61,18 @@ pub struct WriteSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteError<E> {
     /// Flash/transport error, with the sector being processed when known.
-    Flash { sector: Option<u32>, error: FlashError<E> },
+    Flash {
+        sector: Option<u32>,
+        error: FlashError<E>,
+    },
     /// Image size differs from the chip size.
     ImageSize { expected: u32, actual: usize },
     /// Sector range outside the chip.
-    BadRange { start: u32, count: Option<u32>, sectors: u32 },
+    BadRange {
+        start: u32,
+        count: Option<u32>,
+        sectors: u32,
+    },
     /// Read-back differs from the image.
     VerifyMismatch { address: u32, flash: u8, image: u8 },
 }
@@ -63,12 +80,25 @@ pub enum WriteError<E> {
 impl<E: core::fmt::Display> core::fmt::Display for WriteError<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            WriteError::Flash { sector: Some(s), error } => write!(f, "sector {s}: {error}"),
-            WriteError::Flash { sector: None, error } => write!(f, "{error}"),
+            WriteError::Flash {
+                sector: Some(s),
+                error,
+            } => write!(f, "sector {s}: {error}"),
+            WriteError::Flash {
+                sector: None,
+                error,
+            } => write!(f, "{error}"),
             WriteError::ImageSize { expected, actual } => {
-                write!(f, "image is {actual} bytes, the flash is {expected} bytes; refusing to write")
+                write!(
+                    f,
+                    "image is {actual} bytes, the flash is {expected} bytes; refusing to write"
+                )
             }
-            WriteError::BadRange { start, count, sectors } => {
+            WriteError::BadRange {
+                start,
+                count,
+                sectors,
+            } => {
                 write!(f, "sector range start={start} count=")?;
                 match count {
                     Some(c) => write!(f, "{c}")?,
@@ -76,7 +106,11 @@ impl<E: core::fmt::Display> core::fmt::Display for WriteError<E> {
                 }
                 write!(f, " is outside 0..{sectors}")
             }
-            WriteError::VerifyMismatch { address, flash, image } => write!(
+            WriteError::VerifyMismatch {
+                address,
+                flash,
+                image,
+            } => write!(
                 f,
                 "verify mismatch at 0x{address:06X}: flash={flash:02x} image={image:02x}"
             ),
@@ -86,7 +120,11 @@ impl<E: core::fmt::Display> core::fmt::Display for WriteError<E> {
 
 /// Validate a sector range; returns `(start, count)`.
 pub fn sector_range<E>(opts: &WriteOptions, sectors: u32) -> Result<(u32, u32), WriteError<E>> {
-    let bad = WriteError::BadRange { start: opts.start_sector, count: opts.sector_count, sectors };
+    let bad = WriteError::BadRange {
+        start: opts.start_sector,
+        count: opts.sector_count,
+        sectors,
+    };
     if opts.start_sector >= sectors {
         return Err(bad);
     }
@@ -109,16 +147,27 @@ pub fn write_image<S: SpiDevice, D: DelayNs>(
     let fe = |sector: Option<u32>| move |error| WriteError::Flash { sector, error };
     let chip = flash.chip().ok_or(WriteError::Flash {
         sector: None,
-        error: FlashError::UnknownChip { capture: flash.jedec_capture() },
+        error: FlashError::UnknownChip {
+            capture: flash.jedec_capture(),
+        },
     })?;
     if image.len() != chip.size as usize {
-        return Err(WriteError::ImageSize { expected: chip.size, actual: image.len() });
+        return Err(WriteError::ImageSize {
+            expected: chip.size,
+            actual: image.len(),
+        });
     }
     let (start, count) = sector_range(opts, chip.sectors())?;
-    let mut summary = WriteSummary { sectors: count, ..WriteSummary::default() };
+    let mut summary = WriteSummary {
+        sectors: count,
+        ..WriteSummary::default()
+    };
     if flash.cmp_set().map_err(fe(None))? {
         if !opts.clear_cmp {
-            return Err(WriteError::Flash { sector: None, error: FlashError::CmpSet });
+            return Err(WriteError::Flash {
+                sector: None,
+                error: FlashError::CmpSet,
+            });
         }
         flash.clear_cmp().map_err(fe(None))?;
         summary.cleared_cmp = true;
@@ -148,7 +197,9 @@ pub fn write_image<S: SpiDevice, D: DelayNs>(
             if page.iter().all(|&b| b == 0xFF) {
                 continue;
             }
-            flash.program_page((base + i * ps) as u32, page).map_err(fe(Some(sector)))?;
+            flash
+                .program_page((base + i * ps) as u32, page)
+                .map_err(fe(Some(sector)))?;
             pages += 1;
         }
         flash.read(base as u32, cur).map_err(fe(Some(sector)))?;

@@ -16,7 +16,11 @@ pub struct BusSetup {
 
 impl Default for BusSetup {
     fn default() -> Self {
-        BusSetup { gpu_bus: 4, mem_base: 0x1000_0000, pref_mem_base: 0x8_0000_0000 }
+        BusSetup {
+            gpu_bus: 4,
+            mem_base: 0x1000_0000,
+            pref_mem_base: 0x8_0000_0000,
+        }
     }
 }
 
@@ -42,7 +46,11 @@ pub type BarMap = [Option<Bar>; 6];
 /// Set up the bridge chain and the GPU; returns the assigned BARs.
 pub fn setup<C: PciConfig>(cfg: &mut C, p: &BusSetup) -> Result<BarMap, C::Error> {
     for bus in 0..p.gpu_bus {
-        let b = Bdf { bus, dev: 0, func: 0 };
+        let b = Bdf {
+            bus,
+            dev: 0,
+            func: 0,
+        };
         // primary 0, secondary bus+1, subordinate gpu_bus, byte 0x1B = 0 — one dword write.
         let buses = ((bus as u32 + 1) << 8) | ((p.gpu_bus as u32) << 16);
         cfg.config_write(b, 0x18, 4, buses)?;
@@ -54,7 +62,11 @@ pub fn setup<C: PciConfig>(cfg: &mut C, p: &BusSetup) -> Result<BarMap, C::Error
         cfg.config_write(b, 0x2C, 4, 0xFFFF_FFFF)?;
         cfg.config_write(b, 0x04, 1, COMMAND_ENABLES)?;
     }
-    let gpu = Bdf { bus: p.gpu_bus, dev: 0, func: 0 };
+    let gpu = Bdf {
+        bus: p.gpu_bus,
+        dev: 0,
+        func: 0,
+    };
     enlarge_rebar(cfg, gpu)?;
     let bars = assign_bars(cfg, gpu, p)?;
     cfg.config_write(gpu, 0x04, 1, COMMAND_ENABLES)?;
@@ -114,14 +126,27 @@ pub fn assign_bars<C: PciConfig>(cfg: &mut C, bdf: Bdf, p: &BusSetup) -> Result<
         };
         // An unimplemented BAR reads 0 after the all-ones write: nothing to assign.
         if mask != 0 {
-            let size = if is_64bit { (!mask).wrapping_add(1) } else { ((!lo as u32) as u64) + 1 };
-            let cursor = if prefetchable { &mut pref_cursor } else { &mut mem_cursor };
+            let size = if is_64bit {
+                (!mask).wrapping_add(1)
+            } else {
+                ((!lo as u32) as u64) + 1
+            };
+            let cursor = if prefetchable {
+                &mut pref_cursor
+            } else {
+                &mut mem_cursor
+            };
             let address = *cursor;
             cfg.config_write(bdf, reg, 4, address as u32)?;
             if is_64bit {
                 cfg.config_write(bdf, reg + 4, 4, (address >> 32) as u32)?;
             }
-            bars[index] = Some(Bar { address, size, prefetchable, is_64bit });
+            bars[index] = Some(Bar {
+                address,
+                size,
+                prefetchable,
+                is_64bit,
+            });
             *cursor += size.div_ceil(BAR_ALIGN) * BAR_ALIGN;
         }
         index += if is_64bit { 2 } else { 1 };

@@ -37,7 +37,16 @@ impl<T: UsbTransport> PciDevice<T> {
     pub fn open_with(mut bridge: Bridge<T>, setup: &BusSetup) -> Result<Self, BridgeError> {
         bridge.ensure_link()?;
         let bars = bringup::setup(&mut bridge, setup)?;
-        Ok(PciDevice { bridge, bdf: Bdf { bus: setup.gpu_bus, dev: 0, func: 0 }, bars, sram_next: 0 })
+        Ok(PciDevice {
+            bridge,
+            bdf: Bdf {
+                bus: setup.gpu_bus,
+                dev: 0,
+                func: 0,
+            },
+            bars,
+            sram_next: 0,
+        })
     }
 
     /// The endpoint's address.
@@ -52,7 +61,11 @@ impl<T: UsbTransport> PciDevice<T> {
 
     /// One assigned BAR.
     pub fn bar(&self, index: u8) -> Result<Bar, BridgeError> {
-        self.bars.get(index as usize).copied().flatten().ok_or(BridgeError::NoSuchBar(index))
+        self.bars
+            .get(index as usize)
+            .copied()
+            .flatten()
+            .ok_or(BridgeError::NoSuchBar(index))
     }
 
     /// Config read on the endpoint.

@@ -10,12 +10,21 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum MappedMmioError {
     #[error("cannot open {path}: {source}{hint}")]
-    Open { path: PathBuf, source: std::io::Error, hint: &'static str },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+        hint: &'static str,
+    },
     #[error("{path} is empty (BAR not implemented or not assigned)")]
     Empty { path: PathBuf },
     #[error("mmap of {path} failed: {source}")]
-    Map { path: PathBuf, source: std::io::Error },
-    #[error("MMIO access of {len} bytes at {offset:#x} outside the {size:#x}-byte BAR (or unaligned)")]
+    Map {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "MMIO access of {len} bytes at {offset:#x} outside the {size:#x}-byte BAR (or unaligned)"
+    )]
     OutOfRange { offset: u64, len: u64, size: u64 },
 }
 
@@ -31,26 +40,41 @@ unsafe impl Send for MappedMmio {}
 impl MappedMmio {
     /// Map BAR `bar` of the PCI function `bdf` (e.g. `0000:03:00.0`).
     pub fn open_sysfs(bdf: &str, bar: u8) -> Result<Self, MappedMmioError> {
-        let path = Path::new("/sys/bus/pci/devices").join(bdf).join(format!("resource{bar}"));
+        let path = Path::new("/sys/bus/pci/devices")
+            .join(bdf)
+            .join(format!("resource{bar}"));
         Self::open_path(&path)
     }
 
     /// Map a sysfs resource file (or any mmap-able file) read-write, whole.
     pub fn open_path(path: &Path) -> Result<Self, MappedMmioError> {
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|source| {
-            let hint = if source.kind() == std::io::ErrorKind::PermissionDenied {
-                " (run as root)"
-            } else {
-                ""
-            };
-            MappedMmioError::Open { path: path.to_owned(), source, hint }
-        })?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| {
+                let hint = if source.kind() == std::io::ErrorKind::PermissionDenied {
+                    " (run as root)"
+                } else {
+                    ""
+                };
+                MappedMmioError::Open {
+                    path: path.to_owned(),
+                    source,
+                    hint,
+                }
+            })?;
         let size = file
             .metadata()
-            .map_err(|source| MappedMmioError::Map { path: path.to_owned(), source })?
+            .map_err(|source| MappedMmioError::Map {
+                path: path.to_owned(),
+                source,
+            })?
             .len() as usize;
         if size == 0 {
-            return Err(MappedMmioError::Empty { path: path.to_owned() });
+            return Err(MappedMmioError::Empty {
+                path: path.to_owned(),
+            });
         }
         // SAFETY: FFI call with a valid fd and length; a shared mapping of the resource file. The
         // result is checked for MAP_FAILED before use.
@@ -65,9 +89,15 @@ impl MappedMmio {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(MappedMmioError::Map { path: path.to_owned(), source: std::io::Error::last_os_error() });
+            return Err(MappedMmioError::Map {
+                path: path.to_owned(),
+                source: std::io::Error::last_os_error(),
+            });
         }
-        Ok(MappedMmio { ptr: ptr.cast(), size })
+        Ok(MappedMmio {
+            ptr: ptr.cast(),
+            size,
+        })
     }
 
     /// Size of the mapping in bytes.
@@ -76,8 +106,16 @@ impl MappedMmio {
     }
 
     fn at(&self, offset: u64) -> Result<*mut u32, MappedMmioError> {
-        if offset % 4 != 0 || offset.checked_add(4).is_none_or(|end| end > self.size as u64) {
-            return Err(MappedMmioError::OutOfRange { offset, len: 4, size: self.size as u64 });
+        if !offset.is_multiple_of(4)
+            || offset
+                .checked_add(4)
+                .is_none_or(|end| end > self.size as u64)
+        {
+            return Err(MappedMmioError::OutOfRange {
+                offset,
+                len: 4,
+                size: self.size as u64,
+            });
         }
         // SAFETY: offset + 4 ≤ size was checked, so the pointer stays inside the mapping.
         Ok(unsafe { self.ptr.add(offset as usize) }.cast())
@@ -119,8 +157,14 @@ mod tests {
         let mut m = MappedMmio::open_path(&dir).unwrap();
         m.write32(8, 0xDEAD_BEEF).unwrap();
         assert_eq!(m.read32(8).unwrap(), 0xDEAD_BEEF);
-        assert!(matches!(m.read32(4096), Err(MappedMmioError::OutOfRange { .. })));
-        assert!(matches!(m.read32(2), Err(MappedMmioError::OutOfRange { .. })));
+        assert!(matches!(
+            m.read32(4096),
+            Err(MappedMmioError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            m.read32(2),
+            Err(MappedMmioError::OutOfRange { .. })
+        ));
         drop(m);
         let bytes = std::fs::read(&dir).unwrap();
         assert_eq!(&bytes[8..12], &0xDEAD_BEEFu32.to_le_bytes());

@@ -11,8 +11,11 @@ use crate::asm24::{Bridge, BridgeError};
 use modelrt_hal::mmio::Mmio;
 use modelrt_hal::usb::UsbTransport;
 
-/// Largest merged posted-write stream and largest single streaming read chunk.
+/// Largest merged posted-write stream and the chunk of `read_block`/`write_block` conversions.
 pub const BATCH_BYTES: usize = 8192;
+/// Largest single stream of [`BridgedMmio::read_bytes`]/[`BridgedMmio::write_bytes`] (the reference
+/// host's 4 MiB bulk buffer, spec §1).
+pub const STREAM_MAX: usize = 4 << 20;
 
 /// MMIO over the bridge for one BAR (`base`, `size` from bring-up).
 pub struct BridgedMmio<'a, T: UsbTransport> {
@@ -27,7 +30,14 @@ pub struct BridgedMmio<'a, T: UsbTransport> {
 impl<'a, T: UsbTransport> BridgedMmio<'a, T> {
     /// A view of the `size`-byte BAR at bus address `base`.
     pub fn new(bridge: &'a mut Bridge<T>, base: u64, size: u64) -> Self {
-        BridgedMmio { bridge, base, size, batch: [0; BATCH_BYTES], batch_len: 0, batch_offset: 0 }
+        BridgedMmio {
+            bridge,
+            base,
+            size,
+            batch: [0; BATCH_BYTES],
+            batch_len: 0,
+            batch_offset: 0,
+        }
     }
 
     /// Bus address of the BAR.
@@ -41,8 +51,12 @@ impl<'a, T: UsbTransport> BridgedMmio<'a, T> {
     }
 
     fn check(&self, offset: u64, len: u64) -> Result<(), BridgeError> {
-        if offset % 4 != 0 || offset.checked_add(len).is_none_or(|end| end > self.size) {
-            return Err(BridgeError::OutOfRange { what: "BAR MMIO", offset, len });
+        if !offset.is_multiple_of(4) || offset.checked_add(len).is_none_or(|end| end > self.size) {
+            return Err(BridgeError::OutOfRange {
+                what: "BAR MMIO",
+                offset,
+                len,
+            });
         }
         Ok(())
     }
@@ -51,8 +65,9 @@ impl<'a, T: UsbTransport> BridgedMmio<'a, T> {
     pub fn read_bytes(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), BridgeError> {
         self.check(offset, buf.len() as u64)?;
         self.flush_batch()?;
-        for (i, chunk) in buf.chunks_mut(BATCH_BYTES).enumerate() {
-            self.bridge.stream_read(self.base + offset + (i * BATCH_BYTES) as u64, chunk)?;
+        for (i, chunk) in buf.chunks_mut(STREAM_MAX).enumerate() {
+            self.bridge
+                .stream_read(self.base + offset + (i * STREAM_MAX) as u64, chunk)?;
         }
         Ok(())
     }
@@ -61,8 +76,9 @@ impl<'a, T: UsbTransport> BridgedMmio<'a, T> {
     pub fn write_bytes(&mut self, offset: u64, data: &[u8]) -> Result<(), BridgeError> {
         self.check(offset, data.len() as u64)?;
         self.flush_batch()?;
-        for (i, chunk) in data.chunks(BATCH_BYTES).enumerate() {
-            self.bridge.stream_write(self.base + offset + (i * BATCH_BYTES) as u64, chunk)?;
+        for (i, chunk) in data.chunks(STREAM_MAX).enumerate() {
+            self.bridge
+                .stream_write(self.base + offset + (i * STREAM_MAX) as u64, chunk)?;
         }
         Ok(())
     }
@@ -73,7 +89,8 @@ impl<'a, T: UsbTransport> BridgedMmio<'a, T> {
         }
         let len = self.batch_len;
         self.batch_len = 0;
-        self.bridge.stream_write(self.base + self.batch_offset, &self.batch[..len])
+        self.bridge
+            .stream_write(self.base + self.batch_offset, &self.batch[..len])
     }
 }
 
@@ -112,7 +129,8 @@ impl<T: UsbTransport> Mmio for BridgedMmio<'_, T> {
         let mut buf = [0u8; BATCH_BYTES];
         for (i, words) in out.chunks_mut(BATCH_BYTES / 4).enumerate() {
             let bytes = &mut buf[..4 * words.len()];
-            self.bridge.stream_read(self.base + offset + (i * BATCH_BYTES) as u64, bytes)?;
+            self.bridge
+                .stream_read(self.base + offset + (i * BATCH_BYTES) as u64, bytes)?;
             for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
                 *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             }
@@ -129,7 +147,8 @@ impl<T: UsbTransport> Mmio for BridgedMmio<'_, T> {
                 b.copy_from_slice(&w.to_le_bytes());
             }
             let bytes = &buf[..4 * words.len()];
-            self.bridge.stream_write(self.base + offset + (i * BATCH_BYTES) as u64, bytes)?;
+            self.bridge
+                .stream_write(self.base + offset + (i * BATCH_BYTES) as u64, bytes)?;
         }
         Ok(())
     }

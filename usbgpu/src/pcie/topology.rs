@@ -41,11 +41,18 @@ pub fn scan<T: UsbTransport>(dev: &mut PciDevice<T>) -> Result<Vec<Function>, Br
     let bars = *dev.bars();
     let mut out = Vec::new();
     for bus in 0..=gpu.bus {
-        let bdf = Bdf { bus, dev: 0, func: 0 };
+        let bdf = Bdf {
+            bus,
+            dev: 0,
+            func: 0,
+        };
         let cfg = dev.bridge();
         let id = match cfg.config_read(bdf, 0, 4) {
             Ok(id) => id,
-            Err(BridgeError::Completion { status: CplStatus::UnsupportedRequest, .. }) => continue,
+            Err(BridgeError::Completion {
+                status: CplStatus::UnsupportedRequest,
+                ..
+            }) => continue,
             Err(e) => return Err(e),
         };
         let class = cfg.config_read(bdf, 0x08, 4)? >> 8;
@@ -60,7 +67,10 @@ pub fn scan<T: UsbTransport>(dev: &mut PciDevice<T>) -> Result<Vec<Function>, Br
                 primary: buses as u8,
                 secondary: (buses >> 8) as u8,
                 subordinate: (buses >> 16) as u8,
-                memory: window(((mem & 0xFFF0) as u64) << 16, (((mem >> 16) & 0xFFF0) as u64) << 16 | 0xF_FFFF),
+                memory: window(
+                    ((mem & 0xFFF0) as u64) << 16,
+                    (((mem >> 16) & 0xFFF0) as u64) << 16 | 0xF_FFFF,
+                ),
                 prefetchable: window(
                     pref_hi_base << 32 | ((pref & 0xFFF0) as u64) << 16,
                     pref_hi_limit << 32 | (((pref >> 16) & 0xFFF0) as u64) << 16 | 0xF_FFFF,
@@ -70,11 +80,21 @@ pub fn scan<T: UsbTransport>(dev: &mut PciDevice<T>) -> Result<Vec<Function>, Br
             None
         };
         let bars = if bdf == gpu {
-            bars.iter().enumerate().filter_map(|(i, b)| b.map(|b| (i as u8, b))).collect()
+            bars.iter()
+                .enumerate()
+                .filter_map(|(i, b)| b.map(|b| (i as u8, b)))
+                .collect()
         } else {
             Vec::new()
         };
-        out.push(Function { bdf, vendor: id as u16, device: (id >> 16) as u16, class, bridge, bars });
+        out.push(Function {
+            bdf,
+            vendor: id as u16,
+            device: (id >> 16) as u16,
+            class,
+            bridge,
+            bars,
+        });
     }
     Ok(out)
 }

@@ -26,9 +26,15 @@ pub struct BarKind {
 
 impl BarKind {
     /// 64-bit prefetchable (VRAM style).
-    pub const MEM64_PREF: BarKind = BarKind { is_64bit: true, prefetchable: true };
+    pub const MEM64_PREF: BarKind = BarKind {
+        is_64bit: true,
+        prefetchable: true,
+    };
     /// 32-bit non-prefetchable (register style).
-    pub const MEM32: BarKind = BarKind { is_64bit: false, prefetchable: false };
+    pub const MEM32: BarKind = BarKind {
+        is_64bit: false,
+        prefetchable: false,
+    };
 
     fn type_bits(self) -> u32 {
         (if self.is_64bit { 0x4 } else { 0 }) | (if self.prefetchable { 0x8 } else { 0 })
@@ -93,7 +99,11 @@ impl Bridge {
         cfg[0x0E] = 0x01; // header type 1
         cfg[0x24] = 0x01; // 64-bit prefetchable window (RO low nibble)
         cfg[0x26] = 0x01;
-        Bridge { vendor, device, cfg }
+        Bridge {
+            vendor,
+            device,
+            cfg,
+        }
     }
 
     /// Writable bits of config byte `o`.
@@ -141,7 +151,8 @@ impl Bridge {
         }
         let mb = ((rd16(&self.cfg[..], 0x20) & 0xFFF0) as u64) << 16;
         let ml = (((rd16(&self.cfg[..], 0x22) & 0xFFF0) as u64) << 16) | 0xF_FFFF;
-        let pb = ((rd32(&self.cfg[..], 0x28) as u64) << 32) | (((rd16(&self.cfg[..], 0x24) & 0xFFF0) as u64) << 16);
+        let pb = ((rd32(&self.cfg[..], 0x28) as u64) << 32)
+            | (((rd16(&self.cfg[..], 0x24) & 0xFFF0) as u64) << 16);
         let pl = ((rd32(&self.cfg[..], 0x2C) as u64) << 32)
             | (((rd16(&self.cfg[..], 0x26) & 0xFFF0) as u64) << 16)
             | 0xF_FFFF;
@@ -211,7 +222,9 @@ impl Endpoint {
                 None => 0,
             },
             o if o == REBAR_OFFSET + 4 => self.rebar.map_or(0, |r| r.supported << 4),
-            o if o == REBAR_OFFSET + 8 => self.rebar.map_or(0, |r| (r.bar as u32) | 1 << 5 | (r.index as u32) << 8),
+            o if o == REBAR_OFFSET + 8 => self
+                .rebar
+                .map_or(0, |r| (r.bar as u32) | 1 << 5 | (r.index as u32) << 8),
             _ => rd32(&self.scratch[..], reg as usize),
         }
     }
@@ -235,10 +248,22 @@ impl Endpoint {
                     let size = self.bar_size(i);
                     let mask = !(size.max(16) - 1);
                     if let Some(bar) = self.bars[i].as_mut() {
-                        let cur = if high { (bar.address >> 32) as u32 } else { bar.address as u32 };
+                        let cur = if high {
+                            (bar.address >> 32) as u32
+                        } else {
+                            bar.address as u32
+                        };
                         let v = merged(cur) as u64;
-                        let addr = if high { (bar.address & 0xFFFF_FFFF) | v << 32 } else { (bar.address & !0xFFFF_FFFF) | v };
-                        let addr = if bar.kind.is_64bit { addr } else { addr & 0xFFFF_FFFF };
+                        let addr = if high {
+                            (bar.address & 0xFFFF_FFFF) | v << 32
+                        } else {
+                            (bar.address & !0xFFFF_FFFF) | v
+                        };
+                        let addr = if bar.kind.is_64bit {
+                            addr
+                        } else {
+                            addr & 0xFFFF_FFFF
+                        };
                         bar.address = addr & mask;
                     }
                 }
@@ -257,7 +282,7 @@ impl Endpoint {
                     }
                 }
             }
-            o if o >= REBAR_OFFSET && o < REBAR_OFFSET + 12 => {}
+            o if (REBAR_OFFSET..REBAR_OFFSET + 12).contains(&o) => {}
             _ => {
                 let v = merged(rd32(&self.scratch[..], reg as usize));
                 self.scratch[reg as usize..reg as usize + 4].copy_from_slice(&v.to_le_bytes());
@@ -278,7 +303,11 @@ impl Endpoint {
     }
 
     pub fn add_bar(&mut self, index: usize, kind: BarKind, model: Box<dyn RegisterModel>) {
-        self.bars[index] = Some(EndpointBar { kind, model, address: 0 });
+        self.bars[index] = Some(EndpointBar {
+            kind,
+            model,
+            address: 0,
+        });
     }
 }
 
@@ -319,20 +348,37 @@ impl Fabric {
         if bdf.dev != 0 || bdf.func != 0 || element >= chain_len {
             return None;
         }
-        Some(if element < self.bridges.len() { ConfigTarget::Bridge(element) } else { ConfigTarget::Endpoint })
+        Some(if element < self.bridges.len() {
+            ConfigTarget::Bridge(element)
+        } else {
+            ConfigTarget::Endpoint
+        })
     }
 
     /// Config read (dword-aligned `reg`); `Err` = completion status.
     pub fn config_read(&self, bdf: Bdf, reg: u16, type1: bool) -> Result<u32, CplStatus> {
-        match self.element_for(bdf, type1).ok_or(CplStatus::UnsupportedRequest)? {
+        match self
+            .element_for(bdf, type1)
+            .ok_or(CplStatus::UnsupportedRequest)?
+        {
             ConfigTarget::Bridge(i) => Ok(self.bridges[i].read(reg)),
             ConfigTarget::Endpoint => Ok(self.endpoint.read(reg)),
         }
     }
 
     /// Config write with byte enables.
-    pub fn config_write(&mut self, bdf: Bdf, reg: u16, type1: bool, be: u8, value: u32) -> Result<(), CplStatus> {
-        match self.element_for(bdf, type1).ok_or(CplStatus::UnsupportedRequest)? {
+    pub fn config_write(
+        &mut self,
+        bdf: Bdf,
+        reg: u16,
+        type1: bool,
+        be: u8,
+        value: u32,
+    ) -> Result<(), CplStatus> {
+        match self
+            .element_for(bdf, type1)
+            .ok_or(CplStatus::UnsupportedRequest)?
+        {
             ConfigTarget::Bridge(i) => self.bridges[i].write(reg, be, value),
             ConfigTarget::Endpoint => self.endpoint.write(reg, be, value),
         }
@@ -344,7 +390,10 @@ impl Fabric {
         if !self.bridges.iter().all(|b| b.forwards(addr)) {
             return Err(CplStatus::UnsupportedRequest);
         }
-        let (i, off) = self.endpoint.decode(addr).ok_or(CplStatus::UnsupportedRequest)?;
+        let (i, off) = self
+            .endpoint
+            .decode(addr)
+            .ok_or(CplStatus::UnsupportedRequest)?;
         let model_size = self.endpoint.bars[i].as_ref().map_or(0, |b| b.model.size());
         if off + 4 > model_size {
             return Err(CplStatus::UnsupportedRequest);
@@ -355,15 +404,21 @@ impl Fabric {
     /// Memory read of the dword at `addr` (dword-aligned).
     pub fn mem_read32(&mut self, addr: u64) -> Result<u32, CplStatus> {
         let (i, off) = self.route(addr)?;
-        let bar = self.endpoint.bars[i].as_mut().ok_or(CplStatus::UnsupportedRequest)?;
+        let bar = self.endpoint.bars[i]
+            .as_mut()
+            .ok_or(CplStatus::UnsupportedRequest)?;
         Ok(bar.model.read32(off))
     }
 
     /// Memory write with byte enables (partial = read-modify-write). Unclaimed writes are dropped
     /// (posted: nobody is told); returns whether a BAR claimed it.
     pub fn mem_write32(&mut self, addr: u64, be: u8, value: u32) -> bool {
-        let Ok((i, off)) = self.route(addr) else { return false };
-        let Some(bar) = self.endpoint.bars[i].as_mut() else { return false };
+        let Ok((i, off)) = self.route(addr) else {
+            return false;
+        };
+        let Some(bar) = self.endpoint.bars[i].as_mut() else {
+            return false;
+        };
         let v = if be & 0xF == 0xF {
             value
         } else {

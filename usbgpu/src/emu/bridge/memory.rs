@@ -15,7 +15,10 @@ pub struct SparseMemory {
 impl SparseMemory {
     /// `size` bytes, all zero.
     pub fn new(size: u64) -> Self {
-        SparseMemory { size, pages: HashMap::new() }
+        SparseMemory {
+            size,
+            pages: HashMap::new(),
+        }
     }
 
     /// Bytes actually allocated (for tests/diagnostics).
@@ -31,9 +34,9 @@ impl RegisterModel for SparseMemory {
 
     fn read32(&mut self, offset: u64) -> u32 {
         let o = (offset % PAGE) as usize;
-        self.pages
-            .get(&(offset / PAGE))
-            .map_or(0, |p| u32::from_le_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]]))
+        self.pages.get(&(offset / PAGE)).map_or(0, |p| {
+            u32::from_le_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]])
+        })
     }
 
     fn write32(&mut self, offset: u64, value: u32) {
@@ -41,7 +44,10 @@ impl RegisterModel for SparseMemory {
             return;
         }
         let o = (offset % PAGE) as usize;
-        let page = self.pages.entry(offset / PAGE).or_insert_with(|| Box::new([0u8; PAGE as usize]));
+        let page = self
+            .pages
+            .entry(offset / PAGE)
+            .or_insert_with(|| Box::new([0u8; PAGE as usize]));
         page[o..o + 4].copy_from_slice(&value.to_le_bytes());
     }
 }

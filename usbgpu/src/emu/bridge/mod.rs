@@ -14,6 +14,10 @@
 //! them. Bridges on buses 0..3 (ASMedia 0x1B21:0x2464 for bus 0..1, AMD switch 0x1002:0x1478/0x1479
 //! for 2..3 — emulator choice, the spec gives no ids).
 //!
+//! BAR models run with the emulator's state lock held: they must not call back into an
+//! [`EmuHandle`] from `read32`/`write32` (GPU-side DMA into the bridge windows goes through
+//! [`EmuHandle::gpu_write`]/[`EmuHandle::gpu_read`] from outside a transfer).
+//!
 //! Modelled: XDATA with the SRAM/sys_buf/mock-window aliases and the LTSSM byte; 0xF3 power (boots
 //! off); the 0xF0 engine (mode 0 with completions, posted writes without, modes 1/2 consuming the next
 //! bulk transfer of exactly `4·count` bytes); the 0xF2 engine (FIFO of write arms consumed in order by
@@ -25,6 +29,10 @@
 //! wait behind the active one (default 2, spec: "at least one"); with the link down mode-0 TLPs
 //! complete with ret_status 0xFF and streaming reads time out; mode-2 reads of unclaimed addresses
 //! return all-ones dwords; XDATA 0xB800 is not aliased to the CQ window (the host never uses it).
+//! An arm whose bulk transfer failed (timeout, short, stall) stays queued, as nothing in the spec
+//! aborts it: the next bulk transfer is consumed by it (and usually rejected as mis-sized), so after
+//! a failed bulk transfer a session should be re-opened; 0xF3 (power on or off) drops all pending
+//! streams and arms (emulator choice).
 //! The bulk IN "blocks until released" rule is modelled as an immediate [`UsbError::Timeout`] with
 //! the timeout added to emulated time (tests stay fast, and the outcome is what the host would see).
 pub mod fabric;
@@ -36,12 +44,12 @@ use self::faults::{Counters, Faults, LTSSM_DETECT};
 use self::memory::SparseMemory;
 use super::RegisterModel;
 use crate::asm24::proto::{
-    self, fmt_type, request, Completion, CplStatus, SramArm, TlpMode, TlpRequest, COMPLETION_LEN, SLOT,
-    SRAM_SIZE, XDATA_READ_MAX,
+    self, fmt_type, request, Completion, CplStatus, SramArm, TlpMode, TlpRequest, COMPLETION_LEN,
+    SLOT, SRAM_SIZE, XDATA_READ_MAX,
 };
 use crate::asm24::{
-    BUS_CQ, BUS_CQ_RELEASE, BUS_MOCK_WINDOW, BUS_SRAM, BUS_SYS_BUF, EP_BULK_IN, EP_BULK_OUT, LTSSM_L0,
-    XDATA_LTSSM, XDATA_MOCK_WINDOW, XDATA_SRAM, XDATA_SYS_BUF,
+    BUS_CQ, BUS_CQ_RELEASE, BUS_MOCK_WINDOW, BUS_SRAM, BUS_SYS_BUF, EP_BULK_IN, EP_BULK_OUT,
+    LTSSM_L0, XDATA_LTSSM, XDATA_MOCK_WINDOW, XDATA_SRAM, XDATA_SYS_BUF,
 };
 use modelrt_hal::usb::{UsbError, UsbTransport};
 use std::collections::VecDeque;
@@ -66,7 +74,12 @@ pub struct Timing {
 
 impl Default for Timing {
     fn default() -> Self {
-        Timing { control_ns: 125_000, bulk_setup_ns: 30_000, bulk_bytes_per_us: 400, link_train_ns: 200_000_000 }
+        Timing {
+            control_ns: 125_000,
+            bulk_setup_ns: 30_000,
+            bulk_bytes_per_us: 400,
+            link_train_ns: 200_000_000,
+        }
     }
 }
 
@@ -166,12 +179,21 @@ impl Builder {
     /// prefetchable, others 32-bit non-prefetchable). The BAR size is `model.size()` (rounded up to a
     /// power of two) except for BAR0, which the REBAR capability sizes.
     pub fn gpu_bar(self, index: usize, model: Box<dyn RegisterModel>) -> Self {
-        let kind = if index == 0 { BarKind::MEM64_PREF } else { BarKind::MEM32 };
+        let kind = if index == 0 {
+            BarKind::MEM64_PREF
+        } else {
+            BarKind::MEM32
+        };
         self.gpu_bar_kind(index, kind, model)
     }
 
     /// Plug `model` into BAR `index` with an explicit shape. A 64-bit BAR also occupies `index + 1`.
-    pub fn gpu_bar_kind(mut self, index: usize, kind: BarKind, model: Box<dyn RegisterModel>) -> Self {
+    pub fn gpu_bar_kind(
+        mut self,
+        index: usize,
+        kind: BarKind,
+        model: Box<dyn RegisterModel>,
+    ) -> Self {
         self.bars.retain(|(i, _, _)| *i != index);
         self.bars.push((index.min(5), kind, model));
         self
@@ -219,20 +241,38 @@ impl Builder {
 
     pub fn build(self) -> BridgeEmulator {
         let mut endpoint = Endpoint::new(self.vendor, self.device);
-        endpoint.add_bar(0, BarKind::MEM64_PREF, Box::new(SparseMemory::new(DEFAULT_VRAM)));
+        endpoint.add_bar(
+            0,
+            BarKind::MEM64_PREF,
+            Box::new(SparseMemory::new(DEFAULT_VRAM)),
+        );
         endpoint.add_bar(2, BarKind::MEM32, Box::new(SparseMemory::new(0x2000)));
         endpoint.add_bar(5, BarKind::MEM32, Box::new(SparseMemory::new(1 << 20)));
         for (i, kind, model) in self.bars {
             endpoint.add_bar(i, kind, model);
         }
         if self.rebar_supported != 0 {
-            endpoint.rebar = Some(Rebar { bar: 0, supported: self.rebar_supported, index: self.rebar_index });
+            endpoint.rebar = Some(Rebar {
+                bar: 0,
+                supported: self.rebar_supported,
+                index: self.rebar_index,
+            });
         }
-        let ids = [(0x1B21, 0x2464), (0x1B21, 0x2464), (0x1002, 0x1478), (0x1002, 0x1479)];
-        let bridges =
-            (0..self.bridges).map(|i| FabricBridge::new(ids[i % ids.len()].0, ids[i % ids.len()].1)).collect();
+        let ids = [
+            (0x1B21, 0x2464),
+            (0x1B21, 0x2464),
+            (0x1002, 0x1478),
+            (0x1002, 0x1479),
+        ];
+        let bridges = (0..self.bridges)
+            .map(|i| FabricBridge::new(ids[i % ids.len()].0, ids[i % ids.len()].1))
+            .collect();
         let mut xdata = Box::new([0u8; 0x10000]);
-        xdata[XDATA_LTSSM as usize] = if self.boot_powered { LTSSM_L0 } else { LTSSM_DETECT };
+        xdata[XDATA_LTSSM as usize] = if self.boot_powered {
+            LTSSM_L0
+        } else {
+            LTSSM_DETECT
+        };
         let state = EmuState {
             identity: self.identity,
             xdata,
@@ -253,7 +293,9 @@ impl Builder {
             disconnected: false,
             latched: None,
         };
-        BridgeEmulator { state: Arc::new(Mutex::new(state)) }
+        BridgeEmulator {
+            state: Arc::new(Mutex::new(state)),
+        }
     }
 }
 
@@ -284,7 +326,9 @@ impl BridgeEmulator {
     }
 
     pub fn handle(&self) -> EmuHandle {
-        EmuHandle { state: self.state.clone() }
+        EmuHandle {
+            state: self.state.clone(),
+        }
     }
 }
 
@@ -331,7 +375,11 @@ impl EmuHandle {
     }
 
     /// Direct access to a GPU BAR model (inspection from tests).
-    pub fn with_bar<R>(&self, index: usize, f: impl FnOnce(&mut dyn RegisterModel) -> R) -> Option<R> {
+    pub fn with_bar<R>(
+        &self,
+        index: usize,
+        f: impl FnOnce(&mut dyn RegisterModel) -> R,
+    ) -> Option<R> {
         let mut s = lock(&self.state);
         let bar = s.fabric.endpoint.bars.get_mut(index)?.as_mut()?;
         Some(f(bar.model.as_mut()))
@@ -341,7 +389,10 @@ impl EmuHandle {
     /// CQ 0x822000, mock window 0x800000). A write covering 0x82200C releases an armed SRAM read.
     pub fn gpu_write(&self, address: u64, data: &[u8]) -> Result<(), DmaError> {
         let mut s = lock(&self.state);
-        let win = s.window_mut(address, data.len()).ok_or(DmaError { address, len: data.len() })?;
+        let win = s.window_mut(address, data.len()).ok_or(DmaError {
+            address,
+            len: data.len(),
+        })?;
         win.copy_from_slice(data);
         let end = address + data.len() as u64;
         if address < BUS_CQ_RELEASE + 4 && end > BUS_CQ_RELEASE && !s.faults.hold_read_release {
@@ -353,7 +404,10 @@ impl EmuHandle {
     /// GPU-initiated read of a bridge window.
     pub fn gpu_read(&self, address: u64, out: &mut [u8]) -> Result<(), DmaError> {
         let mut s = lock(&self.state);
-        let win = s.window_mut(address, out.len()).ok_or(DmaError { address, len: out.len() })?;
+        let win = s.window_mut(address, out.len()).ok_or(DmaError {
+            address,
+            len: out.len(),
+        })?;
         out.copy_from_slice(win);
         Ok(())
     }
@@ -362,7 +416,8 @@ impl EmuHandle {
 impl EmuState {
     fn window_mut(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
         let within = |base: u64, size: usize| {
-            (address >= base && address - base + len as u64 <= size as u64).then(|| (address - base) as usize)
+            (address >= base && address - base + len as u64 <= size as u64)
+                .then(|| (address - base) as usize)
         };
         if let Some(o) = within(BUS_SRAM, SRAM_SIZE) {
             return Some(&mut self.sram[o..o + len]);
@@ -444,14 +499,22 @@ impl EmuState {
         let posted = proto::is_posted(req.fmt_type);
         if !self.link_up() {
             if !posted {
-                self.completion = Completion { ret_status: 0xFF, ..Completion::default() }.to_bytes();
+                self.completion = Completion {
+                    ret_status: 0xFF,
+                    ..Completion::default()
+                }
+                .to_bytes();
             }
             return;
         }
         if self.faults.engine_errors > 0 && !posted {
             self.faults.engine_errors -= 1;
             let code = self.faults.engine_error_code.max(1);
-            self.completion = Completion { ret_status: code, ..Completion::default() }.to_bytes();
+            self.completion = Completion {
+                ret_status: code,
+                ..Completion::default()
+            }
+            .to_bytes();
             return;
         }
         if let Some(status) = self.faults.completion_status {
@@ -467,16 +530,20 @@ impl EmuState {
         let result: Result<u32, CplStatus> = match req.fmt_type {
             fmt_type::CFG_RD0 | fmt_type::CFG_RD1 => {
                 let (bdf, reg) = proto::decode_config_address(req.address);
-                self.fabric.config_read(bdf, reg, req.fmt_type == fmt_type::CFG_RD1)
+                self.fabric
+                    .config_read(bdf, reg, req.fmt_type == fmt_type::CFG_RD1)
             }
             fmt_type::CFG_WR0 | fmt_type::CFG_WR1 => {
                 let (bdf, reg) = proto::decode_config_address(req.address);
                 let t1 = req.fmt_type == fmt_type::CFG_WR1;
-                self.fabric.config_write(bdf, reg, t1, req.byte_enable, req.data).map(|_| 0)
+                self.fabric
+                    .config_write(bdf, reg, t1, req.byte_enable, req.data)
+                    .map(|_| 0)
             }
             fmt_type::MRD64 => self.fabric.mem_read32(req.address),
             fmt_type::MWR64 => {
-                self.fabric.mem_write32(req.address, req.byte_enable, req.data);
+                self.fabric
+                    .mem_write32(req.address, req.byte_enable, req.data);
                 return;
             }
             // Other posted TLPs (messages) are accepted and ignored; anything else is unsupported.
@@ -490,12 +557,20 @@ impl EmuState {
         .to_bytes();
     }
 
-    fn control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+    fn control_out(
+        &mut self,
+        req: u8,
+        value: u16,
+        index: u16,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), UsbError> {
         self.counters.control_out += 1;
         self.counters.control_bytes_out += data.len() as u64;
         self.control_prologue(req, t)?;
         match req {
             request::XDATA_WRITE if data.is_empty() => {
+                // The LTSSM byte reflects link state; host writes to it are ignored (emulator choice).
                 if value != XDATA_LTSSM {
                     *self.xdata_byte(value) = index as u8;
                 }
@@ -504,12 +579,14 @@ impl EmuState {
                 let tlp = TlpRequest::decode(value, index, data).map_err(|_| UsbError::Stall)?;
                 match tlp.mode {
                     TlpMode::Single => self.execute_single(&tlp),
-                    TlpMode::StreamWrite => {
-                        self.out_queue.push_back(OutConsumer::Stream { address: tlp.address, len: 4 * tlp.data as usize })
-                    }
-                    TlpMode::StreamRead => {
-                        self.in_queue.push_back(InConsumer::Stream { address: tlp.address, len: 4 * tlp.data as usize })
-                    }
+                    TlpMode::StreamWrite => self.out_queue.push_back(OutConsumer::Stream {
+                        address: tlp.address,
+                        len: 4 * tlp.data as usize,
+                    }),
+                    TlpMode::StreamRead => self.in_queue.push_back(InConsumer::Stream {
+                        address: tlp.address,
+                        len: 4 * tlp.data as usize,
+                    }),
                 }
             }
             request::SRAM_DMA if data.is_empty() => {
@@ -520,11 +597,16 @@ impl EmuState {
                     return Err(UsbError::Stall);
                 }
                 if arm.to_host {
-                    self.in_queue.retain(|c| !matches!(c, InConsumer::Sram { .. }));
+                    self.in_queue
+                        .retain(|c| !matches!(c, InConsumer::Sram { .. }));
                     self.in_queue.push_back(InConsumer::Sram { offset, len });
                     self.read_released = false;
                 } else {
-                    let pending = self.out_queue.iter().filter(|c| matches!(c, OutConsumer::Sram { .. })).count();
+                    let pending = self
+                        .out_queue
+                        .iter()
+                        .filter(|c| matches!(c, OutConsumer::Sram { .. }))
+                        .count();
                     if pending > self.max_pending_arms {
                         return Err(UsbError::Stall);
                     }
@@ -532,18 +614,23 @@ impl EmuState {
                 }
             }
             request::PCIE_POWER if data.is_empty() => {
+                // Either direction restarts the PCIe side: pending streams and arms are dropped.
+                self.out_queue.clear();
+                self.in_queue.clear();
+                self.read_released = false;
                 if value & 1 == 1 {
                     if self.timing.link_train_ns >= t.as_nanos() as u64 {
                         self.elapse(t.as_nanos() as u64);
                         return Err(UsbError::Timeout);
                     }
                     self.elapse(self.timing.link_train_ns);
-                    self.xdata[XDATA_LTSSM as usize] =
-                        if self.faults.link_fails_training { LTSSM_DETECT } else { LTSSM_L0 };
+                    self.xdata[XDATA_LTSSM as usize] = if self.faults.link_fails_training {
+                        LTSSM_DETECT
+                    } else {
+                        LTSSM_L0
+                    };
                 } else {
                     self.xdata[XDATA_LTSSM as usize] = LTSSM_DETECT;
-                    self.out_queue.clear();
-                    self.in_queue.clear();
                 }
             }
             _ => return Err(UsbError::Stall),
@@ -551,7 +638,13 @@ impl EmuState {
         Ok(())
     }
 
-    fn control_in(&mut self, req: u8, value: u16, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+    fn control_in(
+        &mut self,
+        req: u8,
+        value: u16,
+        buf: &mut [u8],
+        t: Duration,
+    ) -> Result<usize, UsbError> {
         self.counters.control_in += 1;
         self.control_prologue(req, t)?;
         let n = match req {
@@ -588,7 +681,11 @@ impl EmuState {
         }
         let len = self.bulk_budget(data.len())?;
         self.elapse(self.bulk_cost(len));
-        let accepted = self.faults.short_bulk_out.take().map_or(len, |n| n.min(len));
+        let accepted = self
+            .faults
+            .short_bulk_out
+            .take()
+            .map_or(len, |n| n.min(len));
         self.counters.bulk_bytes_out += accepted as u64;
         let consumer = self.out_queue.pop_front().ok_or(UsbError::Stall)?;
         if accepted < len {
@@ -639,12 +736,17 @@ impl EmuState {
             self.elapse(timeout_ns);
             return Err(UsbError::Timeout);
         }
-        let Some(consumer) = self.in_queue.pop_front() else { return Err(UsbError::Timeout) };
+        let Some(consumer) = self.in_queue.pop_front() else {
+            return Err(UsbError::Timeout);
+        };
         let (len, produced) = match consumer {
             InConsumer::Stream { address, len } => {
                 let mut bytes = vec![0u8; len];
                 for (i, w) in bytes.chunks_exact_mut(4).enumerate() {
-                    let v = self.fabric.mem_read32(address + 4 * i as u64).unwrap_or(u32::MAX);
+                    let v = self
+                        .fabric
+                        .mem_read32(address + 4 * i as u64)
+                        .unwrap_or(u32::MAX);
                     w.copy_from_slice(&v.to_le_bytes());
                 }
                 (len, bytes)
@@ -667,11 +769,25 @@ impl EmuState {
 }
 
 impl UsbTransport for BridgeEmulator {
-    fn control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+    fn control_out(
+        &mut self,
+        req: u8,
+        value: u16,
+        index: u16,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), UsbError> {
         lock(&self.state).control_out(req, value, index, data, t)
     }
 
-    fn control_in(&mut self, req: u8, value: u16, _index: u16, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+    fn control_in(
+        &mut self,
+        req: u8,
+        value: u16,
+        _index: u16,
+        buf: &mut [u8],
+        t: Duration,
+    ) -> Result<usize, UsbError> {
         lock(&self.state).control_in(req, value, buf, t)
     }
 
@@ -687,7 +803,14 @@ impl UsbTransport for BridgeEmulator {
         lock(&self.state).elapse(duration.as_nanos() as u64);
     }
 
-    fn submit_control_out(&mut self, req: u8, value: u16, index: u16, data: &[u8], t: Duration) -> Result<(), UsbError> {
+    fn submit_control_out(
+        &mut self,
+        req: u8,
+        value: u16,
+        index: u16,
+        data: &[u8],
+        t: Duration,
+    ) -> Result<(), UsbError> {
         let mut s = lock(&self.state);
         if let Err(e) = s.control_out(req, value, index, data, t) {
             s.latched.get_or_insert(e);
@@ -700,7 +823,10 @@ impl UsbTransport for BridgeEmulator {
         match s.bulk_out(ep, data, t) {
             Ok(n) if n == data.len() => {}
             Ok(n) => {
-                s.latched.get_or_insert(UsbError::Short { expected: data.len(), actual: n });
+                s.latched.get_or_insert(UsbError::Short {
+                    expected: data.len(),
+                    actual: n,
+                });
             }
             Err(e) => {
                 s.latched.get_or_insert(e);

@@ -53,7 +53,14 @@ pub struct Gd25Config {
 
 impl Default for Gd25Config {
     fn default() -> Self {
-        Gd25Config { erase_ns: 45_000_000, program_ns: 600_000, wrsr_ns: 5_000_000, sr1: 0, sr2: 0, sr3: 0x60 }
+        Gd25Config {
+            erase_ns: 45_000_000,
+            program_ns: 600_000,
+            wrsr_ns: 5_000_000,
+            sr1: 0,
+            sr2: 0,
+            sr3: 0x60,
+        }
     }
 }
 
@@ -104,7 +111,8 @@ pub struct Gd25 {
 /// at 0x30), and the start of a basic table describing 4 KiB erase (0x20) and 16 Mbit density.
 fn sfdp_byte(addr: usize) -> u8 {
     const HDR: [u8; 16] = [
-        b'S', b'F', b'D', b'P', 0x06, 0x01, 0x00, 0xFF, 0x00, 0x06, 0x01, 0x10, 0x30, 0x00, 0x00, 0xFF,
+        b'S', b'F', b'D', b'P', 0x06, 0x01, 0x00, 0xFF, 0x00, 0x06, 0x01, 0x10, 0x30, 0x00, 0x00,
+        0xFF,
     ];
     const BASIC: [u8; 8] = [0xE5, 0x20, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x00];
     match addr {
@@ -154,18 +162,17 @@ impl Gd25 {
         self.io_error.as_deref()
     }
 
-    /// Whether an erase/program/WRSR is in progress.
-    pub fn busy(&self) -> bool {
-        self.busy.is_some()
-    }
-
     /// Elapsed fraction (‰) of the running operation and the busy-op ordinal, if busy.
     pub(crate) fn busy_progress(&self) -> Option<(u64, u64, u64)> {
-        self.busy.as_ref().map(|b| (self.stats.busy_ops - 1, b.elapsed_ns, b.total_ns))
+        self.busy
+            .as_ref()
+            .map(|b| (self.stats.busy_ops - 1, b.elapsed_ns, b.total_ns))
     }
 
     fn sr1(&self) -> u8 {
-        self.sr1_nv | if self.wel { SR1_WEL } else { 0 } | if self.busy.is_some() { SR1_BUSY } else { 0 }
+        self.sr1_nv
+            | if self.wel { SR1_WEL } else { 0 }
+            | if self.busy.is_some() { SR1_BUSY } else { 0 }
     }
 
     fn protected(&self) -> bool {
@@ -224,7 +231,10 @@ impl Gd25 {
             0x06 if b.len() == 1 => self.wel = true,
             0x04 if b.len() == 1 => self.wel = false,
             0x01 if self.wel && b.len() >= 2 => {
-                let op = Op::Wrsr { sr1: b[1], sr2: b.get(2).copied() };
+                let op = Op::Wrsr {
+                    sr1: b[1],
+                    sr2: b.get(2).copied(),
+                };
                 self.start(op, self.cfg.wrsr_ns);
             }
             0x20 if self.wel && b.len() == 4 => {
@@ -246,7 +256,13 @@ impl Gd25 {
                     self.wel = false;
                 } else {
                     self.stats.programs += 1;
-                    self.start(Op::Program { addr, data: keep.to_vec() }, self.cfg.program_ns);
+                    self.start(
+                        Op::Program {
+                            addr,
+                            data: keep.to_vec(),
+                        },
+                        self.cfg.program_ns,
+                    );
                 }
             }
             _ => {}
@@ -261,7 +277,11 @@ impl Gd25 {
 
     fn start(&mut self, op: Op, ns: u64) {
         self.stats.busy_ops += 1;
-        self.busy = Some(Busy { op, total_ns: ns, elapsed_ns: 0 });
+        self.busy = Some(Busy {
+            op,
+            total_ns: ns,
+            elapsed_ns: 0,
+        });
         if ns == 0 {
             self.advance(0);
         }
@@ -322,7 +342,9 @@ impl Gd25 {
     }
 
     fn persist(&mut self, at: usize, len: usize) {
-        let Some(f) = self.backing.as_mut() else { return };
+        let Some(f) = self.backing.as_mut() else {
+            return;
+        };
         if len == 0 || self.io_error.is_some() {
             return;
         }

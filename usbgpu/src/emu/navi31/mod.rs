@@ -15,7 +15,8 @@
 //!   MSB first (only 0 and 3 are used by the tools);
 //! * wrong forced values (`strict_forced`): the SPI pads are not routed, so the flash sees nothing
 //!   and RX bytes read 0xFF; the transaction still completes;
-//! * transactions complete instantly; ROM_CNTL does not gate the aperture; powered-off reads
+//! * transactions complete instantly unless `spi_ns_per_byte` models wire time; ROM_CNTL does
+//!   not gate the aperture; powered-off reads
 //!   return all-ones (like a device that fell off the bus) and writes are dropped;
 //! * reset values of the pad/mirror/ROM_CNTL registers are invented (SPI pad bits set, mirror
 //!   field 0) so the forced-value check has something to catch.
@@ -76,6 +77,10 @@ pub struct Navi31Config {
     pub raw_controller: bool,
     /// Aperture fault: ignore address bit 20 (mirrored halves).
     pub aperture_mirror_fault: bool,
+    /// Emulated wire time per SPI byte of a ROM_SW transaction (ns); STATUS.done appears after
+    /// `(1 + address bytes + data bytes) ×` this. 0 = done at once (emulator choice; the real
+    /// SCK rate behind the prescaler is not in the spec).
+    pub spi_ns_per_byte: u64,
     /// Flash chip timing/status.
     pub flash: Gd25Config,
     /// PSP mailbox.
@@ -90,6 +95,7 @@ impl Default for Navi31Config {
             strict_forced: true,
             raw_controller: true,
             aperture_mirror_fault: false,
+            spi_ns_per_byte: 0,
             flash: Gd25Config::default(),
             psp: PspConfig::default(),
         }
@@ -126,11 +132,13 @@ pub struct Navi31Bar5 {
     sw_status: u32,
     sw_command: u32,
     armed: bool,
+    sw_pending_ns: Option<u64>,
     tx: [u32; 64],
     window: [u32; 64],
     last_capture: [u32; 64],
     index: u32,
     powered: bool,
+    clock_ns: u64,
     cut: Option<PowerCut>,
     opcode_counts: [u32; 256],
     stats: Navi31Stats,
@@ -145,15 +153,27 @@ impl Navi31Bar5 {
     /// A model backed by the image file at `path` (read now, written through on every change).
     pub fn open_image(path: &Path, cfg: Navi31Config) -> Result<Self, String> {
         let err = |e: std::io::Error| format!("flash image {}: {e}", path.display());
-        let mut f = OpenOptions::new().read(true).write(true).open(path).map_err(err)?;
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(err)?;
         let mut image = Vec::new();
         f.read_to_end(&mut image).map_err(err)?;
         Self::with_backing(image, Some(f), cfg)
     }
 
-    fn with_backing(image: Vec<u8>, backing: Option<File>, cfg: Navi31Config) -> Result<Self, String> {
+    fn with_backing(
+        image: Vec<u8>,
+        backing: Option<File>,
+        cfg: Navi31Config,
+    ) -> Result<Self, String> {
         if image.len() != gd25::SIZE {
-            return Err(format!("flash image is {} bytes, the emulated GD25LQ16E holds exactly {}", image.len(), gd25::SIZE));
+            return Err(format!(
+                "flash image is {} bytes, the emulated GD25LQ16E holds exactly {}",
+                image.len(),
+                gd25::SIZE
+            ));
         }
         let flash = Gd25::new(image, backing, cfg.flash.clone());
         let psp = Psp::new(cfg.psp.clone());
@@ -166,11 +186,13 @@ impl Navi31Bar5 {
             sw_status: 0,
             sw_command: 0,
             armed: false,
+            sw_pending_ns: None,
             tx: [0; 64],
             window: [0; 64],
             last_capture: [0; 64],
             index: 0,
             powered: true,
+            clock_ns: 0,
             cut: None,
             opcode_counts: [0; 256],
             stats: Navi31Stats::default(),
@@ -181,7 +203,14 @@ impl Navi31Bar5 {
 
     fn reset_registers(&mut self) {
         self.regs.clear();
-        self.regs.insert(ROM_CNTL, if self.cfg.raw_controller { RESET_ROM_CNTL } else { ALL_ONES });
+        self.regs.insert(
+            ROM_CNTL,
+            if self.cfg.raw_controller {
+                RESET_ROM_CNTL
+            } else {
+                ALL_ONES
+            },
+        );
         self.regs.insert(PAGE_MIRROR_CNTL, RESET_MIRROR);
         self.regs.insert(GPIO_PAD_MASK, RESET_PADS[0]);
         self.regs.insert(GPIO_PAD_A, RESET_PADS[1]);
@@ -191,6 +220,7 @@ impl Navi31Bar5 {
         self.sw_status = 0;
         self.sw_command = 0;
         self.armed = false;
+        self.sw_pending_ns = None;
         self.tx = [0; 64];
         self.window = [0; 64];
         self.last_capture = [0; 64];
@@ -223,6 +253,11 @@ impl Navi31Bar5 {
         self.cfg.engine = mode;
     }
 
+    /// Emulated time since the model was created (ns).
+    pub fn clock_ns(&self) -> u64 {
+        self.clock_ns
+    }
+
     /// Whether the board is powered.
     pub fn powered(&self) -> bool {
         self.powered
@@ -231,6 +266,11 @@ impl Navi31Bar5 {
     /// Arm a power cut (counters restart at the next power-on).
     pub fn schedule_power_cut(&mut self, cut: PowerCut) {
         self.cut = Some(cut);
+    }
+
+    /// Disarm a scheduled power cut that has not fired.
+    pub fn cancel_power_cut(&mut self) {
+        self.cut = None;
     }
 
     /// Cut the power now.
@@ -252,7 +292,9 @@ impl Navi31Bar5 {
     }
 
     fn forced_ok(&self) -> bool {
-        let pads = [GPIO_PAD_MASK, GPIO_PAD_A, GPIO_PAD_EN].iter().all(|&r| self.reg(r) & GPIO_SPI_PAD_BITS == 0);
+        let pads = [GPIO_PAD_MASK, GPIO_PAD_A, GPIO_PAD_EN]
+            .iter()
+            .all(|&r| self.reg(r) & GPIO_SPI_PAD_BITS == 0);
         let mirror = self.reg(PAGE_MIRROR_CNTL) & MIRROR_FIELD_MASK == MIRROR_FIELD_FORCED;
         let cntl = self.reg(ROM_CNTL) & 0xF == ROM_CNTL_FORCED_NIBBLE;
         pads && mirror && cntl
@@ -260,7 +302,11 @@ impl Navi31Bar5 {
 
     fn transaction(&mut self) {
         let opcode = (self.sw_command & 0xFF) as u8;
-        if let Some(PowerCut::BeforeCommand { opcode: o, occurrence }) = self.cut {
+        if let Some(PowerCut::BeforeCommand {
+            opcode: o,
+            occurrence,
+        }) = self.cut
+        {
             if o == opcode && self.opcode_counts[opcode as usize] == occurrence {
                 self.power_off();
                 return;
@@ -308,7 +354,12 @@ impl Navi31Bar5 {
             self.window = self.last_capture;
             self.last_capture = capture;
         }
-        self.sw_status |= SW_STATUS_DONE;
+        let wire_ns = (1 + addr_len + count) as u64 * self.cfg.spi_ns_per_byte;
+        if wire_ns == 0 {
+            self.sw_status |= SW_STATUS_DONE;
+        } else {
+            self.sw_pending_ns = Some(wire_ns);
+        }
     }
 }
 
@@ -327,7 +378,9 @@ impl RegisterModel for Navi31Bar5 {
             ROM_SW_CNTL => self.sw_cntl,
             ROM_SW_STATUS => self.sw_status,
             ROM_SW_COMMAND => self.sw_command,
-            o if (ROM_SW_DATA..ROM_SW_DATA + 256).contains(&o) => self.window[((o - ROM_SW_DATA) / 4) as usize],
+            o if (ROM_SW_DATA..ROM_SW_DATA + 256).contains(&o) => {
+                self.window[((o - ROM_SW_DATA) / 4) as usize]
+            }
             ROM_DATA => {
                 self.stats.aperture_reads += 1;
                 let mut a = self.index as usize % gd25::SIZE;
@@ -335,7 +388,12 @@ impl RegisterModel for Navi31Bar5 {
                     a &= !(1 << 20);
                 }
                 let arr = self.flash.array();
-                let v = u32::from_le_bytes([arr[a], arr[(a + 1) % gd25::SIZE], arr[(a + 2) % gd25::SIZE], arr[(a + 3) % gd25::SIZE]]);
+                let v = u32::from_le_bytes([
+                    arr[a],
+                    arr[(a + 1) % gd25::SIZE],
+                    arr[(a + 2) % gd25::SIZE],
+                    arr[(a + 3) % gd25::SIZE],
+                ]);
                 self.index = self.index.wrapping_add(4);
                 v
             }
@@ -365,7 +423,9 @@ impl RegisterModel for Navi31Bar5 {
                 self.sw_command = value;
                 self.armed = true;
             }
-            o if (ROM_SW_DATA..ROM_SW_DATA + 256).contains(&o) => self.tx[((o - ROM_SW_DATA) / 4) as usize] = value,
+            o if (ROM_SW_DATA..ROM_SW_DATA + 256).contains(&o) => {
+                self.tx[((o - ROM_SW_DATA) / 4) as usize] = value
+            }
             ROM_INDEX => self.index = value,
             PSP_COMMAND => self.psp.write_command(value),
             PSP_COMMAND_DATA => self.psp.write_data(value),
@@ -378,10 +438,15 @@ impl RegisterModel for Navi31Bar5 {
     }
 
     fn advance(&mut self, ns: u64) {
+        self.clock_ns = self.clock_ns.saturating_add(ns);
         if !self.powered {
             return;
         }
-        if let Some(PowerCut::DuringBusy { occurrence, permille }) = self.cut {
+        if let Some(PowerCut::DuringBusy {
+            occurrence,
+            permille,
+        }) = self.cut
+        {
             if let Some((ord, elapsed, total)) = self.flash.busy_progress() {
                 let at = total * permille / 1000;
                 if ord == occurrence && elapsed + ns >= at {
@@ -389,6 +454,14 @@ impl RegisterModel for Navi31Bar5 {
                     self.power_off();
                     return;
                 }
+            }
+        }
+        if let Some(left) = self.sw_pending_ns {
+            if ns >= left {
+                self.sw_pending_ns = None;
+                self.sw_status |= SW_STATUS_DONE;
+            } else {
+                self.sw_pending_ns = Some(left - ns);
             }
         }
         self.flash.advance(ns);

@@ -57,7 +57,9 @@ pub struct PspConfig {
 
 impl Default for PspConfig {
     fn default() -> Self {
-        let items = [0x01u32, 0x80, 0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x89];
+        let items = [
+            0x01u32, 0x80, 0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x89,
+        ];
         let mut schedule: Vec<u32> = items.iter().map(|i| (1 << 8) | i).collect();
         if let Some(last) = schedule.last_mut() {
             *last = (2 << 8) | (*last & 0xFF);
@@ -77,7 +79,11 @@ impl Default for PspConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Transfer {
     Idle,
-    Receiving { item: u8, expected: usize, data: Vec<u8> },
+    Receiving {
+        item: u8,
+        expected: usize,
+        data: Vec<u8>,
+    },
 }
 
 /// One executed command (log for tests and `--verbose`).
@@ -154,7 +160,11 @@ impl Psp {
         let id = ((self.command >> 16) & 0xFF) as u8;
         let arg = self.data;
         let (error, response) = self.execute(id, arg);
-        self.log.push(LoggedCommand { command: id, arg, error });
+        self.log.push(LoggedCommand {
+            command: id,
+            arg,
+            error,
+        });
         self.pending = Some((error, response));
         self.busy_left_ns = Some(self.cfg.busy_ns);
         self.command &= !0x8000_0000;
@@ -165,7 +175,9 @@ impl Psp {
 
     /// Let emulated time pass.
     pub fn advance(&mut self, ns: u64) {
-        let Some(left) = self.busy_left_ns else { return };
+        let Some(left) = self.busy_left_ns else {
+            return;
+        };
         if ns >= left {
             self.busy_left_ns = None;
             if let Some((error, response)) = self.pending.take() {
@@ -202,10 +214,14 @@ impl Psp {
                 let wanted = self.cfg.schedule.get(self.pos).map(|w| (w & 0xFF) as u8);
                 if self.transfer != Transfer::Idle {
                     (0x11, 0)
-                } else if wanted != Some(item) || len == 0 || len % 4 != 0 {
+                } else if wanted != Some(item) || len == 0 || !len.is_multiple_of(4) {
                     (0x03, 0)
                 } else {
-                    self.transfer = Transfer::Receiving { item, expected: len, data: Vec::new() };
+                    self.transfer = Transfer::Receiving {
+                        item,
+                        expected: len,
+                        data: Vec::new(),
+                    };
                     (0, 0)
                 }
             }
@@ -222,7 +238,11 @@ impl Psp {
             },
             0x0A => match std::mem::replace(&mut self.transfer, Transfer::Idle) {
                 Transfer::Idle => (0x11, 0),
-                Transfer::Receiving { item, expected, data } => {
+                Transfer::Receiving {
+                    item,
+                    expected,
+                    data,
+                } => {
                     let sent = (arg >> 8) as usize;
                     if (arg & 0xFF) as u8 != item || sent != data.len() || sent != expected {
                         return (0x11, 0);

@@ -1,0 +1,232 @@
+//! The `modelrt` binary's model commands, driven as a user would: `demo`, `info`, `verify`, `run` with
+//! `.npy` files, `bench`, and every kind of bad input giving one clear line and a non-zero exit.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use modelrt_core::bundle::Bundle;
+use modelrt_core::verify::compare;
+use modelrt_targets::npy;
+
+fn modelrt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_modelrt"))
+        .args(args)
+        .output()
+        .expect("modelrt runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn host_demo() -> PathBuf {
+    let arch = if cfg!(target_arch = "aarch64") {
+        "aarch64"
+    } else {
+        "x86_64"
+    };
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/demo-{arch}.mrt"))
+}
+
+fn other_demo() -> PathBuf {
+    let arch = if cfg!(target_arch = "aarch64") {
+        "x86_64"
+    } else {
+        "aarch64"
+    };
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/demo-{arch}.mrt"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("modelrt-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A failing command prints exactly one `error:` line and exits non-zero.
+fn assert_one_line_error(o: &Output, needle: &str) {
+    assert!(
+        !o.status.success(),
+        "expected failure, got success: {}",
+        stdout(o)
+    );
+    let err = stderr(o);
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
+}
+
+#[test]
+fn demo_runs_and_verifies() {
+    let o = modelrt(&["demo"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("verify features: ok"), "{out}");
+    assert!(
+        out.contains("verified    outputs match the embedded reference"),
+        "{out}"
+    );
+}
+
+#[test]
+fn info_describes_the_bundle() {
+    let o = modelrt(&["info", host_demo().to_str().unwrap(), "--verbose"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for needle in [
+        "format 1.0",
+        "tinygrad 0.14.0",
+        "input       img [1x12x128x256] float32",
+        "reference   yes",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in {out}");
+    }
+}
+
+#[test]
+fn run_reads_and_writes_npy() {
+    let bytes = std::fs::read(host_demo()).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    let r = b.body().reference.unwrap();
+    let input = b.body().inputs.get(0).unwrap();
+    let dir = scratch("run");
+    let in_path = dir.join("img.npy");
+    std::fs::write(
+        &in_path,
+        npy::encode(input.dtype, &input.shape, r.inputs.get(0).unwrap().data),
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let o = modelrt(&[
+        "run",
+        host_demo().to_str().unwrap(),
+        "--input",
+        &format!("img={}", in_path.display()),
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = npy::parse(&std::fs::read(out_dir.join("features.npy")).unwrap()).unwrap();
+    let want = b.body().outputs.get(0).unwrap();
+    assert_eq!(out.shape.as_slice(), want.shape.as_slice());
+    let c = compare(
+        out.dtype,
+        &out.data,
+        r.outputs.get(0).unwrap().data,
+        1e-4,
+        1e-4,
+    );
+    assert!(c.ok(), "{c:?}");
+}
+
+#[test]
+fn bad_inputs_give_one_clear_line() {
+    let demo = host_demo();
+    let demo = demo.to_str().unwrap();
+    let dir = scratch("bad");
+
+    assert_one_line_error(&modelrt(&["run", demo]), "missing input 'img'");
+    assert_one_line_error(
+        &modelrt(&["run", demo, "-i", "nope=x.npy"]),
+        "unknown input 'nope'",
+    );
+    assert_one_line_error(
+        &modelrt(&["run", demo, "-i", "img"]),
+        "is not NAME=FILE.npy",
+    );
+
+    let wrong_shape = dir.join("shape.npy");
+    std::fs::write(
+        &wrong_shape,
+        npy::encode(
+            modelrt_hal::target::DType::F32,
+            &[1, 12, 128, 255],
+            &vec![0u8; 12 * 128 * 255 * 4],
+        ),
+    )
+    .unwrap();
+    assert_one_line_error(
+        &modelrt(&["run", demo, "-i", &format!("img={}", wrong_shape.display())]),
+        "has shape [1x12x128x255], the model expects [1x12x128x256]",
+    );
+
+    let wrong_dtype = dir.join("dtype.npy");
+    std::fs::write(
+        &wrong_dtype,
+        npy::encode(
+            modelrt_hal::target::DType::U8,
+            &[1, 12, 128, 256],
+            &vec![0u8; 12 * 128 * 256],
+        ),
+    )
+    .unwrap();
+    assert_one_line_error(
+        &modelrt(&["run", demo, "-i", &format!("img={}", wrong_dtype.display())]),
+        "has dtype uint8, the model expects float32",
+    );
+
+    let not_npy = dir.join("text.npy");
+    std::fs::write(&not_npy, b"hello").unwrap();
+    assert_one_line_error(
+        &modelrt(&["run", demo, "-i", &format!("img={}", not_npy.display())]),
+        "not a .npy file",
+    );
+
+    assert_one_line_error(
+        &modelrt(&["info", "/nonexistent/model.mrt"]),
+        "cannot read /nonexistent/model.mrt",
+    );
+
+    let bytes = std::fs::read(host_demo()).unwrap();
+    let truncated = dir.join("truncated.mrt");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert_one_line_error(
+        &modelrt(&["verify", truncated.to_str().unwrap()]),
+        "truncated bundle",
+    );
+
+    let mut flipped = bytes.clone();
+    let n = flipped.len();
+    flipped[n - 100] ^= 0x40;
+    let corrupt = dir.join("corrupt.mrt");
+    std::fs::write(&corrupt, &flipped).unwrap();
+    assert_one_line_error(
+        &modelrt(&["verify", corrupt.to_str().unwrap()]),
+        "checksum mismatch",
+    );
+
+    assert_one_line_error(
+        &modelrt(&["verify", not_npy.to_str().unwrap()]),
+        "not a modelrt bundle",
+    );
+}
+
+#[test]
+fn bundle_for_another_cpu_is_refused_at_load() {
+    let o = modelrt(&["verify", other_demo().to_str().unwrap()]);
+    assert_one_line_error(&o, "but this host is");
+}
+
+#[test]
+fn bench_reports_step_statistics() {
+    let o = modelrt(&[
+        "bench",
+        host_demo().to_str().unwrap(),
+        "--iters",
+        "5",
+        "--warmup",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("step        min") && out.contains("(5 iters, 1 warm-up)"),
+        "{out}"
+    );
+    assert_one_line_error(
+        &modelrt(&["bench", host_demo().to_str().unwrap(), "--iters", "0"]),
+        "--iters must be at least 1",
+    );
+}

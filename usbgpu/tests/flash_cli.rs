@@ -1,0 +1,391 @@
+//! `gpuflash` end to end on emulated boards (image files): every command over the bridge emulator
+//! and the direct model, the write safety rules, backups, resume by range, and one-line errors.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::{Digest, Sha256};
+
+const SIZE: usize = 0x20_0000;
+
+/// A scratch directory removed when dropped.
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmpdir(name: &str) -> TmpDir {
+    let d = std::env::temp_dir().join(format!("gpuflash-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    TmpDir(d)
+}
+
+fn image(seed: u32) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v: Vec<u8> = (0..SIZE)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    v[..4].copy_from_slice(&[0xAA, 0x55, 0xAA, 0x55]);
+    v
+}
+
+fn gpuflash(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuflash"))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "no panics: {err}");
+    out
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn sha(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn error_line(o: &Output) -> String {
+    assert!(!o.status.success(), "expected failure");
+    let (_, err) = text(o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "exactly one error line: {err}");
+    lines[0].to_string()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn help_explains_every_command() {
+    let (out, _) = text(&gpuflash(&["--help"]));
+    for cmd in ["info", "read", "dump", "verify", "write", "psp", "rom"] {
+        assert!(out.contains(cmd), "--help lists {cmd}: {out}");
+    }
+    let (out, _) = text(&gpuflash(&["write", "--help"]));
+    for flag in [
+        "--yes",
+        "--clear-cmp",
+        "--start-sector",
+        "--sector-count",
+        "--no-backup",
+        "resume",
+    ] {
+        assert!(out.contains(flag), "write --help mentions {flag}");
+    }
+}
+
+#[test]
+fn write_over_bridge_emulator_with_backup_verify_and_skip() {
+    let d = tmpdir("bridge");
+    let (orig, mut new) = (image(1), image(1));
+    new[0x5000..0x5100].fill(0x11);
+    new[0x1F_F000..].fill(0xFF);
+    let board = d.join("board.bin");
+    std::fs::write(&board, &orig).unwrap();
+    std::fs::write(d.join("new.bin"), &new).unwrap();
+    let t = format!("emu:{}", p(&board));
+
+    let o = gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("new.bin")),
+        "--yes",
+        "--backup-dir",
+        p(&d.0),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        err.contains("bridge emulator") && err.contains("EMULATED"),
+        "says it is emulated: {err}"
+    );
+    assert!(
+        out.contains("2 written") && out.contains("510 unchanged"),
+        "{out}"
+    );
+    assert!(out.contains(&sha(&new)), "prints the image sha256");
+    assert!(
+        std::fs::read(&board).unwrap() == new,
+        "writes persist to the image file"
+    );
+    let backup = d.join(&format!("gpuflash-backup-{}.bin", &sha(&orig)[..16]));
+    assert!(
+        std::fs::read(&backup).unwrap() == orig,
+        "backup holds the original flash"
+    );
+
+    let o = gpuflash(&["--transport", &t, "verify", p(&d.join("new.bin"))]);
+    assert!(o.status.success());
+    assert!(text(&o)
+        .0
+        .contains(&format!("verify OK; sha256 {}", sha(&new))));
+
+    // Writing the same image again touches nothing.
+    let o = gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("new.bin")),
+        "--yes",
+        "--no-backup",
+        "--sector-count",
+        "8",
+    ]);
+    assert!(
+        text(&o).0.contains("0 written, 8 unchanged"),
+        "{}",
+        text(&o).0
+    );
+
+    let direct = format!("emu-direct:{}", p(&board));
+    let e = error_line(&gpuflash(&["--transport", &direct, "verify", p(&backup)]));
+    assert!(e.contains("verify mismatch at 0x005000"), "{e}");
+}
+
+#[test]
+fn read_dump_info_and_rom_dump_direct() {
+    let d = tmpdir("direct");
+    let img = image(2);
+    let board = d.join("board.bin");
+    std::fs::write(&board, &img).unwrap();
+    let t = format!("emu-direct:{}", p(&board));
+
+    let o = gpuflash(&["--transport", &t, "info"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("JEDEC capture: C8 60 15")
+            && out.contains("GD25LQ16E")
+            && out.contains("signature OK"),
+        "{out}"
+    );
+    assert!(out.contains("CMP clear"));
+    assert!(err.contains("direct BAR5 model") && err.contains("EMULATED"));
+
+    let o = gpuflash(&["--transport", &t, "read", "0x1000", "32"]);
+    let (out, _) = text(&o);
+    let want: Vec<String> = img[0x1000..0x1010]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        out.contains(&format!("001000: {}", want.join(" "))),
+        "{out}"
+    );
+    assert!(out.contains(&sha(&img[0x1000..0x1020])));
+
+    let part = d.join("part.bin");
+    assert!(
+        gpuflash(&["--transport", &t, "read", "5", "1000", "-o", p(&part)])
+            .status
+            .success()
+    );
+    assert!(std::fs::read(&part).unwrap() == img[5..1005]);
+
+    let dump = d.join("dump.bin");
+    let o = gpuflash(&["--transport", &t, "dump", p(&dump)]);
+    assert!(text(&o).0.contains(&sha(&img)));
+    assert!(std::fs::read(&dump).unwrap() == img);
+
+    let rom = d.join("rom.bin");
+    let o = gpuflash(&["--transport", &t, "rom", "dump", p(&rom)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::read(&rom).unwrap() == img);
+
+    let e = error_line(&gpuflash(&["--transport", &t, "read", "0x1FFFFF", "2"]));
+    assert!(e.contains("outside"), "{e}");
+}
+
+#[test]
+fn write_safety_rules() {
+    let d = tmpdir("safety");
+    let img = image(3);
+    let board = d.join("board.bin");
+    std::fs::write(&board, &img).unwrap();
+    let t = format!("emu-direct:{}", p(&board));
+    let other = image(4);
+    std::fs::write(d.join("other.bin"), &other).unwrap();
+    std::fs::write(d.join("short.bin"), &other[..SIZE - 1]).unwrap();
+
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("other.bin")),
+    ]));
+    assert!(e.contains("--yes"), "{e}");
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("short.bin")),
+        "--yes",
+    ]));
+    assert!(
+        e.contains("2097151 bytes") && e.contains("exactly 2097152"),
+        "{e}"
+    );
+    assert!(std::fs::read(&board).unwrap() == img, "nothing written");
+
+    // Resume by range: only sectors 10..12 change.
+    let o = gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("other.bin")),
+        "--yes",
+        "--no-backup",
+        "--start-sector",
+        "10",
+        "--sector-count",
+        "2",
+    ]);
+    assert!(
+        text(&o).0.contains("2 sectors checked, 2 written"),
+        "{}",
+        text(&o).0
+    );
+    let now = std::fs::read(&board).unwrap();
+    assert!(now[0xA000..0xC000] == other[0xA000..0xC000]);
+    assert!(now[..0xA000] == img[..0xA000] && now[0xC000..] == img[0xC000..]);
+
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&d.join("other.bin")),
+        "--yes",
+        "--no-backup",
+        "--start-sector",
+        "511",
+        "--sector-count",
+        "2",
+    ]));
+    assert!(e.contains("sector range"), "{e}");
+}
+
+#[test]
+fn board_states_and_transport_errors() {
+    let d = tmpdir("states");
+    let board = d.join("board.bin");
+    std::fs::write(&board, image(5)).unwrap();
+    let t = format!("emu-direct:{}", p(&board));
+
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &t,
+        "--emu-boot",
+        "healthy",
+        "info",
+    ]));
+    assert!(e.contains("gated") && e.contains("0x04000800"), "{e}");
+
+    let o = gpuflash(&["--transport", &t, "--emu-boot", "sos", "psp", "probe"]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        out.contains("error=0x0A (partition update error)")
+            && out.contains("do not initialize AMDev/SOS"),
+        "{out}"
+    );
+
+    let o = gpuflash(&["--transport", &t, "psp", "probe"]);
+    assert!(
+        text(&o).0.contains("PSP requests item 0x01 in phase 1"),
+        "{}",
+        text(&o).0
+    );
+
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &t,
+        "psp",
+        "ifwi-all",
+        p(&board),
+    ]));
+    assert!(e.contains("--yes"));
+
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        "emu:/nonexistent/x.bin",
+        "info",
+    ]));
+    assert!(e.contains("/nonexistent/x.bin"), "{e}");
+    let e = error_line(&gpuflash(&["--transport", "bogus", "info"]));
+    assert!(e.contains("unknown transport"), "{e}");
+    let e = error_line(&gpuflash(&["--transport", "pci", "info"]));
+    assert!(e.contains("no supported"), "{e}");
+}
+
+#[test]
+fn psp_ifwi_all_streams_an_ifwi_image() {
+    let d = tmpdir("ifwi");
+    let put =
+        |img: &mut [u8], off: usize, v: u32| img[off..off + 4].copy_from_slice(&v.to_le_bytes());
+    let mut img = image(6);
+    img[0x2000..0x2004].copy_from_slice(b"$PSP");
+    put(&mut img, 0x2008, 2);
+    img[0x3000..0x3004].copy_from_slice(b"$PSP");
+    put(&mut img, 0x3008, 1);
+    put(&mut img, 0x1000, 0x8000);
+    img[0x8000..0x8004].copy_from_slice(b"$SGN");
+    put(&mut img, 0x8008, 1);
+    let board = d.join("board.bin");
+    let ifwi = d.join("ifwi.bin");
+    std::fs::write(&board, image(7)).unwrap();
+    std::fs::write(&ifwi, &img).unwrap();
+    let t = format!("emu-direct:{}", p(&board));
+    let o = gpuflash(&["--transport", &t, "psp", "ifwi-all", p(&ifwi), "--yes"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // The emulator's default schedule: 10 items ending with 0x89 in phase 2.
+    assert!(
+        out.contains("streaming item 0x01 (phase 1, 84 bytes)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("streaming item 0x02 (phase 1, 48 bytes)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("streaming item 0x89 (phase 2, 256 bytes)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("streamed 10 items") && out.contains("hard power cycle"),
+        "{out}"
+    );
+    assert!(
+        out.contains("does not reproduce"),
+        "emulator limits are stated: {out}"
+    );
+    assert!(
+        std::fs::read(&board).unwrap() == image(7),
+        "the flash itself is untouched"
+    );
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Benchmark export: run the modelrt exporter (xtask/exporter/export.py) unchanged, and from the very same TinyJit capture
+also pickle the captured jit the way openpilot's compile3 does, so tinygrad's own Python runtime can replay exactly the
+kernels that went into the bundle.
+
+  export_with_pickle.py --pickle-out JIT.pkl [export.py arguments: --onnx M --target cpu-x86_64 --out DIR --threads N ...]
+
+Next to JIT.pkl it writes JIT.pkl.json: the environment tinygrad must be started with to load the pickle (the exporter's
+pinned flags and DEV string), the JIT's input specs, the seed, and the sha256 of every kernel binary in capture order
+(the bench compares those with the bundle's kernels). Exit codes follow export.py (2 = user error).
+"""
+import hashlib
+import json
+import os
+import pickle
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "exporter"))
+
+
+def split_argv(argv):
+  if "--pickle-out" not in argv: raise SystemExit("error: --pickle-out JIT.pkl is required")
+  i = argv.index("--pickle-out")
+  if i + 1 >= len(argv): raise SystemExit("error: --pickle-out needs a path")
+  return argv[i + 1], argv[:i] + argv[i + 2:]
+
+
+def kernel_hashes(cap) -> list[dict]:
+  """sha256 of each distinct compiled kernel binary (tinygrad's ELF object) of the init phase and the run schedule."""
+  from tinygrad.uop.ops import Ops
+  from mrt_manifest import flatten_calls
+  out, seen = [], set()
+  calls = (flatten_calls(cap.onetime) if cap.onetime is not None else []) + flatten_calls(cap.jit.linear)
+  for call in calls:
+    prg = call.src[0]
+    if prg.op is not Ops.PROGRAM: continue
+    digest = hashlib.sha256(prg.to_elf().lib).hexdigest()
+    if digest in seen: continue
+    seen.add(digest)
+    out.append({"name": prg.arg.function_name, "sha256": digest})
+  return out
+
+
+def main(argv) -> int:
+  pkl_out, export_argv = split_argv(argv)
+  import export  # the exporter's entry point (its module import does not touch tinygrad)
+  from mrt_targets import ExportError, make_target
+  ap = export.parse_args(export_argv)
+  try:
+    if ap.onnx is None or ap.target is None or not ap.target.startswith("cpu-"):
+      raise ExportError("the benchmark export needs --onnx MODEL and a --target cpu-*")
+    if not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
+    cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
+    flags = export.pin_environment(cfg.flags, cfg.dev)  # same pinning as export.py, before tinygrad is imported
+    tg_v, _ = export.check_versions(False)
+    import mrt_export
+    captured = {}
+    orig_capture = mrt_export.capture
+
+    def capture_and_keep(*a, **kw):
+      captured["cap"] = orig_capture(*a, **kw)
+      return captured["cap"]
+    mrt_export.capture = capture_and_keep  # the exporter's own capture, kept so the pickle is the bundle's jit
+    mrt_export.export_onnx(cfg, ap, flags, tg_v, None, export.log)
+  except ExportError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  cap = captured["cap"]
+
+  from tinygrad.engine.jit import _TinyJit  # TinyJit(None, ...) is the decorator form; compile3 pickles the instance
+  jit = _TinyJit(None, captured=cap.jit)
+  tmp = pkl_out + ".tmp"
+  with open(tmp, "wb") as f: pickle.dump(jit, f)
+  os.replace(tmp, pkl_out)
+  env = {**cfg.flags, "DEV": cfg.dev}
+  side = {"env": env, "seed": ap.seed,
+          "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": np.dtype(s.np_dtype).name, "on_device": s.on_device}
+                     for s in cap.inputs],
+          "outputs": list(cap.output_names), "kernels": kernel_hashes(cap)}
+  with open(pkl_out + ".json", "w") as f: f.write(json.dumps(side, indent=1) + "\n")
+  export.log(f"pickled the captured jit -> {pkl_out} ({os.path.getsize(pkl_out)} bytes)")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))
