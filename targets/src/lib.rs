@@ -1,5 +1,6 @@
 //! `modelrt-targets`: platform assemblies of modelrt backends.
 pub mod cpu;
+pub mod inspect;
 pub mod npy;
 pub mod qcom_device;
 pub mod runner;

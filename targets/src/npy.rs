@@ -184,7 +184,7 @@ mod tests {
     fn numpy_file() -> Vec<u8> {
         let mut v = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
         let mut dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }".to_string();
-        while (10 + dict.len() + 1) % 64 != 0 {
+        while !(10 + dict.len() + 1).is_multiple_of(64) {
             dict.push(' ');
         }
         dict.push('\n');

@@ -1,6 +1,7 @@
 //! `Device::submit` on the CPU backend must not touch the heap: 100 submits of a recorded queue
 //! (threaded kernel on the pool, plain kernel, copy, timestamps, wait/signal) under a counting
-//! global allocator perform zero allocations.
+//! global allocator perform zero allocations; and the whole `Executor::run` path (input upload,
+//! submit, output download) on a real tinygrad bundle — the embedded demo — does not allocate either.
 
 mod cpu_common;
 
@@ -42,8 +43,12 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The two tests share the global counter: run them one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn hundred_submits_allocate_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut dev = CpuDevice::new(4).unwrap();
     dev.alloc_arena(16384).unwrap();
     let threaded = load(
@@ -120,4 +125,35 @@ fn hundred_submits_allocate_nothing() {
     let row0: f32 = (0..8).map(|i| i as f32).sum::<f32>() * 0.5;
     assert_eq!(rows[0], row0);
     assert_eq!(download_f32(&mut dev, 8192, 1)[0], rows[0] + rows[0] * 2.5);
+}
+
+#[test]
+fn hundred_executor_runs_of_a_real_bundle_allocate_nothing() {
+    use modelrt_core::{Bundle, Executor};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let path = format!(
+        "{}/assets/demo-{}.mrt",
+        env!("CARGO_MANIFEST_DIR"),
+        std::env::consts::ARCH
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let bundle = Bundle::parse(&bytes).unwrap();
+    let r = bundle.body().reference.unwrap();
+    let input = r.inputs.get(0).unwrap().data.to_vec();
+    let want = r.outputs.get(0).unwrap().data.to_vec();
+    let mut ex = Executor::load(bundle, CpuDevice::new(2).unwrap()).unwrap();
+    let mut out = vec![0u8; want.len()];
+    ex.run(&[&input], &mut [&mut out]).unwrap(); // warm-up
+    COUNTING.store(true, Ordering::SeqCst);
+    for _ in 0..100 {
+        ex.run(&[&input], &mut [&mut out]).unwrap();
+    }
+    COUNTING.store(false, Ordering::SeqCst);
+    assert_eq!(
+        ALLOCATIONS.swap(0, Ordering::SeqCst),
+        0,
+        "allocations during 100 Executor::run"
+    );
+    let c = modelrt_core::verify::compare(modelrt_hal::target::DType::F32, &out, &want, 1e-4, 1e-4);
+    assert!(c.ok(), "{c:?}");
 }

@@ -50,7 +50,22 @@ fn cache() -> &'static Mutex<HashMap<String, PathBuf>> {
 
 /// Compile `onnx` for `target` (with `--reference` when asked) into `target/e2e/`, once per process.
 pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &str) -> PathBuf {
-    let key = format!("{}|{target}|{reference}|{tag}", onnx.display());
+    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    args.reference = reference;
+    compile_args(python, args, tag)
+}
+
+/// Compile with full exporter arguments; `tag` distinguishes output files of the same model/target.
+pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
+    let onnx = match &args.source {
+        xtask::exporter::Source::Onnx(p) | xtask::exporter::Source::Pickle(p) => p.clone(),
+    };
+    let key = format!(
+        "{}|{}|{}|{tag}",
+        onnx.display(),
+        args.target,
+        args.reference
+    );
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = c.get(&key) {
         return p.clone();
@@ -58,9 +73,7 @@ pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &
     let stem = onnx.file_stem().unwrap().to_string_lossy();
     let out = root()
         .join("target/e2e")
-        .join(format!("{stem}-{target}{tag}.mrt"));
-    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
-    args.reference = reference;
+        .join(format!("{stem}-{}{tag}.mrt", args.target));
     xtask::compile::compile(python, args, &out)
         .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
     c.insert(key, out.clone());

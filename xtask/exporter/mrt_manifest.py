@@ -68,6 +68,8 @@ class ManifestBuilder:
     self.written: dict[int, _Intervals] = {}
     self.read_before_write: set[int] = set()
     self.ever_written: set[int] = set()
+    self.init_written: set[int] = set()     # results of the one-time (init) phase: must persist across inferences
+    self.phase = "run"
     self.kernels: list[dict] = []
     self.kernel_keys: dict = {}
     self.ops: list[dict] = []
@@ -97,6 +99,7 @@ class ManifestBuilder:
 
   def resolve(self, u: UOp) -> tuple[int, int, int]:
     """argument UOp -> (buffer id, byte offset, byte size)"""
+    if u.op in (Ops.MSELECT, Ops.MSTACK): raise ExportError(f"multi-device argument {u.op} is not supported (single device only)")
     if u.op in (Ops.BUFFER, Ops.PARAM):
       bid = self._buffer_id(u)
       return bid, 0, self.buffers[bid]["size"]
@@ -110,6 +113,7 @@ class ManifestBuilder:
 
   def _access(self, bid: int, off: int, size: int, read: bool, write: bool):
     if read and not self.written[bid].covers(off, off + size): self.read_before_write.add(bid)
+    if write and self.phase == "init": self.init_written.add(bid)
     if write:
       self.written[bid].add(off, off + size)
       self.ever_written.add(bid)
@@ -159,6 +163,7 @@ class ManifestBuilder:
     for i, slot in enumerate(info.globals):
       if slot in outs: self._access(args[i]["buffer"], args[i]["offset"], args[i]["size"], False, True)
     for v, bound in zip(info.vars, get_call_var_uops(call, prg)):
+      if v.expr == "_device_num": raise ExportError(f"kernel {info.function_name} is multi-device (_device_num); single device only")
       if v.expr == "core_id": args.append({"int": 0})
       elif bound.op is Ops.CONST: args.append({"int": int(bound.arg)})
       else: raise ExportError(f"kernel {info.function_name} has an unbound symbolic variable '{v.expr}'")
@@ -188,6 +193,7 @@ class ManifestBuilder:
     return kid
 
   def add_phase(self, phase: str, calls: list[UOp]):
+    self.phase = phase
     for call in calls:
       if call.src[0].op is Ops.COPY: self.add_copy(phase, call)
       else: self.add_kernel(phase, call)
@@ -221,7 +227,9 @@ class ManifestBuilder:
         data = self._initial_bytes(base, b)
         b["blob"] = f"blobs/buf{bid}.bin"
         self.blobs[b["blob"]] = data
-      else: b["kind"] = "scratch"
+      else:
+        b["kind"] = "scratch"
+        if bid in self.init_written and b["label"] == "device": b["label"] = "init-result"
     return self.buffers, inputs, out_recs
 
   def _initial_bytes(self, base: UOp, rec: dict) -> bytes:

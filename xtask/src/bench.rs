@@ -186,20 +186,19 @@ fn model_path(root: &Path, python: &Path, src: ModelSource, out_dir: &Path) -> R
     let ModelSource::OnnxZoo(file) = src else {
         return Ok(p);
     };
+    // Re-run every time (about a second): the output is deterministic, so the export cache stays valid.
     let dst = out_dir.join("zoo").join(file);
-    if !dst.is_file() {
-        std::fs::create_dir_all(out_dir.join("zoo"))?;
-        let ok = Command::new(python)
-            .arg(root.join("xtask/bench/materialize_light.py"))
-            .arg(&p)
-            .arg(&dst)
-            .stdin(std::process::Stdio::null())
-            .status()
-            .context("cannot run materialize_light.py")?
-            .success();
-        if !ok {
-            bail!("cannot materialize the weights of {}", p.display());
-        }
+    std::fs::create_dir_all(out_dir.join("zoo"))?;
+    let ok = Command::new(python)
+        .arg(root.join("xtask/bench/materialize_light.py"))
+        .arg(&p)
+        .arg(&dst)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .context("cannot run materialize_light.py")?
+        .success();
+    if !ok {
+        bail!("cannot materialize the weights of {}", p.display());
     }
     Ok(dst)
 }
@@ -226,7 +225,7 @@ fn export_model(
     let mut key = Sha256::new();
     key.update(std::fs::read(onnx).with_context(|| format!("cannot read {}", onnx.display()))?);
     key.update(threads.to_le_bytes());
-    for f in ["export_with_pickle.py"] {
+    for f in ["export_with_pickle.py", "materialize_light.py"] {
         key.update(std::fs::read(scripts.join(f)).with_context(|| format!("cannot read {f}"))?);
     }
     for entry in std::fs::read_dir(root.join("xtask").join("exporter"))
@@ -369,6 +368,7 @@ struct Ctx<'a> {
     refbench: PathBuf,
     opts: &'a BenchOptions,
     threads: usize,
+    out_dir: PathBuf,
 }
 
 fn run_worker(ctx: &Ctx<'_>, runtime: &str, onnx: &Path, p: &Prepared) -> Result<Value> {
@@ -423,6 +423,7 @@ fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<V
         }
     }
     let [m, t, o] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
+    let trace = write_trace(ctx, name, p)?;
     let ratio = |a: u64, b: u64| {
         if b == 0 {
             Value::Null
@@ -432,11 +433,45 @@ fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<V
     };
     Ok(json!({
         "model": name, "onnx": onnx.display().to_string(), "kernels": p.kernels, "launches": p.launches,
-        "same_kernels_as_tinygrad": true,
+        "same_kernels_as_tinygrad": true, "trace": trace.display().to_string(),
         "modelrt": stats_json(&m), "tinygrad": stats_json(&t), "onnxruntime": stats_json(&o),
         "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
         "ratio_modelrt_over_onnxruntime": ratio(m.median_ns, o.median_ns),
     }))
+}
+
+/// Write `target/bench/NAME.trace.json` with `modelrt bench --trace` (untimed) and check that it is a
+/// trace-event document with one slice per launch.
+fn write_trace(ctx: &Ctx<'_>, name: &str, p: &Prepared) -> Result<PathBuf> {
+    let file = ctx.out_dir.join(format!("{name}.trace.json"));
+    let mut c = Command::new(ctx.modelrt);
+    c.arg("bench").arg(&p.bundle).args([
+        "--json",
+        "--iters",
+        "1",
+        "--warmup",
+        "1",
+        "--threads",
+        &ctx.threads.to_string(),
+    ]);
+    c.arg("--trace").arg(&file);
+    proc::run_json(&mut c, "modelrt bench --trace", WORKER_TIMEOUT)?;
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file)?)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
+    let launches = doc["traceEvents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["cat"] == "launch")
+        .count();
+    if launches != p.launches {
+        bail!(
+            "{}: {launches} launch slices for {} launches",
+            file.display(),
+            p.launches
+        );
+    }
+    Ok(file)
 }
 
 /// Median step time of the overhead chains with 1 and [`CHAIN_LAUNCHES`] launches, interleaved,
@@ -588,6 +623,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         refbench: root.join("xtask/bench/refbench.py"),
         opts,
         threads,
+        out_dir: out_dir.clone(),
     };
     for m in &opts.models {
         if !MODELS.iter().any(|(n, _)| n == m) {

@@ -112,6 +112,9 @@ fn run_script(
     args: &ExportArgs,
     timeout: Duration,
 ) -> Result<PathBuf> {
+    if !script.is_file() {
+        bail!("exporter script not found at {}", script.display());
+    }
     let mut child = Command::new(python)
         .arg(script)
         .args(args.to_argv())
@@ -130,17 +133,20 @@ fn run_script(
         .stderr
         .take()
         .ok_or_else(|| anyhow!("exporter stderr not captured"))?;
-    // forward stderr live from a thread; remember the last "error: ..." line for the one-line error
-    let (tx, rx) = mpsc::channel::<String>();
+    // forward stderr live from a thread; remember "error: ..." lines (and the last line) for the one-line error
+    let (tx, rx) = mpsc::channel::<(bool, String)>();
     let reader = std::thread::spawn(move || {
         let mut err = std::io::stderr();
         for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
             match line.strip_prefix("error: ") {
                 Some(msg) => {
-                    let _ = tx.send(msg.to_string());
+                    let _ = tx.send((true, msg.to_string()));
                 }
                 None => {
                     let _ = writeln!(err, "{line}");
+                    if !line.trim().is_empty() {
+                        let _ = tx.send((false, line.trim().to_string()));
+                    }
                 }
             }
         }
@@ -159,13 +165,20 @@ fn run_script(
         std::thread::sleep(Duration::from_millis(50));
     };
     let _ = reader.join();
-    let last_error = rx.try_iter().last();
+    let lines: Vec<(bool, String)> = rx.try_iter().collect();
+    let last_error = lines
+        .iter()
+        .rev()
+        .find(|(is_err, _)| *is_err)
+        .map(|(_, l)| l.clone());
+    let last_line = lines.last().map(|(_, l)| l.clone());
     match status.code() {
         Some(0) => Ok(args.out.clone()),
-        Some(USER_ERROR_EXIT) => bail!(
-            "{}",
-            last_error.unwrap_or_else(|| "exporter rejected the input (exit code 2)".into())
-        ),
+        Some(USER_ERROR_EXIT) => match (last_error, last_line) {
+            (Some(e), _) => bail!("{e}"),
+            (None, Some(l)) => bail!("exporter failed (exit code 2): {l}"),
+            (None, None) => bail!("exporter failed with exit code 2 and no message"),
+        },
         code => {
             let how = code.map_or_else(
                 || "was killed by a signal".to_string(),
@@ -272,6 +285,21 @@ mod tests {
         .unwrap();
         assert_eq!(out, PathBuf::from("outdir"));
         let _ = std::fs::remove_file(s);
+    }
+
+    #[test]
+    fn exit_2_without_error_line_reports_last_line_and_missing_script_is_clear() {
+        let s = fake_script("e2b", "echo 'python: cannot open file' >&2\nexit 2\n");
+        let a = ExportArgs::onnx("m", "cpu-x86_64", "o");
+        let e = run_script(Path::new("sh"), &s, &a, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "exporter failed (exit code 2): python: cannot open file"
+        );
+        let _ = std::fs::remove_file(s);
+        let missing = Path::new("/nonexistent/export.py");
+        let e = run_script(Path::new("sh"), missing, &a, Duration::from_secs(20)).unwrap_err();
+        assert!(e.to_string().contains("exporter script not found"), "{e}");
     }
 
     #[test]

@@ -167,6 +167,14 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         body.kernels.len(),
         mib(code as u64)
     );
+    match modelrt_targets::inspect::check_kernels(&b) {
+        Ok(c) => println!(
+            "binaries    all {} kernel binaries decode for {}",
+            c.kernels,
+            body.target.family()
+        ),
+        Err(e) => println!("binaries    DOES NOT DECODE: {e}"),
+    }
     if verbose {
         for (i, k) in body.kernels.iter().enumerate() {
             let k = k?;
@@ -586,6 +594,7 @@ pub fn bench(
         devt.push(t.device_ns);
     }
     let device_name = model.device_name();
+    let modelled = !model.computes_outputs();
     drop(model);
     let traced = match out.trace {
         Some(file) => Some((file, write_trace(&bytes, path, &inputs, dev, file)?)),
@@ -618,6 +627,9 @@ pub fn bench(
         return Ok(());
     }
     println!("device      {device_name}");
+    if modelled {
+        println!("note        this device models the hardware: its device times are modelled, not measured");
+    }
     println!("load        {}", ms(load_ns));
     for (label, v) in [
         ("step", &mut total),
