@@ -1,54 +1,24 @@
 //! `Device::submit` on the CPU backend must not touch the heap: 100 submits of a recorded queue
 //! (threaded kernel on the pool, plain kernel, copy, timestamps, wait/signal) under a counting
-//! global allocator perform zero allocations; and the whole `Executor::run` path (input upload,
-//! submit, output download) on a real tinygrad bundle — the embedded demo — does not allocate either.
+//! global allocator perform zero allocations.
 
 mod cpu_common;
+mod noalloc_common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use cpu_common::*;
 use modelrt_hal::device::{Arg, Device, Queue};
 use modelrt_hal::target::DType;
 use modelrt_targets::cpu::CpuDevice;
 
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use noalloc_common::{Counting, ALLOCATIONS, COUNTING};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// The two tests share the global counter: run them one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn hundred_submits_allocate_nothing() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut dev = CpuDevice::new(4).unwrap();
     dev.alloc_arena(16384).unwrap();
     let threaded = load(
@@ -125,35 +95,4 @@ fn hundred_submits_allocate_nothing() {
     let row0: f32 = (0..8).map(|i| i as f32).sum::<f32>() * 0.5;
     assert_eq!(rows[0], row0);
     assert_eq!(download_f32(&mut dev, 8192, 1)[0], rows[0] + rows[0] * 2.5);
-}
-
-#[test]
-fn hundred_executor_runs_of_a_real_bundle_allocate_nothing() {
-    use modelrt_core::{Bundle, Executor};
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let path = format!(
-        "{}/assets/demo-{}.mrt",
-        env!("CARGO_MANIFEST_DIR"),
-        std::env::consts::ARCH
-    );
-    let bytes = std::fs::read(path).unwrap();
-    let bundle = Bundle::parse(&bytes).unwrap();
-    let r = bundle.body().reference.unwrap();
-    let input = r.inputs.get(0).unwrap().data.to_vec();
-    let want = r.outputs.get(0).unwrap().data.to_vec();
-    let mut ex = Executor::load(bundle, CpuDevice::new(2).unwrap()).unwrap();
-    let mut out = vec![0u8; want.len()];
-    ex.run(&[&input], &mut [&mut out]).unwrap(); // warm-up
-    COUNTING.store(true, Ordering::SeqCst);
-    for _ in 0..100 {
-        ex.run(&[&input], &mut [&mut out]).unwrap();
-    }
-    COUNTING.store(false, Ordering::SeqCst);
-    assert_eq!(
-        ALLOCATIONS.swap(0, Ordering::SeqCst),
-        0,
-        "allocations during 100 Executor::run"
-    );
-    let c = modelrt_core::verify::compare(modelrt_hal::target::DType::F32, &out, &want, 1e-4, 1e-4);
-    assert!(c.ok(), "{c:?}");
 }

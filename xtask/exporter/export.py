@@ -8,6 +8,12 @@
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: /work/notes/manifest.md (format 1). Facts: /work/shared/spec/tinygrad-export.md.
 CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
+--reference tolerances: 1e-4 (fp32), 5e-2 with --float16/--image.
+
+Test-only helpers next to this file: check_manifest.py (independent x86-64 replayer vs onnxruntime),
+check_manifest_aarch64.py + replay_aarch64.c (cpu-aarch64 manifests under qemu-aarch64), make_test_pickle.py,
+test_exporter.py, and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
+init phase / python constants / ONNX weight bytes can be replayed here).
 """
 import argparse
 import os

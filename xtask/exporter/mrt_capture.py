@@ -51,15 +51,15 @@ def input_specs(runner: OnnxRunner) -> list[InputSpec]:
 
 
 def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
-  """Seeded inputs (drawn in input-name order): standard normal for floats, a fitting small range for ints (bool: 0/1)."""
+  """Seeded inputs (drawn in input-name order): standard normal for floats; uint8 0..255 and int8 0..127 (image-like
+  data); wider ints 0..1 (usually indices, which must stay in range for any table size); bool 0/1."""
   rng = np.random.default_rng(seed)
   out = {}
   for s in sorted(specs, key=lambda s: s.name):  # name order, so every caller draws the same values per input
     if np.issubdtype(s.np_dtype, np.floating): out[s.name] = rng.standard_normal(s.shape).astype(s.np_dtype)
     elif s.np_dtype == np.bool_: out[s.name] = rng.integers(0, 2, s.shape).astype(np.bool_)
-    else:
-      hi = min(int(np.iinfo(s.np_dtype).max), 255) + 1
-      out[s.name] = rng.integers(0, hi, s.shape).astype(s.np_dtype)
+    elif np.dtype(s.np_dtype).itemsize == 1: out[s.name] = rng.integers(0, 256 if s.np_dtype == np.uint8 else 128, s.shape).astype(s.np_dtype)
+    else: out[s.name] = rng.integers(0, 2, s.shape).astype(s.np_dtype)  # wider ints are usually indices: keep them tiny
   return out
 
 

@@ -51,13 +51,15 @@ def reference(onnx_path: str, inputs: list[dict], outputs: list[dict], seed: int
   from mrt_capture import InputSpec
   specs = [InputSpec(i["name"], tuple(i["shape"]), np.dtype(i["dtype"]).type, False) for i in inputs]
   feeds = random_inputs(specs, seed)
-  sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+  try: sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+  except Exception as e: raise ExportError(f"onnxruntime cannot load the model for --reference: {e}".splitlines()[0]) from None
   ort_types = {i.name: i.type for i in sess.get_inputs()}
   cast = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(uint8)": np.uint8, "tensor(int64)": np.int64,
           "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(double)": np.float64}
   ort_feeds = {n: a.astype(cast.get(ort_types[n], a.dtype)) for n, a in feeds.items()}
   names = [o["name"] for o in outputs]
-  res = sess.run(names, ort_feeds)
+  try: res = sess.run(names, ort_feeds)
+  except Exception as e: raise ExportError(f"onnxruntime failed on the seeded reference inputs: {e}".splitlines()[0]) from None
   ref = {"seed": seed, "inputs": {}, "outputs": {}, "atol": FP16_TOL if half else FP32_TOL, "rtol": FP16_TOL if half else FP32_TOL}
   for i, s in enumerate(specs):
     p = f"blobs/ref_in_{i}_{safe_name(s.name)}.bin"

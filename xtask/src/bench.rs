@@ -5,7 +5,7 @@
 //! tinygrad replay the very same kernels (checked by hashing every kernel binary). Each round
 //! starts one fresh process per runtime (so each reports its own load time and peak RSS), in an
 //! order rotated per round; step samples are pooled over rounds. Results go to
-//! `target/bench/results.{json,md}`. The dispatch-overhead figure comes from [`overhead`].
+//! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`). The dispatch-overhead figure comes from [`overhead`].
 pub mod overhead;
 pub mod proc;
 
@@ -43,6 +43,10 @@ pub enum ModelSource {
 const RUNTIMES: [&str; 3] = ["modelrt", "tinygrad", "onnxruntime"];
 /// Upper bound for one worker process (resnet50 in tinygrad's runtime is the slowest).
 const WORKER_TIMEOUT: Duration = Duration::from_secs(900);
+/// Timed time per process and round that [`steps_for`] aims at.
+const ROUND_STEP_BUDGET: Duration = Duration::from_millis(1500);
+/// Upper bound of steps per process.
+const MAX_STEPS: usize = 1000;
 /// Launches of the long overhead chain (the short one has 1).
 const CHAIN_LAUNCHES: usize = 201;
 
@@ -371,8 +375,14 @@ struct Ctx<'a> {
     out_dir: PathBuf,
 }
 
-fn run_worker(ctx: &Ctx<'_>, runtime: &str, onnx: &Path, p: &Prepared) -> Result<Value> {
-    let (iters, warmup) = (ctx.opts.iters.to_string(), ctx.opts.warmup.to_string());
+fn run_worker(
+    ctx: &Ctx<'_>,
+    runtime: &str,
+    onnx: &Path,
+    p: &Prepared,
+    iters: usize,
+) -> Result<Value> {
+    let (iters, warmup) = (iters.to_string(), ctx.opts.warmup.to_string());
     let mut cmd = match runtime {
         "modelrt" => {
             let mut c = Command::new(ctx.modelrt);
@@ -414,12 +424,25 @@ fn run_worker(ctx: &Ctx<'_>, runtime: &str, onnx: &Path, p: &Prepared) -> Result
 
 fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<Value> {
     let mut accs: [Acc; 3] = Default::default();
+    let mut iters = ctx.opts.iters;
     for r in 0..ctx.opts.rounds {
         for rt in round_order(r) {
-            eprintln!("[bench] {name}: round {}/{} {rt}", r + 1, ctx.opts.rounds);
-            let v = run_worker(ctx, rt, onnx, p).with_context(|| format!("{name}: {rt}"))?;
+            eprintln!(
+                "[bench] {name}: round {}/{} {rt} ({iters} steps)",
+                r + 1,
+                ctx.opts.rounds
+            );
+            let v = run_worker(ctx, rt, onnx, p, iters).with_context(|| format!("{name}: {rt}"))?;
             let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
             accs[i].add(&v)?;
+        }
+        if r == 0 && !ctx.opts.quick {
+            let slowest = accs
+                .iter()
+                .filter_map(|a| summarize(&a.samples))
+                .map(|(_, med, _)| med)
+                .max();
+            iters = steps_for(slowest.unwrap_or(0), ctx.opts.iters);
         }
     }
     let [m, t, o] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
@@ -438,6 +461,13 @@ fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<V
         "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
         "ratio_modelrt_over_onnxruntime": ratio(m.median_ns, o.median_ns),
     }))
+}
+
+/// Steps per process after the first round: enough for about [`ROUND_STEP_BUDGET`] of the slowest
+/// runtime's median step, at least `min` and at most [`MAX_STEPS`], the same for every runtime.
+pub fn steps_for(slowest_median_ns: u64, min: usize) -> usize {
+    let want = ROUND_STEP_BUDGET.as_nanos() as u64 / slowest_median_ns.max(1);
+    (want as usize).clamp(min, MAX_STEPS.max(min))
 }
 
 /// Write `target/bench/NAME.trace.json` with `modelrt bench --trace` (untimed) and check that it is a
@@ -513,6 +543,15 @@ fn bench_overhead(ctx: &Ctx<'_>, dir: &Path, threads: u32) -> Result<Value> {
     )
 }
 
+/// The 1/5/15-minute load averages (other processes compete for the cores).
+fn loadavg() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn machine() -> Value {
     let lscpu = Command::new("lscpu")
         .output()
@@ -544,30 +583,38 @@ fn mib(b: u64) -> String {
 pub fn markdown(doc: &Value) -> String {
     let mut s = String::new();
     let m = &doc["machine"];
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let _ = writeln!(
         s,
-        "Machine: {} ({} cores), {} {}; {} threads per runtime; {} rounds × {} steps (+{} warm-up) per runtime, fresh process per round, order rotated.\n",
-        m["cpu"].as_str().unwrap_or("?"),
+        "Machine: {} ({} cores, {} {}), {}; load average (1/5/15 min) {} at start, {} at end. \
+         {} threads per runtime; {} rounds, each a fresh process per runtime in rotated order; \
+         {} warm-up steps per process; the first round times {} steps, later rounds enough for ~1.5 s \
+         of the slowest runtime (the `steps` column is the pooled total).\n",
+        text(&m["cpu"]),
         m["cores"],
-        m["os"].as_str().unwrap_or("?"),
-        m["date"].as_str().unwrap_or("?"),
+        text(&m["os"]),
+        text(&m["arch"]),
+        text(&m["date"]),
+        text(&doc["loadavg_start"]),
+        text(&doc["loadavg_end"]),
         doc["threads"],
         doc["rounds"],
-        doc["iters"],
-        doc["warmup"]
+        doc["warmup"],
+        doc["iters"]
     );
-    s.push_str("| model | kernels / launches | runtime | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
-    s.push_str("|---|---|---|---:|---:|---:|---:|---:|\n");
+    s.push_str("| model | kernels / launches | runtime | steps | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
+    s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for r in doc["models"].as_array().into_iter().flatten() {
         for rt in RUNTIMES {
             let st = &r[rt];
             let g = |k: &str| st[k].as_u64().unwrap_or(0);
             let _ = writeln!(
                 s,
-                "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} |",
-                r["model"].as_str().unwrap_or("?"),
+                "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} | {} |",
+                text(&r["model"]),
                 r["kernels"],
                 r["launches"],
+                g("samples"),
                 ms(g("min_ns")),
                 ms(g("median_ns")),
                 ms(g("max_ns")),
@@ -576,15 +623,21 @@ pub fn markdown(doc: &Value) -> String {
             );
         }
     }
-    s.push_str("\n| model | modelrt / tinygrad (median step) | modelrt / onnxruntime (median step) |\n|---|---:|---:|\n");
+    s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
+    s.push_str("|---|---:|---:|---:|---:|\n");
     for r in doc["models"].as_array().into_iter().flatten() {
-        let f = |k: &str| r[k].as_f64().map_or("-".into(), |v| format!("{v:.3}"));
+        let q = |a: &str, b: &str, k: &str| match (r[a][k].as_u64(), r[b][k].as_u64()) {
+            (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
+            _ => "-".into(),
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
-            r["model"].as_str().unwrap_or("?"),
-            f("ratio_modelrt_over_tinygrad"),
-            f("ratio_modelrt_over_onnxruntime")
+            "| {} | {} | {} | {} | {} |",
+            text(&r["model"]),
+            q("modelrt", "tinygrad", "median_ns"),
+            q("modelrt", "tinygrad", "min_ns"),
+            q("modelrt", "onnxruntime", "median_ns"),
+            q("modelrt", "onnxruntime", "min_ns")
         );
     }
     for o in doc["overhead"].as_array().into_iter().flatten() {
@@ -601,7 +654,8 @@ pub fn markdown(doc: &Value) -> String {
     s
 }
 
-/// Run the benchmark; writes `target/bench/results.json` and `results.md` and returns the JSON.
+/// Run the benchmark; writes `target/bench/results.{json,md}` (`results-quick.*` in quick mode)
+/// and returns the JSON.
 pub fn run(opts: &BenchOptions) -> Result<Value> {
     if opts.rounds == 0 || opts.iters == 0 {
         bail!("--rounds and --iters must be at least 1");
@@ -634,6 +688,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
             );
         }
     }
+    let load_start = loadavg();
     let mut results = Vec::new();
     for (name, src) in MODELS {
         if !opts.models.is_empty() && !opts.models.iter().any(|m| m == name) {
@@ -654,13 +709,21 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         overhead.push(bench_overhead(&ctx, &out_dir, threads as u32)?);
     }
     let doc = json!({"machine": machine(), "threads": threads, "rounds": opts.rounds, "iters": opts.iters,
-                     "warmup": opts.warmup, "quick": opts.quick, "models": results, "overhead": overhead});
-    let json_path = out_dir.join("results.json");
+                     "warmup": opts.warmup, "quick": opts.quick,
+                     "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "overhead": overhead});
+    // The smoke run must not overwrite the last full results.
+    let stem = if opts.quick {
+        "results-quick"
+    } else {
+        "results"
+    };
+    let json_path = out_dir.join(format!("{stem}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(&doc)? + "\n")?;
     let md = markdown(&doc);
-    std::fs::write(out_dir.join("results.md"), &md)?;
+    let md_path = out_dir.join(format!("{stem}.md"));
+    std::fs::write(&md_path, &md)?;
     println!("{md}");
-    println!("wrote {} and results.md", json_path.display());
+    println!("wrote {} and {}", json_path.display(), md_path.display());
     Ok(doc)
 }
 
@@ -673,6 +736,15 @@ mod tests {
         assert_eq!(summarize(&[5, 1, 9, 3]), Some((1, 5, 9)));
         assert_eq!(summarize(&[7]), Some((7, 7, 7)));
         assert_eq!(summarize(&[]), None);
+    }
+
+    #[test]
+    fn steps_fill_the_budget_within_bounds() {
+        assert_eq!(steps_for(500_000_000, 30), 30); // slow model: the minimum
+        assert_eq!(steps_for(10_000_000, 30), 150); // 1.5 s / 10 ms
+        assert_eq!(steps_for(1_000, 30), 1000); // fast model: the cap
+        assert_eq!(steps_for(0, 30), 1000);
+        assert_eq!(steps_for(1_000, 5000), 5000); // an explicit minimum above the cap wins
     }
 
     #[test]
@@ -691,19 +763,27 @@ mod tests {
             json!({"min_ns": med - 1000, "median_ns": med, "max_ns": med + 1000, "samples": 3,
                                    "load_median_ns": 2_000_000, "peak_rss_bytes": 10_485_760})
         };
-        let doc = json!({"machine": {"cpu": "Test CPU", "cores": 2, "os": "linux", "date": "2026-01-01 00:00 UTC"},
-            "threads": 2, "rounds": 1, "iters": 3, "warmup": 1,
+        let doc = json!({"machine": {"cpu": "Test CPU", "cores": 2, "os": "linux", "arch": "x86_64", "date": "2026-01-01 00:00 UTC"},
+            "threads": 2, "rounds": 1, "iters": 3, "warmup": 1, "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "1.00 2.00 3.00",
             "models": [{"model": "m", "kernels": 4, "launches": 6, "modelrt": st(1_000_000), "tinygrad": st(4_000_000),
                         "onnxruntime": st(500_000), "ratio_modelrt_over_tinygrad": 0.25, "ratio_modelrt_over_onnxruntime": 2.0}],
             "overhead": [{"threads": 1, "ns_per_kernel": 123.4, "median_step_long_ns": 30000, "median_step_short_ns": 5000, "launches_long": 201}]});
         let md = markdown(&doc);
-        assert!(md.contains("Test CPU (2 cores)"));
         assert!(
-            md.contains("| m | 4 / 6 | modelrt | 0.999 | 1.000 | 1.001 | 2.000 | 10.0 |"),
+            md.contains("Test CPU (2 cores, linux x86_64), 2026-01-01 00:00 UTC"),
             "{md}"
         );
-        assert!(md.contains("| m | 4 / 6 | tinygrad | 3.999 | 4.000 | 4.001 |"));
-        assert!(md.contains("| m | 0.250 | 2.000 |"));
+        assert!(
+            md.contains("0.10 0.20 0.30 at start, 1.00 2.00 3.00 at end"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| m | 4 / 6 | modelrt | 3 | 0.999 | 1.000 | 1.001 | 2.000 | 10.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| m | 4 / 6 | tinygrad | 3 | 3.999 | 4.000 | 4.001 |"));
+        // median 1.0/4.0 and 2.0 ms; min 0.999/3.999 and 0.999/0.499
+        assert!(md.contains("| m | 0.250 | 0.250 | 2.000 | 2.002 |"), "{md}");
         assert!(md.contains("1-thread kernel: 123 ns per kernel launch (median step 30 µs with 201 launches vs 5 µs with 1"));
     }
 }

@@ -118,6 +118,7 @@ fn run_script(
     let mut child = Command::new(python)
         .arg(script)
         .args(args.to_argv())
+        .env("PYTHONDONTWRITEBYTECODE", "1") // keep xtask/exporter free of __pycache__
         .stdin(Stdio::null())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())

@@ -9,3 +9,4 @@ pub mod footprint;
 pub mod manifest;
 pub mod setup;
 pub mod venv;
+pub mod zoo;

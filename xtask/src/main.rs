@@ -18,6 +18,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// The ONNX light model zoo: compile for CPU, run, compare with each model's reference output;
+    /// compile for Adreno and AMD and check every kernel decodes. Writes docs/zoo.md.
+    Zoo {
+        /// Only these models (e.g. squeezenet resnet50); default all.
+        models: Vec<String>,
+        /// Skip the Adreno/AMD compiles.
+        #[arg(long)]
+        cpu_only: bool,
+    },
     /// Compile an ONNX model into a bundle with tinygrad 0.14 as the kernel compiler.
     Compile {
         /// The ONNX model.
@@ -192,6 +201,26 @@ fn run(cli: Cli) -> Result<()> {
             o.iters = iters.unwrap_or(o.iters);
             o.threads = threads.unwrap_or(o.threads);
             xtask::bench::run(&o).map(|_| ())
+        }
+        Cmd::Zoo { models, cpu_only } => {
+            let results = xtask::zoo::run(&models, !cpu_only)?;
+            let table = xtask::zoo::markdown(&results);
+            println!("{table}");
+            if models.is_empty() && !cpu_only {
+                let doc = xtask::setup::workspace_root().join("docs/zoo.md");
+                let text = std::fs::read_to_string(&doc).unwrap_or_default();
+                let head = text
+                    .split("<!-- zoo-table -->")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                std::fs::write(&doc, format!("{head}<!-- zoo-table -->\n{table}"))?;
+                println!("updated {}", doc.display());
+            }
+            if results.iter().any(|r| r.cpu != "pass") {
+                anyhow::bail!("some zoo models failed on the CPU (see the table)");
+            }
+            Ok(())
         }
         Cmd::Dist { target } => {
             xtask::setup::ensure_apt()?;

@@ -1,0 +1,255 @@
+//! `cargo xtask zoo`: the ONNX "light" model zoo that ships inside the `onnx` wheel, compiled for the
+//! host CPU and run with `modelrt`, compared with each model's `*_output_0.pb`; and compiled for
+//! `adreno-a630` and `amd-gfx1100` with every kernel binary checked to decode. Writes
+//! `target/zoo/zoo.json` and the Markdown table in `docs/zoo.md`.
+//!
+//! Inputs follow onnx's own backend test for light models (`generate_dummy_data`, random=False):
+//! `arange(n).reshape(shape) / n` as float32. The light models replace their weights with
+//! `ConstantOfShape` nodes, so they exercise op coverage, shapes and the whole pipeline rather than
+//! trained numerics. Tolerance: atol 1e-4, rtol 1e-3 (onnx's model tests use rtol 1e-3).
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use modelrt_core::verify::compare;
+use modelrt_core::Bundle;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+
+use crate::exporter::ExportArgs;
+use crate::setup::workspace_root;
+
+/// Models of the light zoo, in the order of the table.
+pub const MODELS: &[&str] = &[
+    "squeezenet",
+    "shufflenet",
+    "resnet50",
+    "inception_v1",
+    "inception_v2",
+    "densenet121",
+    "bvlc_alexnet",
+    "vgg19",
+    "zfnet512",
+];
+
+/// Cross targets whose bundles are only checked to decode.
+pub const CROSS_TARGETS: &[&str] = &["adreno-a630", "amd-gfx1100"];
+
+/// One model's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ZooResult {
+    pub model: String,
+    pub cpu: String,
+    pub max_abs_err: Option<f64>,
+    pub max_rel_err: Option<f64>,
+    pub kernels: Option<usize>,
+    pub compile_s: Option<f64>,
+    pub run_ms: Option<f64>,
+    pub cross: Vec<(String, String)>,
+}
+
+/// Directory of the light zoo inside the venv's onnx wheel.
+pub fn zoo_dir(python: &Path) -> Result<PathBuf> {
+    let out = Command::new(python)
+        .args(["-c", "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/light'))"])
+        .output()
+        .context("cannot run the exporter python")?;
+    if !out.status.success() {
+        bail!("cannot locate onnx's light model zoo");
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+fn reference_output(python: &Path, pb: &Path, npy: &Path) -> Result<Vec<u8>> {
+    let ok = Command::new(python)
+        .args([
+            "-c",
+            "import sys, onnx, numpy as np; np.save(sys.argv[2], onnx.numpy_helper.to_array(onnx.load_tensor(sys.argv[1])).astype(np.float32))",
+        ])
+        .arg(pb)
+        .arg(npy)
+        .status()?
+        .success();
+    if !ok {
+        bail!("cannot read {}", pb.display());
+    }
+    let arr =
+        modelrt_targets::npy::parse(&std::fs::read(npy)?).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(arr.data)
+}
+
+fn first_line(e: &anyhow::Error) -> String {
+    let s = format!("{e:#}");
+    s.lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(160)
+        .collect()
+}
+
+fn run_cpu(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<ZooResult> {
+    let onnx = zoo.join(format!("light_{model}.onnx"));
+    let bundle_path = out_dir.join(format!("{model}-cpu.mrt"));
+    let t = Instant::now();
+    let r = crate::compile::compile(
+        python,
+        ExportArgs::onnx(&onnx, host_target(), ""),
+        &bundle_path,
+    )?;
+    let compile_s = t.elapsed().as_secs_f64();
+    let bytes = std::fs::read(&bundle_path)?;
+    let b = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let inputs: Vec<Vec<u8>> = b
+        .body()
+        .inputs
+        .iter()
+        .map(|t| {
+            let t = t?;
+            let n = t.numel() as usize;
+            Ok((0..n)
+                .flat_map(|i| ((i as f64 / n as f64) as f32).to_le_bytes())
+                .collect())
+        })
+        .collect::<Result<_, modelrt_core::BundleError>>()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let out_desc = b
+        .body()
+        .outputs
+        .get(0)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut model_rt = load(
+        b,
+        LoadOptions {
+            device: DeviceChoice::Cpu,
+            threads: 0,
+        },
+    )?;
+    let mut out = vec![0u8; out_desc.byte_len() as usize];
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    model_rt.run(&ins, &mut [&mut out])?;
+    let timing = model_rt.run(&ins, &mut [&mut out])?;
+    let want = reference_output(
+        python,
+        &zoo.join(format!("light_{model}_output_0.pb")),
+        &out_dir.join(format!("{model}_output_0.npy")),
+    )?;
+    let c = compare(out_desc.dtype, &out, &want, 1e-4, 1e-3);
+    Ok(ZooResult {
+        model: model.into(),
+        cpu: if c.ok() {
+            "pass".into()
+        } else {
+            format!(
+                "FAIL: {} of {} elements outside tolerance",
+                c.mismatches, c.count
+            )
+        },
+        max_abs_err: Some(c.max_abs),
+        max_rel_err: Some(c.max_rel),
+        kernels: Some(r.kernels),
+        compile_s: Some(compile_s),
+        run_ms: Some(timing.total_ns as f64 / 1e6),
+        cross: Vec::new(),
+    })
+}
+
+fn host_target() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "cpu-aarch64"
+    } else {
+        "cpu-x86_64"
+    }
+}
+
+fn cross(python: &Path, zoo: &Path, model: &str, target: &str, out_dir: &Path) -> String {
+    let onnx = zoo.join(format!("light_{model}.onnx"));
+    let path = out_dir.join(format!("{model}-{target}.mrt"));
+    let res = crate::compile::compile(python, ExportArgs::onnx(&onnx, target, ""), &path).and_then(
+        |_| {
+            let bytes = std::fs::read(&path)?;
+            let b = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+            modelrt_targets::inspect::check_kernels(&b).map_err(|e| anyhow::anyhow!("{e}"))
+        },
+    );
+    match res {
+        Ok(c) => format!("decodes ({} kernels)", c.kernels),
+        Err(e) => format!("FAIL: {}", first_line(&e)),
+    }
+}
+
+/// Run the zoo (all models, or those named in `only`).
+pub fn run(only: &[String], with_cross: bool) -> Result<Vec<ZooResult>> {
+    let python = crate::venv::ensure_venv(&workspace_root())?;
+    let zoo = zoo_dir(&python)?;
+    let out_dir = workspace_root().join("target").join("zoo");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut results = Vec::new();
+    for model in MODELS
+        .iter()
+        .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
+    {
+        eprintln!("\n==> zoo: {model}");
+        let mut r = run_cpu(&python, &zoo, model, &out_dir).unwrap_or_else(|e| ZooResult {
+            model: (*model).into(),
+            cpu: format!("FAIL: {}", first_line(&e)),
+            max_abs_err: None,
+            max_rel_err: None,
+            kernels: None,
+            compile_s: None,
+            run_ms: None,
+            cross: Vec::new(),
+        });
+        if with_cross {
+            for t in CROSS_TARGETS {
+                r.cross
+                    .push(((*t).into(), cross(&python, &zoo, model, t, &out_dir)));
+            }
+        }
+        eprintln!("<== zoo: {model}: cpu {}", r.cpu);
+        results.push(r);
+    }
+    std::fs::write(
+        out_dir.join("zoo.json"),
+        serde_json::to_vec_pretty(&results)?,
+    )?;
+    Ok(results)
+}
+
+/// The Markdown table for `docs/zoo.md`.
+pub fn markdown(results: &[ZooResult]) -> String {
+    let fmt =
+        |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$e}")).unwrap_or_else(|| "-".into());
+    let mut s = String::from("| model | cpu (x86_64) vs output_0.pb | max abs err | max rel err | kernels | compile | run |");
+    for t in CROSS_TARGETS {
+        s.push_str(&format!(" {t} |"));
+    }
+    s.push_str("\n|---|---|---|---|---|---|---|");
+    for _ in CROSS_TARGETS {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for r in results {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.model,
+            r.cpu,
+            fmt(r.max_abs_err, 1),
+            fmt(r.max_rel_err, 1),
+            r.kernels
+                .map(|k| k.to_string())
+                .unwrap_or_else(|| "-".into()),
+            r.compile_s
+                .map(|v| format!("{v:.1} s"))
+                .unwrap_or_else(|| "-".into()),
+            r.run_ms
+                .map(|v| format!("{v:.2} ms"))
+                .unwrap_or_else(|| "-".into()),
+        ));
+        for (_, c) in &r.cross {
+            s.push_str(&format!(" {c} |"));
+        }
+        s.push('\n');
+    }
+    s
+}
