@@ -129,129 +129,74 @@ pub trait UsbTransport {
     }
 }
 
-impl<T: UsbTransport + ?Sized> UsbTransport for &mut T {
-    fn control_out(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).control_out(request, value, index, data, timeout)
-    }
-    fn control_in(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).control_in(request, value, index, buf, timeout)
-    }
-    fn bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).bulk_out(endpoint, data, timeout)
-    }
-    fn bulk_in(
-        &mut self,
-        endpoint: u8,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).bulk_in(endpoint, buf, timeout)
-    }
-    fn sleep(&mut self, duration: Duration) {
-        (**self).sleep(duration)
-    }
-    fn submit_control_out(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).submit_control_out(request, value, index, data, timeout)
-    }
-    fn submit_bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).submit_bulk_out(endpoint, data, timeout)
-    }
-    fn wait_all(&mut self) -> Result<(), UsbError> {
-        (**self).wait_all()
-    }
+/// Forwards every `UsbTransport` method through a pointer type (`&mut T`, `Box<T>`).
+macro_rules! forward_transport {
+    ($(#[$attr:meta])* $ptr:ty) => {
+        $(#[$attr])*
+        impl<T: UsbTransport + ?Sized> UsbTransport for $ptr {
+            fn control_out(
+                &mut self,
+                request: u8,
+                value: u16,
+                index: u16,
+                data: &[u8],
+                timeout: Duration,
+            ) -> Result<(), UsbError> {
+                (**self).control_out(request, value, index, data, timeout)
+            }
+            fn control_in(
+                &mut self,
+                request: u8,
+                value: u16,
+                index: u16,
+                buf: &mut [u8],
+                timeout: Duration,
+            ) -> Result<usize, UsbError> {
+                (**self).control_in(request, value, index, buf, timeout)
+            }
+            fn bulk_out(
+                &mut self,
+                endpoint: u8,
+                data: &[u8],
+                timeout: Duration,
+            ) -> Result<usize, UsbError> {
+                (**self).bulk_out(endpoint, data, timeout)
+            }
+            fn bulk_in(
+                &mut self,
+                endpoint: u8,
+                buf: &mut [u8],
+                timeout: Duration,
+            ) -> Result<usize, UsbError> {
+                (**self).bulk_in(endpoint, buf, timeout)
+            }
+            fn sleep(&mut self, duration: Duration) {
+                (**self).sleep(duration)
+            }
+            fn submit_control_out(
+                &mut self,
+                request: u8,
+                value: u16,
+                index: u16,
+                data: &[u8],
+                timeout: Duration,
+            ) -> Result<(), UsbError> {
+                (**self).submit_control_out(request, value, index, data, timeout)
+            }
+            fn submit_bulk_out(
+                &mut self,
+                endpoint: u8,
+                data: &[u8],
+                timeout: Duration,
+            ) -> Result<(), UsbError> {
+                (**self).submit_bulk_out(endpoint, data, timeout)
+            }
+            fn wait_all(&mut self) -> Result<(), UsbError> {
+                (**self).wait_all()
+            }
+        }
+    };
 }
 
-#[cfg(feature = "std")]
-impl<T: UsbTransport + ?Sized> UsbTransport for std::boxed::Box<T> {
-    fn control_out(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).control_out(request, value, index, data, timeout)
-    }
-    fn control_in(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).control_in(request, value, index, buf, timeout)
-    }
-    fn bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).bulk_out(endpoint, data, timeout)
-    }
-    fn bulk_in(
-        &mut self,
-        endpoint: u8,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        (**self).bulk_in(endpoint, buf, timeout)
-    }
-    fn sleep(&mut self, duration: Duration) {
-        (**self).sleep(duration)
-    }
-    fn submit_control_out(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).submit_control_out(request, value, index, data, timeout)
-    }
-    fn submit_bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        (**self).submit_bulk_out(endpoint, data, timeout)
-    }
-    fn wait_all(&mut self) -> Result<(), UsbError> {
-        (**self).wait_all()
-    }
-}
+forward_transport!(&mut T);
+forward_transport!(#[cfg(feature = "std")] std::boxed::Box<T>);

@@ -1,11 +1,9 @@
 #!/usr/bin/env python3
 """Capture tinygrad 0.14's own QCOM (IR3) command streams against a fake KGSL, for modelrt's golden tests.
 
-tinygrad's QCOMDevice opens /dev/kgsl-3d0 through `FileIOInterface` (ops_qcom.py); we replace that class with
-`FakeKGSL`, which answers the nine ioctls the backend uses, backs every GPUOBJ with anonymous host memory (GPU VA ==
-CPU VA, as with KGSL_MEMFLAGS_USE_CPU_MAP) and, on GPU_COMMAND, records the IB dwords and performs the two memory
-side effects a stream needs to make progress (CP_EVENT_WRITE CACHE_FLUSH_TS stores and CP_REG_TO_MEM timestamps).
-No shader executes: outputs are garbage and are never read. Kernels are compiled by the real Mesa ir3 (tinymesa).
+tinygrad's QCOMDevice runs on the fake KGSL of fake_kgsl.py (ioctls answered at the Python layer, GPU memory is host
+memory, every GPU_COMMAND's IB dwords are recorded). No shader executes: outputs are garbage and are never read.
+Kernels are compiled by the real Mesa ir3 (tinymesa).
 
 Usage: python capture.py OUT_DIR       (writes OUT_DIR/<case>.json; runs one subprocess per env configuration)
 """
@@ -21,61 +19,11 @@ CASES = {
 def run_case(case: str) -> dict:
   import numpy as np
   from tinygrad.runtime import ops_qcom
-  from tinygrad.runtime.autogen import kgsl
-  from tinygrad.runtime.support.hcq import FileIOInterface
-
-  libc = ctypes.CDLL(None, use_errno=True)
-  libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-  MAP_PRIVATE_ANON = 0x02 | 0x20
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  from fake_kgsl import install
 
   submissions = []
-
-  class FakeKGSL(FileIOInterface):
-    def __init__(self, path: str = "", flags: int = 0, fd=None):
-      assert path == "/dev/kgsl-3d0", path
-      self.path, self.objs, self.next_id, self.ts = path, {}, 1, 0
-    def __del__(self): pass
-    def mmap(self, start, sz, prot, flags, offset):
-      va = libc.mmap(None, sz, 3, MAP_PRIVATE_ANON, -1, 0)
-      assert va not in (None, 2**64 - 1)
-      self.objs[offset >> 12]["va"] = va
-      return va
-    def ioctl(self, request, arg):
-      nr = request & 0xFF
-      if nr == 0x45:  # GPUOBJ_ALLOC
-        arg.id, self.next_id = self.next_id, self.next_id + 1
-        self.objs[arg.id] = {"size": arg.size, "flags": arg.flags, "va": None}
-      elif nr == 0x46: self.objs.pop(arg.id)
-      elif nr == 0x13: arg.drawctxt_id = 1
-      elif nr == 0x32: pass
-      elif nr == 0x02:
-        info = kgsl.struct_kgsl_devinfo.from_address(arg.value)
-        info.chip_id, info.gpu_id, info.mmu_enabled = 0x06030001, 630, 1
-      elif nr == 0x07: pass
-      elif nr == 0x4A:
-        obj = kgsl.struct_kgsl_command_object.from_address(arg.cmdlist)
-        assert arg.numcmds == 1 and obj.flags == 1
-        dws = list((ctypes.c_uint32 * (obj.size // 4)).from_address(obj.gpuaddr))
-        submissions.append({"ib_addr": obj.gpuaddr, "dwords": dws})
-        self._side_effects(dws)
-        self.ts += 1
-        arg.timestamp = self.ts
-      else: raise AssertionError(f"unexpected ioctl {request:#x}")
-      return 0
-    def _side_effects(self, dws):
-      i = 0
-      while i < len(dws):
-        h = dws[i]
-        if h >> 28 == 7:
-          op, cnt = (h >> 16) & 0x7F, h & 0x3FFF
-          p = dws[i + 1:i + 1 + cnt]
-          if op == 0x46 and cnt == 4 and p[0] == 4: ctypes.c_uint32.from_address(p[1] | p[2] << 32).value = p[3]
-          if op == 0x3E: ctypes.c_uint64.from_address(p[1] | p[2] << 32).value = 0
-          i += 1 + cnt
-        elif h >> 28 == 4: i += 1 + (h & 0x7F)
-        else: raise AssertionError(f"bad header {h:#x}")
-
-  ops_qcom.FileIOInterface = FakeKGSL
+  install(submissions)
 
   from tinygrad import Tensor, Device, dtypes
   from tinygrad.runtime.support.compiler_mesa import IR3Compiler

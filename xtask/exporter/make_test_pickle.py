@@ -36,8 +36,8 @@ def dump_pickle(obj, f, oob: bool):
   for c in chunks: f.write(c)
 
 
-def main():
-  onnx_file, out = sys.argv[1], sys.argv[2]
+def make_pickle(onnx_file: str, out: str, oob: bool):
+  """Capture `onnx_file` with TinyJit on Device.DEFAULT (3 calls, as compile3) and write OUT, OUT.out.npy, OUT.in.npz."""
   runner = OnnxRunner(onnx_file)
   shapes = {n: tuple(s if isinstance(s, int) else 1 for s in spec.shape) for n, spec in runner.graph_inputs.items()}
   types = {n: (dtypes.float32 if spec.dtype is dtypes.float16 else spec.dtype) for n, spec in runner.graph_inputs.items()}
@@ -49,10 +49,14 @@ def main():
   def run_onnx_jit(**kwargs): return next(iter(runner({k: v.to(Device.DEFAULT) for k, v in kwargs.items()}).values())).cast("float32")
   for _ in range(3):
     with Context(OPENPILOT_HACKS=1): ret = run_onnx_jit(**inputs).numpy()
-  with open(out, "wb") as f: dump_pickle(run_onnx_jit, f, "--oob" in sys.argv)
+  with open(out, "wb") as f: dump_pickle(run_onnx_jit, f, oob)
   np.save(out + ".out.npy", ret)
   np.savez(out + ".in.npz", **{k: v.numpy() for k, v in inputs.items()})
   print(f"wrote {out} ({os.path.getsize(out)} bytes)")
+
+
+def main():
+  make_pickle(sys.argv[1], sys.argv[2], "--oob" in sys.argv)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //! tinygrad replay the very same kernels (checked by hashing every kernel binary). Each round
 //! starts one fresh process per runtime (so each reports its own load time and peak RSS), in an
 //! order rotated per round; step samples are pooled over rounds. Results go to
-//! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`). The dispatch-overhead figure comes from [`overhead`].
+//! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`), one Perfetto trace per
+//! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`].
 pub mod overhead;
 pub mod proc;
 
