@@ -12,6 +12,7 @@ use crate::bundle::{ArgRef, BufferDesc, Bundle, BundleError, Step, Table, Tensor
 
 /// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Timing {
     /// Copying inputs into device memory.
     pub upload_ns: u64,

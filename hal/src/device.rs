@@ -14,10 +14,12 @@ use crate::target::{KernelMeta, ParamDesc, Target};
 
 /// Handle of a loaded kernel, returned by [`Device::load_kernel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct KernelId(pub u32);
 
 /// A launch argument resolved against the arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Arg {
     /// A buffer view: `size` bytes at arena byte `offset`.
     Buffer { offset: u64, size: u64 },
@@ -43,6 +45,7 @@ pub struct KernelImage<'a> {
 
 /// Timing of one [`Device::submit`], in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SubmitTiming {
     /// Host time spent handing the work to the device (patching + doorbell/ioctl, or the whole CPU
     /// call loop setup).

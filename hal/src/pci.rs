@@ -3,6 +3,7 @@
 
 /// A bus/device/function address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Bdf {
     pub bus: u8,
     pub dev: u8,

@@ -10,6 +10,7 @@ pub const MAX_PARAMS: usize = 64;
 
 /// CPU instruction-set architecture of a CPU bundle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CpuArch {
     X86_64,
     Aarch64,
@@ -107,6 +108,7 @@ pub mod cpu_features {
 
 /// Element type of a buffer, parameter or tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum DType {
     F32,
     F16,
@@ -156,6 +158,7 @@ impl DType {
 
 /// One kernel parameter, in tinygrad's signature order (buffers first, then integer vars).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ParamKind {
     /// A plain buffer pointer.
     Buffer,
@@ -169,6 +172,7 @@ pub enum ParamKind {
 
 /// A kernel parameter descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ParamDesc {
     pub kind: ParamKind,
     pub dtype: DType,
@@ -176,6 +180,7 @@ pub struct ParamDesc {
 
 /// Launch metadata for a CPU (tinygrad CLANG) kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CpuKernelMeta {
     /// Number of `core_id` values the kernel was split into (1 = no thread axis).
     pub threads: u32,

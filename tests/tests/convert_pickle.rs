@@ -143,7 +143,10 @@ fn cpu_pickles_match_tinygrad_output() {
     let dir = workdir("cpu");
     for oob in [false, true] {
         let t = Instant::now();
-        let pkl = dir.join(format!("convert-cpu-policy{}.pkl", if oob { "-oob" } else { "" }));
+        let pkl = dir.join(format!(
+            "convert-cpu-policy{}.pkl",
+            if oob { "-oob" } else { "" }
+        ));
         let p = pkl.display().to_string();
         let mut args = vec![script("make_test_pickle.py"), model("policy"), p.clone()];
         if oob {
@@ -153,7 +156,13 @@ fn cpu_pickles_match_tinygrad_output() {
         run_py(&py, &args, &[("DEV", "CPU:CLANG:x86_64,x86-64-v3")]);
         let bytes = convert(&py, &pkl, &pkl.with_extension("mrt")).expect("CPU pickle converts");
         let b = Bundle::parse(&bytes).expect("bundle parses and validates");
-        assert!(matches!(b.body().target, Target::Cpu { baseline: "x86-64-v3", .. }));
+        assert!(matches!(
+            b.body().target,
+            Target::Cpu {
+                baseline: "x86-64-v3",
+                ..
+            }
+        ));
 
         let given = pickle_inputs(&py, &pkl, &dir);
         let inputs: Vec<Vec<u8>> = b
@@ -179,7 +188,10 @@ fn cpu_pickles_match_tinygrad_output() {
         assert_eq!(outs.len(), 1);
         let (got, want) = (f32s(&outs[0]), f32s(&want.data));
         assert_eq!(got.len(), want.len());
-        assert!(want.iter().any(|&w| w != 0.0), "tinygrad's output is all zero");
+        assert!(
+            want.iter().any(|&w| w != 0.0),
+            "tinygrad's output is all zero"
+        );
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!(
                 (g - w).abs() <= CPU_ATOL,
@@ -232,14 +244,25 @@ fn check_weights(b: &Bundle<'_>, inits: &[(String, Vec<u8>)], image: bool) {
         match inits.iter().position(|(_, d)| d.as_slice() == data) {
             Some(i) => found[i] = true,
             None => {
-                assert!(image, "weight buffer '{}' ({} bytes) is no ONNX initializer", buf.label, buf.size);
+                assert!(
+                    image,
+                    "weight buffer '{}' ({} bytes) is no ONNX initializer",
+                    buf.label, buf.size
+                );
                 assert_eq!(buf.dtype, DType::F16, "derived weight '{}'", buf.label);
-                assert!(data.iter().all(|&x| x == 0), "derived weight '{}' should hold the fake's zeros", buf.label);
+                assert!(
+                    data.iter().all(|&x| x == 0),
+                    "derived weight '{}' should hold the fake's zeros",
+                    buf.label
+                );
             }
         }
     }
     for ((name, _), f) in inits.iter().zip(&found) {
-        assert!(*f || (image && !name.ends_with(".bias")), "initializer '{name}' missing from the bundle's weights");
+        assert!(
+            *f || (image && !name.ends_with(".bias")),
+            "initializer '{name}' missing from the bundle's weights"
+        );
     }
 }
 
@@ -254,9 +277,17 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
         ("vision", true, true),
     ] {
         let t = Instant::now();
-        let tag = format!("{name}{}{}", if oob { "-oob" } else { "" }, if image { "-image" } else { "" });
+        let tag = format!(
+            "{name}{}{}",
+            if oob { "-oob" } else { "" },
+            if image { "-image" } else { "" }
+        );
         let pkl = dir.join(format!("convert-qcom-{tag}.pkl"));
-        let mut args = vec![script("make_qcom_pickle.py"), model(name), pkl.display().to_string()];
+        let mut args = vec![
+            script("make_qcom_pickle.py"),
+            model(name),
+            pkl.display().to_string(),
+        ];
         if oob {
             args.push("--oob".into());
         }
@@ -270,7 +301,11 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
         let b = Bundle::parse(&bytes).expect("bundle parses and validates");
         assert_eq!(
             b.body().target,
-            Target::Adreno { chip: 630, image, half: image },
+            Target::Adreno {
+                chip: 630,
+                image,
+                half: image
+            },
             "{tag}"
         );
         assert_eq!(b.body().producer.dev, "QCOM", "{tag}");
@@ -288,11 +323,22 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
             .count();
         assert!(launches > 0);
         let dispatches = run_on_kgsl_model(b);
-        assert!(dispatches >= 2 * launches, "{tag}: {dispatches} dispatches for {launches} launches");
+        assert!(
+            dispatches >= 2 * launches,
+            "{tag}: {dispatches} dispatches for {launches} launches"
+        );
 
         if !oob {
-            let again = convert(&py, &pkl, &dir.join(format!("convert-qcom-{tag}-again.mrt"))).unwrap();
-            assert!(again == bytes, "{tag}: converting the same pickle twice differs");
+            let again = convert(
+                &py,
+                &pkl,
+                &dir.join(format!("convert-qcom-{tag}-again.mrt")),
+            )
+            .unwrap();
+            assert!(
+                again == bytes,
+                "{tag}: converting the same pickle twice differs"
+            );
         }
         eprintln!("qcom pickle {tag}: {:.1}s", t.elapsed().as_secs_f64());
     }
@@ -308,7 +354,12 @@ fn other_tinygrad_version_pickles_are_refused() {
     let Some(py) = python() else { return };
     let dir = workdir("versions");
     // 0.13: CapturedJit with 4 fields but no ParamArg buffers.
-    let v013 = [&b"\x80\x02"[..], &global_op("tinygrad.engine.jit", "CapturedJit"), b"(NNNNtR."].concat();
+    let v013 = [
+        &b"\x80\x02"[..],
+        &global_op("tinygrad.engine.jit", "CapturedJit"),
+        b"(NNNNtR.",
+    ]
+    .concat();
     // <= 0.12: CapturedJit with 6 fields, jit_cache of ExecItem.
     let v012 = [
         &b"\x80\x02"[..],
@@ -324,7 +375,10 @@ fn other_tinygrad_version_pickles_are_refused() {
         let out = dir.join("convert-old.mrt");
         let err = convert(&py, &pkl, &out).expect_err("old pickle is refused");
         let msg = format!("{err:#}");
-        assert!(msg.contains(found) && msg.contains("only tinygrad 0.14.0"), "{msg}");
+        assert!(
+            msg.contains(found) && msg.contains("only tinygrad 0.14.0"),
+            "{msg}"
+        );
         assert!(!out.exists());
     }
 }

@@ -3,6 +3,7 @@ use core::fmt;
 
 /// Why a byte string is not a valid bundle. Every variant says which rule failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum BundleError {
     /// Shorter than the fixed header.
     TooShort { len: usize },

@@ -54,6 +54,7 @@ pub struct Producer<'a> {
 
 /// What a buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum BufferKind {
     /// Read-only initial data.
     Weight,

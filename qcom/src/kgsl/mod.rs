@@ -115,28 +115,34 @@ impl GpuObj {
         }
     }
 
+    /// A volatile cell over `size_of::<T>()` bytes at `off`. This is RAM shared with the GPU (a KGSL
+    /// mapping), not device MMIO, so handing out a reference to it is sound; `volatile_register`
+    /// keeps every access volatile because the GPU writes it behind the compiler's back.
+    fn cell<T: Copy>(&self, off: u64) -> &volatile_register::RW<T> {
+        let size = core::mem::size_of::<T>();
+        self.check(off, size);
+        assert!(off.is_multiple_of(size as u64), "unaligned GpuObj cell");
+        // SAFETY: in-bounds (checked), naturally aligned (the mapping is page-aligned and `off` is a
+        // multiple of the size), and the mapping lives as long as `self`, which the returned
+        // reference borrows. `RW<T>` is `repr(transparent)` over `VolatileCell<T>`, itself over `T`.
+        unsafe { &*((self.va + off) as *const volatile_register::RW<T>) }
+    }
+
     /// Volatile read of a u32 the GPU writes (signals, progress).
     pub fn read_u32(&self, off: u64) -> u32 {
-        self.check(off, 4);
-        assert!(off.is_multiple_of(4));
-        // SAFETY: in-bounds (checked), 4-byte aligned (mapping is page-aligned, off checked), live mapping.
-        unsafe { core::ptr::read_volatile((self.va + off) as *const u32) }
+        self.cell::<u32>(off).read()
     }
 
     /// Volatile read of a u64 (timestamps).
     pub fn read_u64(&self, off: u64) -> u64 {
-        self.check(off, 8);
-        assert!(off.is_multiple_of(8));
-        // SAFETY: in-bounds, 8-byte aligned, live mapping.
-        unsafe { core::ptr::read_volatile((self.va + off) as *const u64) }
+        self.cell::<u64>(off).read()
     }
 
     /// Volatile write of a u32 (patching IBs, resetting signals).
     pub fn write_u32(&self, off: u64, v: u32) {
-        self.check(off, 4);
-        assert!(off.is_multiple_of(4));
-        // SAFETY: in-bounds, aligned, live mapping.
-        unsafe { core::ptr::write_volatile((self.va + off) as *mut u32, v) }
+        // SAFETY: `RW::write` is unsafe only because writes to device registers can have side
+        // effects; this is plain shared RAM inside a live, checked mapping.
+        unsafe { self.cell::<u32>(off).write(v) }
     }
 
     /// Move `len` bytes inside the object (CPU copy; overlapping ranges allowed).
