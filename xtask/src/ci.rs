@@ -74,6 +74,20 @@ pub fn run(no_lint: bool) -> Result<()> {
             "aarch64-unknown-none",
         ]),
     )?;
+    step(
+        "no_std build with defmt logging",
+        cargo().args([
+            "build",
+            "-p",
+            "modelrt-core",
+            "-p",
+            "modelrt-hal",
+            "--features",
+            "modelrt-core/defmt",
+            "--target",
+            "aarch64-unknown-none",
+        ]),
+    )?;
     eprintln!("\n==> cargo xtask dist --target aarch64-unknown-linux-gnu");
     let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
     let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
