@@ -13,9 +13,9 @@ import ctypes
 CHIP_ID, GPU_ID = 0x06030001, 630  # Adreno 630 (what capture.py's goldens and modelrt's a630 target assume)
 
 
-def install(submissions: list) -> type:
-  """Patch tinygrad's QCOM backend to use the fake; every GPU_COMMAND appends {"ib_addr", "dwords"} to `submissions`.
-  Must run before `Device["QCOM"]` is first opened. Returns the fake class."""
+def install(submissions: list | None) -> type:
+  """Patch tinygrad's QCOM backend to use the fake; every GPU_COMMAND appends {"ib_addr", "dwords"} to `submissions`
+  (not recorded when None). Must run before `Device["QCOM"]` is first opened. Returns the fake class."""
   from tinygrad.runtime import ops_qcom
   from tinygrad.runtime.autogen import kgsl
   from tinygrad.runtime.support.hcq import FileIOInterface
@@ -51,7 +51,7 @@ def install(submissions: list) -> type:
         obj = kgsl.struct_kgsl_command_object.from_address(arg.cmdlist)
         assert arg.numcmds == 1 and obj.flags == 1
         dws = list((ctypes.c_uint32 * (obj.size // 4)).from_address(obj.gpuaddr))
-        submissions.append({"ib_addr": obj.gpuaddr, "dwords": dws})
+        if submissions is not None: submissions.append({"ib_addr": obj.gpuaddr, "dwords": dws})
         self._side_effects(dws)
         self.ts += 1
         arg.timestamp = self.ts

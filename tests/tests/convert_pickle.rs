@@ -6,7 +6,7 @@
 //! - QCOM/IR3: real QCOM pickles (xtask/exporter/make_qcom_pickle.py: tinygrad's QCOM backend + Mesa ir3 on the
 //!   fake KGSL of qcom/golden/fake_kgsl.py) are converted to Adreno a630 bundles whose kernels decode, whose
 //!   weights are the model's bytes, and which load and run on the KGSL model (streams validated, shaders not run).
-//! - A pickle from another tinygrad version is refused with an error naming the versions.
+//! - A pickle from another tinygrad version, or compiled on the NULL device (no weights), is refused with a clear error.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use modelrt_hal::target::{DType, Target};
 use modelrt_qcom::adreno::AdrenoDevice;
 use modelrt_qcom::emu::kgsl::KgslModel;
 use modelrt_targets::inspect::check_kernels;
-use modelrt_tests::{python, root, run_cpu};
+use modelrt_tests::{compile_args, python, root, run_cpu};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Bound on any helper script (pickle creation takes a few seconds here).
@@ -266,6 +266,28 @@ fn check_weights(b: &Bundle<'_>, inits: &[(String, Vec<u8>)], image: bool) {
     }
 }
 
+/// The pickle's kernels, decoded by the importer, equal those `--target adreno-a630` compiles from the same ONNX
+/// (binary, params, decoded IR3 metadata, immediates): both paths run the same tinygrad + Mesa ir3.
+fn same_kernels_as_onnx_compile(py: &Path, b: &Bundle<'_>, name: &str) {
+    let path = compile_args(
+        py,
+        ExportArgs::onnx(model(name), "adreno-a630", ""),
+        "-convert-pickle",
+    );
+    let bytes = std::fs::read(path).unwrap();
+    let onnx = Bundle::parse(&bytes).unwrap();
+    let theirs: Vec<_> = onnx.body().kernels.iter().map(Result::unwrap).collect();
+    let ours: Vec<_> = b.body().kernels.iter().map(Result::unwrap).collect();
+    assert_eq!(ours.len(), theirs.len(), "{name}: kernel count");
+    for k in &ours {
+        assert!(
+            theirs.contains(k),
+            "{name}: kernel {} differs from the ONNX compile",
+            k.name
+        );
+    }
+}
+
 #[test]
 fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
     let Some(py) = python() else { return };
@@ -314,6 +336,9 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
         assert!(c.kernels > 0 && c.code_bytes > 0);
         let inits = onnx_initializers(&py, &model(name), &dir);
         check_weights(&b, &inits, image);
+        if (name, oob, image) == ("policy", false, false) {
+            same_kernels_as_onnx_compile(&py, &b, name);
+        }
 
         let launches = b
             .body()
@@ -347,6 +372,25 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
 /// `global` opcode of a protocol-2 pickle (as xtask/exporter/test_exporter.py builds them).
 fn global_op(module: &str, name: &str) -> Vec<u8> {
     format!("c{module}\n{name}\n").into_bytes()
+}
+
+#[test]
+fn null_device_pickle_is_refused() {
+    let Some(py) = python() else { return };
+    let dir = workdir("null");
+    let pkl = dir.join("convert-null-policy.pkl");
+    let p = pkl.display().to_string();
+    let env = [("DEV", "NULL:IR3:a630"), ("NULL_ALLOW_COPYOUT", "1")];
+    run_py(
+        &py,
+        &[&script("make_test_pickle.py"), &model("policy"), &p],
+        &env,
+    );
+    let out = dir.join("convert-null-policy.mrt");
+    let err = convert(&py, &pkl, &out).expect_err("a NULL-device pickle has no weights");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("NULL (data-less) device"), "{msg}");
+    assert!(!out.exists());
 }
 
 #[test]

@@ -27,7 +27,7 @@ def main():
   if "--image" in flags: os.environ.update(IMAGE="1", FLOAT16="1")
   sys.path.insert(0, os.path.abspath(GOLDEN))
   from fake_kgsl import install  # before tinygrad opens the device
-  install([])  # the submitted streams are not needed here
+  install(None)  # the submitted streams are not needed here
   sys.path.insert(0, HERE)
   from make_test_pickle import make_pickle
   make_pickle(args[0], args[1], "--oob" in flags)

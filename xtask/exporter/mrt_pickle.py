@@ -12,6 +12,11 @@ Loading is done in two passes:
      re-homes device Buffers onto the host (PYTHON device) so weights written on e.g. a comma device (QCOM) keep their
      bytes here without opening that device.
 Pickles have no init phase: compile3 already ran the one-time kernels, their results are held buffers with data.
+
+Supported kernel formats (inferred from the kernels, not from flags): CPU CLANG ELF objects (x86-64 / aarch64), AMD
+gfx1100/gfx1201 code objects, and QCOM Mesa IR3 (`DEV=QCOM:IR3`, fp32 or IMAGE=1 FLOAT16=1) -> adreno-a630 with the same
+decoded IR3 metadata as the ONNX path. Refused with a one-line reason: Qualcomm CL (QCOMCL, tinygrad's default QCOM
+renderer) kernels, NULL-device pickles (no weight bytes), multi-device pickles, other tinygrad versions.
 """
 import hashlib
 import io

@@ -140,27 +140,32 @@ fn cargo_target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-/// Build the release `modelrt` binary (the benchmark never measures a debug build).
-pub fn build_modelrt(root: &Path) -> Result<PathBuf> {
+/// Build the `modelrt` binary: release for measurements; the debug build (usually already built by
+/// the tests) for the quick harness check, whose numbers are then marked as not representative.
+pub fn build_modelrt(root: &Path, release: bool) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let ok = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "modelrt-targets",
-            "--bin",
-            "modelrt",
-        ])
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "modelrt-targets",
+        "--bin",
+        "modelrt",
+    ]);
+    if release {
+        cmd.arg("--release");
+    }
+    let ok = cmd
         .current_dir(root)
         .status()
         .context("cannot run cargo")?
         .success();
     if !ok {
-        bail!("building the release modelrt binary failed");
+        bail!("building the modelrt binary failed");
     }
-    Ok(cargo_target_dir(root).join("release").join("modelrt"))
+    let profile = if release { "release" } else { "debug" };
+    Ok(cargo_target_dir(root).join(profile).join("modelrt"))
 }
 
 fn onnx_zoo_dir(python: &Path) -> Result<PathBuf> {
@@ -603,6 +608,9 @@ pub fn markdown(doc: &Value) -> String {
         doc["warmup"],
         doc["iters"]
     );
+    if doc["modelrt_build"] == "debug" {
+        s.push_str("**Quick harness check with a debug modelrt build: these numbers are not representative.**\n\n");
+    }
     s.push_str("| model | kernels / launches | runtime | steps | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
     s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for r in doc["models"].as_array().into_iter().flatten() {
@@ -663,7 +671,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     }
     let root = crate::setup::workspace_root();
     let python = crate::venv::ensure_venv(&root)?;
-    let modelrt = build_modelrt(&root)?;
+    let modelrt = build_modelrt(&root, !opts.quick)?;
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -711,6 +719,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     }
     let doc = json!({"machine": machine(), "threads": threads, "rounds": opts.rounds, "iters": opts.iters,
                      "warmup": opts.warmup, "quick": opts.quick,
+                     "modelrt_build": if opts.quick { "debug" } else { "release" },
                      "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "overhead": overhead});
     // The smoke run must not overwrite the last full results.
     let stem = if opts.quick {

@@ -596,6 +596,8 @@ pub fn bench(
     let device_name = model.device_name();
     let modelled = !model.computes_outputs();
     drop(model);
+    // Before the trace run, which loads a second executor.
+    let peak_rss = peak_rss_bytes();
     let traced = match out.trace {
         Some(file) => Some((file, write_trace(&bytes, path, &inputs, dev, file)?)),
         None => None,
@@ -621,7 +623,7 @@ pub fn bench(
         }
         fields.push(format!(
             "\"peak_rss_bytes\":{}",
-            peak_rss_bytes().map_or("null".into(), |v| v.to_string())
+            peak_rss.map_or("null".into(), |v| v.to_string())
         ));
         println!("{{{}}}", fields.join(","));
         return Ok(());
@@ -644,7 +646,7 @@ pub fn bench(
             ms(hi)
         );
     }
-    if let Some(rss) = peak_rss_bytes() {
+    if let Some(rss) = peak_rss {
         println!("peak rss    {}", mib(rss));
     }
     if let Some((file, n)) = traced {
