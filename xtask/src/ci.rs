@@ -99,6 +99,10 @@ pub fn run(no_lint: bool) -> Result<()> {
             .env("MODELRT_REQUIRE_PYTHON", "1")
             .env("MODELRT_AARCH64_BIN", &aarch64_modelrt),
     )?;
+    step(
+        "exporter unit tests (python -m unittest)",
+        Command::new(&python).args(["-m", "unittest", "xtask/exporter/test_exporter.py"]),
+    )?;
     eprintln!("\n==> footprint of the no_std core+hal (budget +10%)");
     xtask::footprint::run()?;
     eprintln!("\n==> benchmark harness (--quick: checks it runs; numbers not representative)");
