@@ -58,11 +58,46 @@ fn amd_bundles_decode() {
             let bytes = build(&py, model, target, false);
             let b = check(&bytes, "amd");
             assert_eq!(b.body().target, Target::Amd { gfx });
+            for k in b.body().kernels.iter() {
+                link_hsa_code_object(&k.unwrap());
+            }
         }
     }
 }
 
 /// Load and run twice on the KGSL model; returns (dispatches, submissions) the model saw.
+/// The stored AMD objects are what tinygrad's own AMD runtime loads (ET_REL + its ELF loader); for
+/// HIP/HSA-style loaders they must also link into a code object: `ld.lld-19 -shared` must accept each
+/// one and export the kernel and its `.kd` descriptor (tinygrad-export §8).
+fn link_hsa_code_object(k: &modelrt_core::bundle::KernelDesc<'_>) {
+    let dir = root().join("target/e2e/amd-link");
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = dir.join(format!("{}.o", k.entry));
+    let so = dir.join(format!("{}.hsaco", k.entry));
+    std::fs::write(&obj, k.binary).unwrap();
+    let out = std::process::Command::new("ld.lld-19")
+        .args(["-shared", "--no-undefined", "-o"])
+        .arg(&so)
+        .arg(&obj)
+        .output()
+        .expect("ld.lld-19 runs (Debian package lld-19; `cargo xtask setup` installs it)");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        k.entry,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let linked = std::fs::read(&so).unwrap();
+    assert_eq!(&linked[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([linked[16], linked[17]]), 3, "ET_DYN");
+    let has = |needle: &str| linked.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(
+        has(&format!("{}.kd", k.entry)) && has(k.entry),
+        "{} symbols exported",
+        k.entry
+    );
+}
+
 fn run_on_kgsl_model(b: Bundle<'_>) -> (usize, usize) {
     let dev = AdrenoDevice::open(KgslModel::new(Default::default()), Default::default()).unwrap();
     let inputs: Vec<Vec<u8>> = b
