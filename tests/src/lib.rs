@@ -118,3 +118,31 @@ pub fn reference(bundle_bytes: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, f32, f32) 
 pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// Load `bundle` on the Adreno backend over the KGSL model and run it twice on zero inputs; every
+/// submitted PM4 stream is validated by the model (which executes no shaders). Returns the number of
+/// dispatches and of submissions the model saw.
+pub fn run_on_kgsl_model(bundle: Bundle<'_>) -> (usize, usize) {
+    use modelrt_qcom::adreno::AdrenoDevice;
+    use modelrt_qcom::emu::kgsl::KgslModel;
+    let dev = AdrenoDevice::open(KgslModel::new(Default::default()), Default::default())
+        .expect("KGSL model opens");
+    let zeros =
+        |t: modelrt_core::bundle::Table<'_, modelrt_core::bundle::TensorDesc<'_>>| -> Vec<Vec<u8>> {
+            t.iter()
+                .map(|t| vec![0u8; t.expect("valid bundle").byte_len() as usize])
+                .collect()
+        };
+    let inputs = zeros(bundle.body().inputs);
+    let mut outputs = zeros(bundle.body().outputs);
+    let mut ex =
+        modelrt_core::Executor::load(bundle, dev).expect("a630 bundle loads on the Adreno backend");
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    for _ in 0..2 {
+        ex.run(&ins, &mut outs)
+            .expect("every submitted stream validates");
+    }
+    ex.device_mut()
+        .with_kgsl(|k: &mut KgslModel| (k.dispatches().len(), k.submitted().len()))
+}

@@ -12,12 +12,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use modelrt_core::bundle::BufferKind;
-use modelrt_core::{Bundle, Executor};
+use modelrt_core::Bundle;
 use modelrt_hal::target::{DType, Target};
-use modelrt_qcom::adreno::AdrenoDevice;
-use modelrt_qcom::emu::kgsl::KgslModel;
 use modelrt_targets::inspect::check_kernels;
-use modelrt_tests::{compile_args, python, root, run_cpu};
+use modelrt_tests::{compile_args, python, root, run_cpu, run_on_kgsl_model};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Bound on any helper script (pickle creation takes a few seconds here).
@@ -202,32 +200,6 @@ fn cpu_pickles_match_tinygrad_output() {
     }
 }
 
-/// Load and run twice on the KGSL model; returns the dispatches it validated.
-fn run_on_kgsl_model(b: Bundle<'_>) -> usize {
-    let dev = AdrenoDevice::open(KgslModel::new(Default::default()), Default::default()).unwrap();
-    let inputs: Vec<Vec<u8>> = b
-        .body()
-        .inputs
-        .iter()
-        .map(|t| vec![0u8; t.unwrap().byte_len() as usize])
-        .collect();
-    let mut outputs: Vec<Vec<u8>> = b
-        .body()
-        .outputs
-        .iter()
-        .map(|t| vec![0u8; t.unwrap().byte_len() as usize])
-        .collect();
-    let mut ex = Executor::load(b, dev).expect("a630 bundle loads on the Adreno backend");
-    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-    let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
-    for _ in 0..2 {
-        ex.run(&ins, &mut outs)
-            .expect("every submitted stream validates");
-    }
-    ex.device_mut()
-        .with_kgsl(|k: &mut KgslModel| k.dispatches().len())
-}
-
 /// Check the weights of a converted QCOM pickle against the ONNX initializers: every float32 weight buffer is an
 /// initializer byte for byte, and every initializer is present. With `image` (IMAGE=1 FLOAT16=1) tinygrad derives
 /// the conv weights on the GPU (half images); the fake KGSL runs no shader, so those buffers hold the zeros of fresh
@@ -347,7 +319,7 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
             .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
             .count();
         assert!(launches > 0);
-        let dispatches = run_on_kgsl_model(b);
+        let (dispatches, _) = run_on_kgsl_model(b);
         assert!(
             dispatches >= 2 * launches,
             "{tag}: {dispatches} dispatches for {launches} launches"

@@ -5,12 +5,10 @@
 //! KGSL model, which validates every PM4 stream they submit (it executes no shaders).
 use std::path::Path;
 
-use modelrt_core::{Bundle, Executor};
+use modelrt_core::Bundle;
 use modelrt_hal::target::Target;
-use modelrt_qcom::adreno::AdrenoDevice;
-use modelrt_qcom::emu::kgsl::KgslModel;
 use modelrt_targets::inspect::check_kernels;
-use modelrt_tests::{compile_args, python, root};
+use modelrt_tests::{compile_args, python, root, run_on_kgsl_model};
 use xtask::exporter::ExportArgs;
 
 fn build(py: &Path, model: &str, target: &str, image: bool) -> Vec<u8> {
@@ -96,31 +94,6 @@ fn link_hsa_code_object(k: &modelrt_core::bundle::KernelDesc<'_>) {
         "{} symbols exported",
         k.entry
     );
-}
-
-fn run_on_kgsl_model(b: Bundle<'_>) -> (usize, usize) {
-    let dev = AdrenoDevice::open(KgslModel::new(Default::default()), Default::default()).unwrap();
-    let inputs: Vec<Vec<u8>> = b
-        .body()
-        .inputs
-        .iter()
-        .map(|t| vec![0u8; t.unwrap().byte_len() as usize])
-        .collect();
-    let mut outputs: Vec<Vec<u8>> = b
-        .body()
-        .outputs
-        .iter()
-        .map(|t| vec![0u8; t.unwrap().byte_len() as usize])
-        .collect();
-    let mut ex = Executor::load(b, dev).expect("a630 bundle loads on the Adreno backend");
-    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-    let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
-    for _ in 0..2 {
-        ex.run(&ins, &mut outs)
-            .expect("every submitted stream validates");
-    }
-    ex.device_mut()
-        .with_kgsl(|k: &mut KgslModel| (k.dispatches().len(), k.submitted().len()))
 }
 
 fn count_launches(b: &Bundle<'_>) -> usize {

@@ -6,6 +6,7 @@ one-time (init) linear recorded on NULL targets, and the ONNX data needed to giv
 from dataclasses import dataclass, field
 
 import numpy as np
+from onnx import AttributeProto as onnx_AttributeProto
 from tinygrad import Tensor, TinyJit, Device, dtypes
 from tinygrad.helpers import Context
 from tinygrad.nn.onnx import OnnxRunner
@@ -75,30 +76,54 @@ def _python_consts_from_cpu(onnx_path: str, specs: list[InputSpec], arrays: dict
   return dict(cpu_runner._python_const_cache)
 
 
-def _onnx_sources(onnx_path: str, runner: OnnxRunner, want_bytes: bool):
-  """Map each realized initializer / Constant BUFFER UOp to its ONNX name (and bytes for NULL targets, §3.1 step 3)."""
-  import onnx
+def _onnx_tensor_sources(model, runner: OnnxRunner) -> list[tuple[str, Tensor, np.ndarray]]:
+  """Every tinygrad Tensor the runner built from ONNX data at load time, paired with the numpy value of that data.
+
+  These tensors persist across JIT calls: call 0 realizes them on the device (on NULL: as an uninitialised buffer) and the
+  captured program reads them as held buffers. Sources, in this order:
+  - initializers, and Constant nodes' `value_*` attributes, via `runner.graph_values[name]`;
+  - every TENSOR attribute of every node (e.g. ConstantOfShape's `value`, and Constant's `value`), via the very Tensor
+    object in the parsed node's opts. Nodes are paired by position; a mismatch in count or op type is an error.
+  """
   from onnx import numpy_helper
-  model = onnx.load(onnx_path)
-  arrays = [(i.name, numpy_helper.to_array(i)) for i in model.graph.initializer]
+  out: list[tuple[str, Tensor, np.ndarray]] = []
+  for i in model.graph.initializer:
+    if isinstance(t := runner.graph_values.get(i.name), Tensor): out.append((i.name, t, numpy_helper.to_array(i)))
   for n in model.graph.node:
     if n.op_type != "Constant": continue
     for a in n.attribute:
-      if a.name == "value": arrays.append((n.output[0], numpy_helper.to_array(a.t)))
-      elif a.name in ("value_floats", "value_float"): arrays.append((n.output[0], np.array(a.floats or a.f, dtype=np.float32)))
-      elif a.name in ("value_ints", "value_int"): arrays.append((n.output[0], np.array(a.ints or a.i, dtype=np.int64)))
+      if a.name == "value": raw = numpy_helper.to_array(a.t)
+      elif a.name in ("value_floats", "value_float"): raw = np.array(a.floats or a.f, dtype=np.float32)
+      elif a.name in ("value_ints", "value_int"): raw = np.array(a.ints or a.i, dtype=np.int64)
+      else: continue
+      if isinstance(t := runner.graph_values.get(n.output[0]), Tensor): out.append((n.output[0], t, raw))
+  if len(runner.graph_nodes) != len(model.graph.node):
+    raise ExportError(f"tinygrad parsed {len(runner.graph_nodes)} ONNX nodes but the model has {len(model.graph.node)}")
+  for i, (n, parsed) in enumerate(zip(model.graph.node, runner.graph_nodes)):
+    if parsed.op != n.op_type: raise ExportError(f"ONNX node {i} is {n.op_type} but tinygrad parsed it as {parsed.op}")
+    for a in n.attribute:
+      if a.type == onnx_AttributeProto.TENSOR and isinstance(t := parsed.opts.get(a.name), Tensor):
+        out.append((f"{n.op_type}({n.output[0] if n.output else i}).{a.name}", t, numpy_helper.to_array(a.t)))
+  return out
+
+
+def _onnx_sources(onnx_path: str, runner: OnnxRunner, want_bytes: bool):
+  """Map each realized ONNX-data BUFFER UOp (initializer, Constant, node tensor attribute) to its ONNX name, and for NULL
+  targets to its bytes (spec §3.1 step 3). A buffer reached from two sources must get identical bytes from both."""
+  import onnx
+  model = onnx.load(onnx_path)
   labels, data = {}, {}
-  for name, raw in arrays:
-    t = runner.graph_values.get(name)
-    if not isinstance(t, Tensor) or (base := t.uop.base).op is not Ops.BUFFER: continue
+  for name, t, raw in _onnx_tensor_sources(model, runner):
+    if (base := t.uop.base).op is not Ops.BUFFER: continue  # const-folded (scalars) or never realized
     labels.setdefault(base, name)
-    if want_bytes and base not in data:
-      tg_np = NUMPY_DTYPES.get(base.dtype)
-      if tg_np is not None and raw.dtype != tg_np: raw = raw.astype(tg_np)
-      b = np.ascontiguousarray(raw).tobytes()
-      if len(b) != (want := base.max_numel() * base.dtype.itemsize):
-        raise ExportError(f"ONNX tensor '{name}' has {len(b)} bytes but its tinygrad buffer has {want}")
-      data[base] = (name, b)
+    if not want_bytes: continue
+    tg_np = NUMPY_DTYPES.get(base.dtype)
+    if tg_np is not None and raw.dtype != tg_np: raw = raw.astype(tg_np)
+    b = np.ascontiguousarray(raw).tobytes()
+    if len(b) != (want := base.max_numel() * base.dtype.itemsize):
+      raise ExportError(f"ONNX tensor '{name}' has {len(b)} bytes but its tinygrad buffer has {want}")
+    if base not in data: data[base] = (name, b)
+    elif data[base][1] != b: raise ExportError(f"ONNX tensors '{data[base][0]}' and '{name}' share one tinygrad buffer but differ")
   return labels, data
 
 

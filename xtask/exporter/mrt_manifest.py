@@ -240,7 +240,7 @@ class ManifestBuilder:
       data = bytes(buf.as_memoryview())
     elif base in self.onnx_bytes: data = self.onnx_bytes[base][1]
     else: raise ExportError(f"buffer {rec['id']} ({rec['label']}, {rec['size']} bytes) is read before written but has no data "
-                            "source on a NULL target (not an ONNX initializer/Constant)")
+                            "source on a NULL target (not an ONNX initializer, Constant or node tensor attribute)")
     if len(data) != rec["size"]: raise ExportError(f"buffer {rec['id']} initial data has {len(data)} bytes, expected {rec['size']}")
     return data
 

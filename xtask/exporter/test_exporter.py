@@ -50,6 +50,28 @@ def make_unsupported_model(path):
   onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def make_constantofshape_model(path):
+  """light_densenet121's weight pattern: ConstantOfShape whose `value` attribute is a shape-(1,) tensor (not a scalar, so
+  tinygrad does not const-fold it). tinygrad realizes each attribute on the device in call 0 and the captured kernels read
+  it as a held buffer; on NULL targets its bytes must come from the ONNX attribute. Covers the three TensorProto encodings
+  (float_data, raw_data, int64_data)."""
+  import numpy as np
+  import onnx
+  from onnx import helper, numpy_helper, TensorProto
+  shp = numpy_helper.from_array(np.array([2, 8], dtype=np.int64), "shp")
+  values = {"c1": helper.make_tensor("value", TensorProto.FLOAT, [1], [0.5]),
+            "c2": helper.make_tensor("value", TensorProto.FLOAT, [1], np.float32([0.25]).tobytes(), raw=True),
+            "c3i": helper.make_tensor("value", TensorProto.INT64, [1], [3])}
+  nodes = [helper.make_node("ConstantOfShape", ["shp"], [out], value=v) for out, v in values.items()]
+  nodes += [helper.make_node("Cast", ["c3i"], ["c3"], to=TensorProto.FLOAT), helper.make_node("Mul", ["x", "c1"], ["m"]),
+            helper.make_node("Add", ["m", "c2"], ["a"]), helper.make_node("Mul", ["a", "c3"], ["y"])]
+  g = helper.make_graph(nodes, "constantofshape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [shp])
+  onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+  # expected initial bytes of each attribute buffer, straight from the values above
+  return {"c1": struct.pack("<f", 0.5), "c2": struct.pack("<f", 0.25), "c3i": struct.pack("<q", 3)}
+
+
 def global_op(module, name): return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
 
 
@@ -135,6 +157,38 @@ class ExportTests(unittest.TestCase):
       self.assertTrue(all(b["blob"] for b in m["buffers"] if b["kind"] == "weight"))
       c = check(d, onnx_path)
       self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+  def test_null_targets_take_node_tensor_attributes_from_onnx(self):
+    # regression: light_densenet121 failed on every NULL target with "buffer 3 (device, 4 bytes) is read before written but
+    # has no data source" because ConstantOfShape's `value` attribute tensors were not recognised as ONNX data
+    with tempfile.TemporaryDirectory() as d:
+      onnx_path = os.path.join(d, "cos.onnx")
+      want = make_constantofshape_model(onnx_path)
+      for target in ("cpu-x86_64-null", "cpu-aarch64", "adreno-a630", "amd-gfx1100"):
+        with self.subTest(target=target):
+          out = os.path.join(d, target)
+          r = export("--onnx", onnx_path, "--target", target, "--out", out, "--reference")
+          last = (r.stderr.strip().splitlines() or [""])[-1]
+          if target.startswith("amd-") and r.returncode != 0 and "LLVM" in last: self.skipTest("libllvm19 not installed")
+          self.assertEqual(r.returncode, 0, r.stderr)
+          with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+          got = {}
+          for b in m["buffers"]:
+            if b["kind"] != "weight": continue
+            with open(os.path.join(out, b["blob"]), "rb") as f: got[b["label"]] = f.read()
+          self.assertEqual(got, {f"onnx:ConstantOfShape({k}).value": v for k, v in want.items()})
+      again = os.path.join(d, "again")
+      self.assertEqual(export("--onnx", onnx_path, "--target", "cpu-x86_64-null", "--out", again, "--reference").returncode, 0)
+      self.assertTrue(same_tree(os.path.join(d, "cpu-x86_64-null"), again), "two exports differ")
+      c = check(os.path.join(d, "cpu-x86_64-null"), onnx_path)  # the NULL flow replayed on x86 vs onnxruntime
+      self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+      self.assertIn("PASS", c.stdout)
+      import shutil
+      if shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc"):
+        c = subprocess.run([PY, os.path.join(HERE, "check_manifest_aarch64.py"), os.path.join(d, "cpu-aarch64")], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+        self.assertIn("PASS", c.stdout)
 
   def test_aarch64_export_runs_under_qemu(self):
     import shutil
