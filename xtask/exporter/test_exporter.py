@@ -10,6 +10,7 @@ independent ELF loader + ctypes replayer that does not import tinygrad) and, for
 (qemu-aarch64).
 """
 import filecmp
+import glob
 import json
 import os
 import pickle
@@ -220,7 +221,10 @@ class ExportTests(unittest.TestCase):
   def test_amd_descriptor_fields(self):
     with tempfile.TemporaryDirectory() as d:
       r = export("--onnx", os.path.join(MODELS, "policy.onnx"), "--target", "amd-gfx1100", "--out", d)
-      if r.returncode != 0 and "LLVM" in r.stderr: self.skipTest("libllvm19 not installed")
+      # Skip only when libLLVM itself is missing (tinygrad then cannot find the library); `cargo xtask ci` installs
+      # libllvm19, so there this test always runs.
+      no_llvm = not any(glob.glob(f"/usr/lib/*/libLLVM-{v}.so*") or glob.glob(f"/usr/lib/*/libLLVM.so.{v}*") for v in range(18, 22))
+      if no_llvm and os.environ.get("MODELRT_REQUIRE_PYTHON") != "1": self.skipTest("libllvm19 not installed")
       self.assertEqual(r.returncode, 0, r.stderr)
       with open(os.path.join(d, "manifest.json")) as f: m = json.load(f)
       for k in m["kernels"]:

@@ -101,7 +101,9 @@ pub fn run(no_lint: bool) -> Result<()> {
     )?;
     step(
         "exporter unit tests (python -m unittest)",
-        Command::new(&python).args(["-m", "unittest", "xtask/exporter/test_exporter.py"]),
+        Command::new(&python)
+            .args(["-m", "unittest", "xtask/exporter/test_exporter.py"])
+            .env("MODELRT_REQUIRE_PYTHON", "1"),
     )?;
     eprintln!("\n==> footprint of the no_std core+hal (budget +10%)");
     xtask::footprint::run()?;
