@@ -10,7 +10,10 @@ mod cli;
 #[command(
     name = "modelrt",
     version,
-    about = "Run precompiled neural-network model bundles (.mrt)"
+    about = "Run precompiled neural-network model bundles (.mrt)",
+    after_help = "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. The CPU backend runs here; \
+the Adreno (qcom) and USB-bridge paths are verified against emulators and tinygrad's own command streams, \
+not on real hardware. `--device qcom-emu` validates Adreno command streams without a GPU (no outputs computed)."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -18,15 +18,6 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// The ONNX light model zoo: compile for CPU, run, compare with each model's reference output;
-    /// compile for Adreno and AMD and check every kernel decodes. Writes docs/zoo.md.
-    Zoo {
-        /// Only these models (e.g. squeezenet resnet50); default all.
-        models: Vec<String>,
-        /// Skip the Adreno/AMD compiles.
-        #[arg(long)]
-        cpu_only: bool,
-    },
     /// Compile an ONNX model into a bundle with tinygrad 0.14 as the kernel compiler.
     Compile {
         /// The ONNX model.
@@ -63,6 +54,15 @@ enum Cmd {
         /// Output bundle (.mrt).
         #[arg(short, long)]
         output: PathBuf,
+    },
+    /// The ONNX light model zoo: compile for CPU, run, compare with each model's reference output;
+    /// compile for Adreno and AMD and check every kernel decodes. Writes docs/zoo.md.
+    Zoo {
+        /// Only these models (e.g. squeezenet resnet50); default all.
+        models: Vec<String>,
+        /// Skip the Adreno/AMD compiles.
+        #[arg(long)]
+        cpu_only: bool,
     },
     /// Install what the build needs (apt packages, rustup targets, the Python venv).
     Setup,
