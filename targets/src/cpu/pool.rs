@@ -50,6 +50,8 @@ struct State {
     generation: u32,
     launch: Option<Launch>,
     shutdown: bool,
+    /// Workers that have entered their loop (see [`Pool::new`]).
+    started: usize,
 }
 
 struct Shared {
@@ -110,6 +112,7 @@ impl Pool {
                 generation: 0,
                 launch: None,
                 shutdown: false,
+                started: 0,
             }),
             work: Condvar::new(),
             done_cv: Condvar::new(),
@@ -128,6 +131,19 @@ impl Pool {
                 .map_err(|e| CpuError::Spawn(e.kind()))?;
             pool.workers.push(handle);
         }
+        // Wait until every worker runs its loop. A thread's start-up inside std allocates (its
+        // handle, thread-local registration); doing that before `new` returns keeps it out of
+        // the first launches, whose zero-allocation contract a late-starting worker would
+        // otherwise break on a busy machine.
+        let mut state = pool.shared.lock();
+        while state.started < pool.workers.len() {
+            state = pool
+                .shared
+                .done_cv
+                .wait(state)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        drop(state);
         Ok(pool)
     }
 
@@ -177,6 +193,8 @@ impl Pool {
 
 fn worker(shared: &Shared) {
     let mut seen = 0u32;
+    shared.lock().started += 1;
+    shared.done_cv.notify_all();
     loop {
         let (generation, launch) = {
             let mut state = shared.lock();
