@@ -92,9 +92,9 @@ pub fn run(no_lint: bool) -> Result<()> {
     let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
     let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
     step(
-        "cargo test --workspace",
+        "cargo test --workspace --no-fail-fast",
         cargo()
-            .args(["test", "--workspace"])
+            .args(["test", "--workspace", "--no-fail-fast"])
             .env("MODELRT_PYTHON", &python)
             .env("MODELRT_REQUIRE_PYTHON", "1")
             .env("MODELRT_AARCH64_BIN", &aarch64_modelrt),
