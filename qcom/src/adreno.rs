@@ -196,6 +196,23 @@ fn kern_err(name: &str, reason: impl core::fmt::Display) -> AdrenoError {
     }
 }
 
+/// `[offset, offset + len)` must lie inside an arena of `size` bytes (overflow counts as outside).
+fn check_arena_range(offset: u64, len: u64, size: u64) -> Result<(), AdrenoError> {
+    if offset.checked_add(len).is_none_or(|e| e > size) {
+        return Err(AdrenoError::OutOfArena { offset, len, size });
+    }
+    Ok(())
+}
+
+impl<K: KgslIo> Shared<K> {
+    /// The arena, once `[offset, offset + len)` is checked to lie inside it.
+    fn arena_range(&self, offset: u64, len: u64) -> Result<&GpuObj, AdrenoError> {
+        let a = self.arena.as_ref().ok_or(AdrenoError::NoArena)?;
+        check_arena_range(offset, len, a.size)?;
+        Ok(a)
+    }
+}
+
 impl<K: KgslIo> AdrenoDevice<K> {
     /// Bring the device up in tinygrad's order (spec §3): dummy object, draw context, border-colour buffer, max
     /// power, device info (reject ≥ 7.3), signal page. The 16 MiB ring and the HCQ staging buffers are not
@@ -333,14 +350,7 @@ impl<K: KgslIo> AdrenoDevice<K> {
             return Err(AdrenoError::ForeignQueue);
         }
         let s = self.sh.borrow();
-        let arena = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
-        if off.checked_add(len).is_none_or(|e| e > arena.size) {
-            return Err(AdrenoError::OutOfArena {
-                offset: off,
-                len,
-                size: arena.size,
-            });
-        }
+        let arena = s.arena_range(off, len)?;
         let mut n = 0;
         for r in q
             .arg_refs
@@ -438,32 +448,18 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
     }
 
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), AdrenoError> {
-        let s = self.sh.borrow();
-        let a = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
-        let len = data.len() as u64;
-        if offset.checked_add(len).is_none_or(|e| e > a.size) {
-            return Err(AdrenoError::OutOfArena {
-                offset,
-                len,
-                size: a.size,
-            });
-        }
-        a.write(offset, data);
+        self.sh
+            .borrow()
+            .arena_range(offset, data.len() as u64)?
+            .write(offset, data);
         Ok(())
     }
 
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), AdrenoError> {
-        let s = self.sh.borrow();
-        let a = s.arena.as_ref().ok_or(AdrenoError::NoArena)?;
-        let len = out.len() as u64;
-        if offset.checked_add(len).is_none_or(|e| e > a.size) {
-            return Err(AdrenoError::OutOfArena {
-                offset,
-                len,
-                size: a.size,
-            });
-        }
-        a.read(offset, out);
+        self.sh
+            .borrow()
+            .arena_range(offset, out.len() as u64)?
+            .read(offset, out);
         Ok(())
     }
 
@@ -762,13 +758,7 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
         for a in args {
             let g = match *a {
                 Arg::Buffer { offset, size } => {
-                    if offset.checked_add(size).is_none_or(|e| e > arena_size) {
-                        return Err(AdrenoError::OutOfArena {
-                            offset,
-                            len: size,
-                            size: arena_size,
-                        });
-                    }
+                    check_arena_range(offset, size, arena_size)?;
                     GpuArg::Addr(arena_va + offset)
                 }
                 Arg::Int(v) => GpuArg::Int(v),
@@ -843,13 +833,7 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
             .ok_or(AdrenoError::NoArena)?
             .size;
         for off in [dst, src] {
-            if off.checked_add(len).is_none_or(|e| e > size) {
-                return Err(AdrenoError::OutOfArena {
-                    offset: off,
-                    len,
-                    size,
-                });
-            }
+            check_arena_range(off, len, size)?;
         }
         if self.seg_start < self.dw.len() {
             self.segments.push(Segment::Ib {

@@ -1,13 +1,13 @@
 //! `AdrenoDevice` driven through the HAL `Device`/`Queue` API against the KGSL model: bring-up calls, replay
-//! (timeline patching), multi-kernel streams, copies, zero-copy input binding, hang reporting, rejection of
-//! corrupted streams and fault injection.
+//! (timeline patching), multi-kernel streams, copies, arena bounds of host transfers, zero-copy input binding, hang
+//! reporting, rejection of corrupted streams and fault injection.
 use modelrt_hal::device::{Arg, Device, KernelImage, Queue};
 use modelrt_hal::target::{DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind, Target};
 use modelrt_qcom::adreno::{
-    AdrenoDevice, AdrenoError, AdrenoOptions, ExternalBuffer, PROGRESS_OFF,
+    AdrenoDevice, AdrenoError, AdrenoOptions, AdrenoQueue, ExternalBuffer, PROGRESS_OFF,
 };
 use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
-use modelrt_qcom::kgsl::KgslIo;
+use modelrt_qcom::kgsl::{self, CommandObject, KgslError, KgslIo};
 use modelrt_qcom::selftest;
 
 const B: u64 = 4096;
@@ -50,6 +50,37 @@ fn args(base: u64) -> Vec<Arg> {
             size: B,
         })
         .collect()
+}
+
+/// A 3-buffer arena and the smallest replayable queue: `wait(0) → exec(k) → signal(1)`.
+fn single_dispatch_queue(d: &mut AdrenoDevice<KgslModel>) -> AdrenoQueue<KgslModel> {
+    d.alloc_arena(3 * B).unwrap();
+    let k = load(d, "k");
+    let mut q = d.create_queue().unwrap();
+    q.wait(0).unwrap();
+    q.exec(k, &args(0), [8, 1, 1], [32, 1, 1]).unwrap();
+    q.signal(1).unwrap();
+    q
+}
+
+/// One IB of `size` bytes at `gpuaddr`, as `AdrenoDevice::submit` passes it to GPU_COMMAND.
+fn ib_at(gpuaddr: u64, size: u64) -> CommandObject {
+    CommandObject {
+        gpuaddr,
+        size,
+        flags: 1,
+        ..Default::default()
+    }
+}
+
+/// Copy `dw` into a fresh object and submit it straight to the model as one IB; the model must reject it.
+fn submit_raw_ib(m: &mut KgslModel, dw: &[u32]) -> KgslError {
+    let obj = kgsl::alloc_obj(m, dw.len() as u64 * 4).unwrap();
+    let bytes: Vec<u8> = dw.iter().flat_map(|x| x.to_le_bytes()).collect();
+    obj.write(0, &bytes);
+    let r = m.gpu_command(1, &[ib_at(obj.va, bytes.len() as u64)]);
+    let _ = kgsl::free_obj(m, obj);
+    r.unwrap_err()
 }
 
 #[test]
@@ -177,12 +208,7 @@ fn copy_splits_the_stream_and_moves_arena_bytes() {
 #[test]
 fn zero_copy_binding_repoints_arguments() {
     let mut d = dev(ModelConfig::default());
-    d.alloc_arena(3 * B).unwrap();
-    let k = load(&mut d, "k");
-    let mut q = d.create_queue().unwrap();
-    q.wait(0).unwrap();
-    q.exec(k, &args(0), [8, 1, 1], [32, 1, 1]).unwrap();
-    q.signal(1).unwrap();
+    let mut q = single_dispatch_queue(&mut d);
     // a "camera frame" in host memory, page aligned, imported with MAP_USER_MEM
     let frame = vec![0u64; 2 * 4096 / 8];
     let p = frame.as_ptr() as u64;
@@ -279,12 +305,7 @@ fn launch_limits_are_checked_before_encoding() {
 #[test]
 fn model_rejects_corrupted_streams() {
     let mut d = dev(ModelConfig::default());
-    d.alloc_arena(3 * B).unwrap();
-    let k = load(&mut d, "k");
-    let mut q = d.create_queue().unwrap();
-    q.wait(0).unwrap();
-    q.exec(k, &args(0), [8, 1, 1], [32, 1, 1]).unwrap();
-    q.signal(1).unwrap();
+    let q = single_dispatch_queue(&mut d);
     let ib = q.ib_addr().unwrap();
     let dw = q.dwords().to_vec();
     // flip a parity bit of the NDRANGE header; submit the raw IB through the model directly
@@ -299,37 +320,11 @@ fn model_rejects_corrupted_streams() {
     for (i, v, want) in cases {
         let mut bad = dw.clone();
         bad[i] = v;
-        let e = d.with_kgsl(|m| {
-            let obj = modelrt_qcom::kgsl::alloc_obj(m, bad.len() as u64 * 4).unwrap();
-            let bytes: Vec<u8> = bad.iter().flat_map(|x| x.to_le_bytes()).collect();
-            obj.write(0, &bytes);
-            let r = m.gpu_command(
-                1,
-                &[modelrt_qcom::kgsl::CommandObject {
-                    gpuaddr: obj.va,
-                    size: bytes.len() as u64,
-                    flags: 1,
-                    ..Default::default()
-                }],
-            );
-            let _ = modelrt_qcom::kgsl::free_obj(m, obj);
-            r.unwrap_err()
-        });
+        let e = d.with_kgsl(|m| submit_raw_ib(m, &bad));
         assert!(e.to_string().contains(want), "{want}: {e}");
     }
     // an IB pointing outside any object
-    let e = d.with_kgsl(|m| {
-        m.gpu_command(
-            1,
-            &[modelrt_qcom::kgsl::CommandObject {
-                gpuaddr: ib + (1 << 40),
-                size: 8,
-                flags: 1,
-                ..Default::default()
-            }],
-        )
-        .unwrap_err()
-    });
+    let e = d.with_kgsl(|m| m.gpu_command(1, &[ib_at(ib + (1 << 40), 8)]).unwrap_err());
     assert!(e.to_string().contains("outside GPU objects"), "{e}");
 }
 
@@ -405,18 +400,7 @@ fn model_rejects_a_dispatch_without_invalidate() {
     let at = dw.iter().position(|&x| x == 0x7046_0001).unwrap();
     dw[at] = modelrt_qcom::pm4::pkt7_hdr(0x26, 0);
     dw[at + 1] = modelrt_qcom::pm4::pkt7_hdr(0x26, 0);
-    let e = d.with_kgsl(|m| {
-        let obj = modelrt_qcom::kgsl::alloc_obj(m, dw.len() as u64 * 4).unwrap();
-        let bytes: Vec<u8> = dw.iter().flat_map(|x| x.to_le_bytes()).collect();
-        obj.write(0, &bytes);
-        let cmd = modelrt_qcom::kgsl::CommandObject {
-            gpuaddr: obj.va,
-            size: bytes.len() as u64,
-            flags: 1,
-            ..Default::default()
-        };
-        m.gpu_command(1, &[cmd]).unwrap_err()
-    });
+    let e = d.with_kgsl(|m| submit_raw_ib(m, &dw));
     assert!(e.to_string().contains("cache invalidate"), "{e}");
 }
 
@@ -428,16 +412,39 @@ fn timeline_resets_past_the_wrap_value() {
         ..Default::default()
     };
     let mut d = AdrenoDevice::open(KgslModel::new(ModelConfig::default()), opts).unwrap();
-    d.alloc_arena(3 * B).unwrap();
-    let k = load(&mut d, "k");
-    let mut q = d.create_queue().unwrap();
-    q.wait(0).unwrap();
-    q.exec(k, &args(0), [8, 1, 1], [32, 1, 1]).unwrap();
-    q.signal(1).unwrap();
+    let mut q = single_dispatch_queue(&mut d);
     for _ in 0..5 {
         d.submit(&mut q).unwrap();
     }
     // wait REFs seen by the GPU: bases 0, 1, 2; the timeline is then 3 > 2, so it resets: 0, 1
     let refs: Vec<u32> = d.with_kgsl(|m| m.submitted().iter().map(|ib| ib[4]).collect());
     assert_eq!(refs, vec![0, 1, 2, 0, 1]);
+}
+
+#[test]
+fn host_transfers_are_bounded_by_the_arena() {
+    let mut d = dev(ModelConfig::default());
+    assert!(matches!(d.upload(0, &[1]), Err(AdrenoError::NoArena)));
+    d.alloc_arena(B).unwrap();
+    let e = d.upload(B - 1, &[1, 2]).unwrap_err();
+    assert!(
+        matches!(e, AdrenoError::OutOfArena { offset, len: 2, size: B } if offset == B - 1),
+        "{e}"
+    );
+    let mut out = [0u8; 2];
+    let e = d.download(u64::MAX, &mut out).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            AdrenoError::OutOfArena {
+                offset: u64::MAX,
+                len: 2,
+                size: B
+            }
+        ),
+        "{e}"
+    );
+    d.upload(B - 2, &[1, 2]).unwrap();
+    d.download(B - 2, &mut out).unwrap();
+    assert_eq!(out, [1, 2]);
 }

@@ -222,23 +222,14 @@ use super::regs::REGID_UNUSED;
 mod tests {
     use super::*;
 
+    /// The §12 walk-through kernel's metadata (the selftest's `E_8_32_4`) with another image size and register
+    /// footprint.
     fn meta(image_size: u32, fregs: u32, hregs: u32) -> Ir3KernelMeta<'static> {
         Ir3KernelMeta {
             image_size,
             fregs,
             hregs,
-            branchstack: 0,
-            pvtmem: 0,
-            shmem: 0,
-            wgid: 0xC0,
-            lid: 0,
-            wgsz: 0xFC,
-            buf_off: 0,
-            imm_off: 64,
-            immediates: &[0xCD, 0xCC, 0x6C, 0x40],
-            tex_cnt: 0,
-            ibo_cnt: 0,
-            tex_to_image: heapless::Vec::new(),
+            ..crate::selftest::kernel_meta()
         }
     }
 

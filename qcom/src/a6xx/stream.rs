@@ -61,6 +61,35 @@ fn reg<S: Sink + ?Sized>(s: &mut S, r: u32, vals: &[u32]) -> Result<(), StreamFu
     s.put(vals)
 }
 
+/// A 64-bit address into the register pair starting at `r` (low dword first).
+fn reg_addr<S: Sink + ?Sized>(s: &mut S, r: u32, addr: u64) -> Result<(), StreamFull> {
+    reg(s, r, &[lo(addr), hi(addr)])
+}
+
+/// CP_EVENT_WRITE CACHE_FLUSH_TS: flush caches, then store `value` at `addr`.
+fn flush_ts<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32) -> Result<(), StreamFull> {
+    cmd(
+        s,
+        op::CP_EVENT_WRITE,
+        &[event::CACHE_FLUSH_TS, lo(addr), hi(addr), value],
+    )
+}
+
+/// CP_LOAD_STATE6_FRAG: load `units` of state type `st` into block `sb` from `addr`.
+fn load_state<S: Sink + ?Sized>(
+    s: &mut S,
+    st: u32,
+    sb: u32,
+    units: u32,
+    addr: u64,
+) -> Result<(), StreamFull> {
+    cmd(
+        s,
+        op::CP_LOAD_STATE6_FRAG,
+        &[ls::d0(st, sb, units), lo(addr), hi(addr)],
+    )
+}
+
 /// Dword counts of the primitives (spec §6.3), for budgeting.
 pub mod size {
     pub const WAIT: usize = 7;
@@ -94,11 +123,7 @@ pub fn wait<S: Sink + ?Sized>(s: &mut S, addr: u64, value: u32) -> Result<usize,
 
 /// `memory_barrier()`: flush to `dummy`, invalidate, wait for memory writes, wait for idle.
 pub fn memory_barrier<S: Sink + ?Sized>(s: &mut S, dummy: u64) -> Result<(), StreamFull> {
-    cmd(
-        s,
-        op::CP_EVENT_WRITE,
-        &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0],
-    )?;
+    flush_ts(s, dummy, 0)?;
     cmd(s, op::CP_EVENT_WRITE, &[event::CACHE_INVALIDATE])?;
     cmd(s, op::CP_WAIT_MEM_WRITES, &[])?;
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])
@@ -124,16 +149,8 @@ pub fn signal<S: Sink + ?Sized>(
 ) -> Result<usize, StreamFull> {
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
     let at = s.len() + 4;
-    cmd(
-        s,
-        op::CP_EVENT_WRITE,
-        &[event::CACHE_FLUSH_TS, lo(addr), hi(addr), value],
-    )?;
-    cmd(
-        s,
-        op::CP_EVENT_WRITE,
-        &[event::CACHE_FLUSH_TS, lo(dummy), hi(dummy), 0],
-    )?;
+    flush_ts(s, addr, value)?;
+    flush_ts(s, dummy, 0)?;
     Ok(at)
 }
 
@@ -210,24 +227,8 @@ pub fn exec<S: Sink + ?Sized>(
             k.pvt_total,
         ],
     )?;
-    cmd(
-        s,
-        op::CP_LOAD_STATE6_FRAG,
-        &[
-            ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256),
-            lo(a.args),
-            hi(a.args),
-        ],
-    )?;
-    cmd(
-        s,
-        op::CP_LOAD_STATE6_FRAG,
-        &[
-            ls::d0(ls::ST_SHADER, ls::SB6_CS_SHADER, k.instr_units),
-            lo(a.lib),
-            hi(a.lib),
-        ],
-    )?;
+    load_state(s, ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256, a.args)?;
+    load_state(s, ls::ST_SHADER, ls::SB6_CS_SHADER, k.instr_units, a.lib)?;
     reg(
         s,
         regs::SP_REG_PROG_ID_0,
@@ -243,47 +244,19 @@ pub fn exec<S: Sink + ?Sized>(
     reg(s, regs::SP_CS_INSTR_SIZE, &[k.instr_units])?;
     if k.samp_cnt > 0 {
         let samp = a.args + k.samp_off as u64;
-        cmd(
-            s,
-            op::CP_LOAD_STATE6_FRAG,
-            &[
-                ls::d0(ls::ST_SHADER, ls::SB6_CS_TEX, k.samp_cnt),
-                lo(samp),
-                hi(samp),
-            ],
-        )?;
-        reg(s, regs::SP_CS_SAMPLER_BASE, &[lo(samp), hi(samp)])?;
-        reg(
-            s,
-            regs::TPL1_CS_BORDER_COLOR_BASE,
-            &[lo(a.border), hi(a.border)],
-        )?;
+        load_state(s, ls::ST_SHADER, ls::SB6_CS_TEX, k.samp_cnt, samp)?;
+        reg_addr(s, regs::SP_CS_SAMPLER_BASE, samp)?;
+        reg_addr(s, regs::TPL1_CS_BORDER_COLOR_BASE, a.border)?;
     }
     if k.tex_cnt > 0 {
         let t = a.args + k.tex_off as u64;
-        cmd(
-            s,
-            op::CP_LOAD_STATE6_FRAG,
-            &[
-                ls::d0(ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16)),
-                lo(t),
-                hi(t),
-            ],
-        )?;
-        reg(s, regs::SP_CS_TEXMEMOBJ_BASE, &[lo(t), hi(t)])?;
+        load_state(s, ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16), t)?;
+        reg_addr(s, regs::SP_CS_TEXMEMOBJ_BASE, t)?;
     }
     if k.ibo_cnt > 0 {
         let u = a.args + k.ibo_off as u64;
-        cmd(
-            s,
-            op::CP_LOAD_STATE6_FRAG,
-            &[
-                ls::d0(ls::ST6_UAV, ls::SB6_CS_SHADER, k.ibo_cnt),
-                lo(u),
-                hi(u),
-            ],
-        )?;
-        reg(s, regs::SP_CS_UAV_BASE, &[lo(u), hi(u)])?;
+        load_state(s, ls::ST6_UAV, ls::SB6_CS_SHADER, k.ibo_cnt, u)?;
+        reg_addr(s, regs::SP_CS_UAV_BASE, u)?;
     }
     reg(
         s,
@@ -299,16 +272,7 @@ pub fn exec<S: Sink + ?Sized>(
         ],
     )?;
     cmd(s, op::CP_EXEC_CS, &[0, gx, gy, gz])?;
-    cmd(
-        s,
-        op::CP_EVENT_WRITE,
-        &[
-            event::CACHE_FLUSH_TS,
-            lo(a.flush.0),
-            hi(a.flush.0),
-            a.flush.1,
-        ],
-    )
+    flush_ts(s, a.flush.0, a.flush.1)
 }
 
 /// Dwords `exec` emits for `k` (spec §7 sizes).
@@ -330,28 +294,10 @@ pub fn exec_len(k: &KernelLayout) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use modelrt_hal::target::Ir3KernelMeta;
 
-    /// The §12 walk-through kernel: c = a·3.7 + b, G = L = (32,1,1).
+    /// The §12 walk-through kernel (the selftest's `E_8_32_4`): c = a·3.7 + b, G = L = (32,1,1).
     fn walkthrough() -> KernelLayout {
-        KernelLayout::new(&Ir3KernelMeta {
-            image_size: 384,
-            fregs: 7,
-            hregs: 1,
-            branchstack: 0,
-            pvtmem: 0,
-            shmem: 0,
-            wgid: 0xC0,
-            lid: 0,
-            wgsz: 0xFC,
-            buf_off: 0,
-            imm_off: 64,
-            immediates: &[0xCD, 0xCC, 0x6C, 0x40],
-            tex_cnt: 0,
-            ibo_cnt: 0,
-            tex_to_image: heapless::Vec::new(),
-        })
-        .unwrap()
+        KernelLayout::new(&crate::selftest::kernel_meta()).unwrap()
     }
 
     fn payloads(dw: &[u32]) -> std::vec::Vec<(crate::pm4::Header, std::vec::Vec<u32>)> {
