@@ -22,6 +22,18 @@ pub const WINDOW_SLOTS: [usize; 2] = [0, WINDOW / SLOT];
 /// Largest download chunk (the whole SRAM).
 pub const DOWNLOAD_CHUNK: usize = SRAM_SIZE;
 
+/// A staging buffer (`what`) smaller than `need` bytes is refused.
+fn check_staging(what: &'static str, staging: &[u8], need: usize) -> Result<(), BridgeError> {
+    if staging.len() < need {
+        return Err(BridgeError::OutOfRange {
+            what,
+            offset: 0,
+            len: staging.len() as u64,
+        });
+    }
+    Ok(())
+}
+
 /// Upload `data` into the alternating SRAM windows. `staging` (≥ 256 KiB) holds the padded wire
 /// image of the last chunk. Returns the number of chunks sent.
 pub fn upload<T: UsbTransport, E: From<BridgeError>>(
@@ -30,14 +42,7 @@ pub fn upload<T: UsbTransport, E: From<BridgeError>>(
     staging: &mut [u8],
     mut before_chunk: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
-    if staging.len() < WINDOW {
-        return Err(BridgeError::OutOfRange {
-            what: "upload staging buffer",
-            offset: 0,
-            len: staging.len() as u64,
-        }
-        .into());
-    }
+    check_staging("upload staging buffer", staging, WINDOW)?;
     let mut chunks = 0;
     for (i, chunk) in data.chunks(WINDOW).enumerate() {
         let window = i & 1;
@@ -66,14 +71,7 @@ pub fn download<T: UsbTransport, E: From<BridgeError>>(
     staging: &mut [u8],
     mut release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
-    if staging.len() < DOWNLOAD_CHUNK {
-        return Err(BridgeError::OutOfRange {
-            what: "download staging buffer",
-            offset: 0,
-            len: staging.len() as u64,
-        }
-        .into());
-    }
+    check_staging("download staging buffer", staging, DOWNLOAD_CHUNK)?;
     let mut chunks = 0;
     for (i, chunk) in out.chunks_mut(DOWNLOAD_CHUNK).enumerate() {
         bridge.sram_read_arm(chunk.len())?;

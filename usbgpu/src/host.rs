@@ -169,6 +169,18 @@ fn map_transfer(e: TransferError) -> UsbError {
     }
 }
 
+/// A vendor-type, device-recipient control OUT (every OUT request of the protocol).
+fn vendor_out(request: u8, value: u16, index: u16, data: &[u8]) -> ControlOut<'_> {
+    ControlOut {
+        control_type: ControlType::Vendor,
+        recipient: Recipient::Device,
+        request,
+        value,
+        index,
+        data,
+    }
+}
+
 fn take_lock(name: &str) -> Result<File, HostError> {
     let path = std::env::temp_dir().join(format!("am_{name}.lock"));
     let lock_err = |source| HostError::Lock {
@@ -305,11 +317,16 @@ impl NusbTransport {
         }
     }
 
+    /// Wait for one submitted control OUT; a failure is latched for the next `wait_all`.
+    fn finish_control(&mut self, wait: PendingControl) {
+        if let Err(e) = wait() {
+            self.latched.get_or_insert(map_transfer(e));
+        }
+    }
+
     fn drain(&mut self) {
         while let Some(wait) = self.pending_control.pop_front() {
-            if let Err(e) = wait() {
-                self.latched.get_or_insert(map_transfer(e));
-            }
+            self.finish_control(wait);
         }
         while !self.pending.is_empty() {
             self.complete_one();
@@ -326,16 +343,8 @@ impl UsbTransport for NusbTransport {
         data: &[u8],
         timeout: Duration,
     ) -> Result<(), UsbError> {
-        let req = ControlOut {
-            control_type: ControlType::Vendor,
-            recipient: Recipient::Device,
-            request,
-            value,
-            index,
-            data,
-        };
         self.interface
-            .control_out(req, timeout)
+            .control_out(vendor_out(request, value, index, data), timeout)
             .wait()
             .map_err(map_transfer)
     }
@@ -422,22 +431,14 @@ impl UsbTransport for NusbTransport {
         data: &[u8],
         timeout: Duration,
     ) -> Result<(), UsbError> {
-        let req = ControlOut {
-            control_type: ControlType::Vendor,
-            recipient: Recipient::Device,
-            request,
-            value,
-            index,
-            data,
-        };
-        let fut = self.interface.control_out(req, timeout);
+        let fut = self
+            .interface
+            .control_out(vendor_out(request, value, index, data), timeout);
         self.pending_control.push_back(Box::new(move || fut.wait()));
         // Bound the number of in-flight control submissions.
         while self.pending_control.len() > 4 {
             if let Some(wait) = self.pending_control.pop_front() {
-                if let Err(e) = wait() {
-                    self.latched.get_or_insert(map_transfer(e));
-                }
+                self.finish_control(wait);
             }
         }
         Ok(())

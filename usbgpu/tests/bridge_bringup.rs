@@ -1,20 +1,32 @@
 //! Emulator tests of PCIe bring-up behind the bridge: link power-on, bus numbering, windows, BAR
 //! addresses and sizes (spec asm24-bridge.md §7.6), resizable BAR, and the resulting device view.
 use modelrt_hal::mmio::Mmio;
-use modelrt_hal::pci::{Bdf, PciConfig};
+use modelrt_hal::pci::PciConfig;
 use modelrt_usbgpu::asm24::proto::CplStatus;
 use modelrt_usbgpu::asm24::{Bridge, BridgeError, LTSSM_L0};
 use modelrt_usbgpu::emu::bridge::memory::SparseMemory;
 use modelrt_usbgpu::emu::bridge::BridgeEmulator;
 use modelrt_usbgpu::pcie::{Bar, PciDevice};
 
-fn open_default() -> (
-    PciDevice<BridgeEmulator>,
-    modelrt_usbgpu::emu::bridge::EmuHandle,
-) {
-    let emu = BridgeEmulator::new();
-    let h = emu.handle();
-    (PciDevice::open(Bridge::new(emu)).expect("bring-up"), h)
+mod common {
+    pub mod bridge;
+}
+
+use common::bridge::{bdf, open, GPU};
+
+/// Asserts that `err` is a completion with status Unsupported Request; returns it.
+fn assert_ur(err: BridgeError) -> BridgeError {
+    assert!(
+        matches!(
+            err,
+            BridgeError::Completion {
+                status: CplStatus::UnsupportedRequest,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    err
 }
 
 #[test]
@@ -32,7 +44,7 @@ fn link_is_powered_on_at_open() {
 
 #[test]
 fn bars_land_where_the_spec_says() {
-    let (dev, h) = open_default();
+    let (dev, h) = open();
     // REBAR enlarged BAR0 to the largest supported size (32 GiB in the default emulator: bit 15).
     assert_eq!(h.rebar_index(), Some(15));
     // §7.6: BAR0 64-bit prefetchable at the 32 GiB cursor; 32-bit BARs packed from 0x1000_0000 in
@@ -73,13 +85,9 @@ fn bars_land_where_the_spec_says() {
 
 #[test]
 fn bridge_chain_is_programmed() {
-    let (mut dev, _h) = open_default();
+    let (mut dev, _h) = open();
     for bus in 0..4u8 {
-        let b = Bdf {
-            bus,
-            dev: 0,
-            func: 0,
-        };
+        let b = bdf(bus, 0);
         let buses = dev.bridge().config_read(b, 0x18, 4).unwrap();
         assert_eq!(
             buses & 0xFF_FFFF,
@@ -101,82 +109,15 @@ fn bridge_chain_is_programmed() {
         assert_eq!(dev.bridge().config_read(b, 0x2C, 4).unwrap(), 0xFFFF_FFFF);
         assert_eq!(dev.bridge().config_read(b, 0x04, 1).unwrap(), 0x07);
     }
-    let gpu = dev
-        .bridge()
-        .config_read(
-            Bdf {
-                bus: 4,
-                dev: 0,
-                func: 0,
-            },
-            0,
-            4,
-        )
-        .unwrap();
-    assert_eq!(gpu, 0x744C_1002);
-    assert_eq!(
-        dev.bridge()
-            .config_read(
-                Bdf {
-                    bus: 4,
-                    dev: 0,
-                    func: 0
-                },
-                0x04,
-                1
-            )
-            .unwrap(),
-        0x07
-    );
+    assert_eq!(dev.bridge().config_read(GPU, 0, 4).unwrap(), 0x744C_1002);
+    assert_eq!(dev.bridge().config_read(GPU, 0x04, 1).unwrap(), 0x07);
 }
 
 #[test]
 fn absent_functions_complete_with_ur() {
-    let (mut dev, _h) = open_default();
-    let err = dev
-        .bridge()
-        .config_read(
-            Bdf {
-                bus: 4,
-                dev: 1,
-                func: 0,
-            },
-            0,
-            4,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            BridgeError::Completion {
-                status: CplStatus::UnsupportedRequest,
-                ..
-            }
-        ),
-        "{err}"
-    );
-    let err = dev
-        .bridge()
-        .config_read(
-            Bdf {
-                bus: 9,
-                dev: 0,
-                func: 0,
-            },
-            0,
-            4,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            BridgeError::Completion {
-                status: CplStatus::UnsupportedRequest,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let (mut dev, _h) = open();
+    assert_ur(dev.bridge().config_read(bdf(4, 1), 0, 4).unwrap_err());
+    let err = assert_ur(dev.bridge().config_read(bdf(9, 0), 0, 4).unwrap_err());
     assert!(
         err.to_string()
             .starts_with("Unsupported Request: 0x9000000"),
@@ -188,48 +129,12 @@ fn absent_functions_complete_with_ur() {
 fn buses_are_unreachable_before_numbering() {
     let mut bridge = Bridge::new(BridgeEmulator::new());
     bridge.ensure_link().unwrap();
-    let err = bridge
-        .config_read(
-            Bdf {
-                bus: 1,
-                dev: 0,
-                func: 0,
-            },
-            0,
-            4,
-        )
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        BridgeError::Completion {
-            status: CplStatus::UnsupportedRequest,
-            ..
-        }
-    ));
+    assert_ur(bridge.config_read(bdf(1, 0), 0, 4).unwrap_err());
     bridge
-        .config_write(
-            Bdf {
-                bus: 0,
-                dev: 0,
-                func: 0,
-            },
-            0x18,
-            4,
-            0x0004_0100,
-        )
+        .config_write(bdf(0, 0), 0x18, 4, 0x0004_0100)
         .unwrap();
     assert_eq!(
-        bridge
-            .config_read(
-                Bdf {
-                    bus: 1,
-                    dev: 0,
-                    func: 0
-                },
-                0x0E,
-                1
-            )
-            .unwrap(),
+        bridge.config_read(bdf(1, 0), 0x0E, 1).unwrap(),
         1,
         "type-1 header"
     );
@@ -239,14 +144,7 @@ fn buses_are_unreachable_before_numbering() {
 fn mmio_needs_assigned_bar_and_memory_enable() {
     let mut bridge = Bridge::new(BridgeEmulator::new());
     bridge.ensure_link().unwrap();
-    let err = bridge.mem_read(0x1020_0000, 4).unwrap_err();
-    assert!(matches!(
-        err,
-        BridgeError::Completion {
-            status: CplStatus::UnsupportedRequest,
-            ..
-        }
-    ));
+    assert_ur(bridge.mem_read(0x1020_0000, 4).unwrap_err());
 }
 
 #[test]
@@ -263,7 +161,7 @@ fn rebar_without_capability_keeps_model_size_and_small_bar() {
 
 #[test]
 fn bar_mmio_round_trip_through_bridge() {
-    let (mut dev, h) = open_default();
+    let (mut dev, h) = open();
     {
         let mut mmio = dev.bar_mmio(5).unwrap();
         mmio.write32(0x100, 0xCAFE_F00D).unwrap();
@@ -291,49 +189,30 @@ fn bar_sizing_semantics_of_the_emulated_endpoint() {
     bridge.ensure_link().unwrap();
     for bus in 0..4u8 {
         let buses = ((bus as u32 + 1) << 8) | (4 << 16);
-        bridge
-            .config_write(
-                Bdf {
-                    bus,
-                    dev: 0,
-                    func: 0,
-                },
-                0x18,
-                4,
-                buses,
-            )
-            .unwrap();
+        bridge.config_write(bdf(bus, 0), 0x18, 4, buses).unwrap();
     }
-    let gpu = Bdf {
-        bus: 4,
-        dev: 0,
-        func: 0,
-    };
-    let mut rw = |reg: u16, v: u32| {
-        bridge.config_write(gpu, reg, 4, v).unwrap();
-        bridge.config_read(gpu, reg, 4).unwrap()
+    // Write `v` to the GPU's config dword `reg`, read it back.
+    let rw = |bridge: &mut Bridge<BridgeEmulator>, reg: u16, v: u32| {
+        bridge.config_write(GPU, reg, 4, v).unwrap();
+        bridge.config_read(GPU, reg, 4).unwrap()
     };
     // BAR0: 64-bit prefetchable, boots at 256 MiB: low = ~(256 MiB − 1) | type bits 0xC, high all ones.
-    assert_eq!(rw(0x10, 0xFFFF_FFFF), 0xF000_000C);
-    assert_eq!(rw(0x14, 0xFFFF_FFFF), 0xFFFF_FFFF);
+    assert_eq!(rw(&mut bridge, 0x10, 0xFFFF_FFFF), 0xF000_000C);
+    assert_eq!(rw(&mut bridge, 0x14, 0xFFFF_FFFF), 0xFFFF_FFFF);
     // BAR5: 32-bit non-prefetchable 1 MiB.
-    assert_eq!(rw(0x24, 0xFFFF_FFFF), 0xFFF0_0000);
+    assert_eq!(rw(&mut bridge, 0x24, 0xFFFF_FFFF), 0xFFF0_0000);
     // Unimplemented BAR3 reads 0 and ignores writes.
-    assert_eq!(rw(0x1C, 0xFFFF_FFFF), 0);
+    assert_eq!(rw(&mut bridge, 0x1C, 0xFFFF_FFFF), 0);
     // REBAR capability at 0x100: id 0x15, sizes bits 8..15 (256 MiB … 32 GiB), control: BAR 0, 1 BAR, size 8.
-    assert_eq!(rw(0x100, 0), 0x0001_0015);
-    assert_eq!(bridge.config_read(gpu, 0x104, 4).unwrap(), 0xFF00 << 4);
-    assert_eq!(bridge.config_read(gpu, 0x108, 4).unwrap(), 0x0000_0820);
+    assert_eq!(rw(&mut bridge, 0x100, 0), 0x0001_0015);
+    assert_eq!(bridge.config_read(GPU, 0x104, 4).unwrap(), 0xFF00 << 4);
+    assert_eq!(bridge.config_read(GPU, 0x108, 4).unwrap(), 0x0000_0820);
     // Resizing to 32 GiB (index 15) changes BAR0's sizing mask: low bits all zero, high = ~(8 − 1).
-    bridge.config_write(gpu, 0x108, 4, 0x0000_0F20).unwrap();
-    assert_eq!(bridge.config_read(gpu, 0x108, 4).unwrap() >> 8 & 0x1F, 15);
-    let mut rw = |reg: u16, v: u32| {
-        bridge.config_write(gpu, reg, 4, v).unwrap();
-        bridge.config_read(gpu, reg, 4).unwrap()
-    };
-    assert_eq!(rw(0x10, 0xFFFF_FFFF), 0x0000_000C);
-    assert_eq!(rw(0x14, 0xFFFF_FFFF), 0xFFFF_FFF8);
+    bridge.config_write(GPU, 0x108, 4, 0x0000_0F20).unwrap();
+    assert_eq!(bridge.config_read(GPU, 0x108, 4).unwrap() >> 8 & 0x1F, 15);
+    assert_eq!(rw(&mut bridge, 0x10, 0xFFFF_FFFF), 0x0000_000C);
+    assert_eq!(rw(&mut bridge, 0x14, 0xFFFF_FFFF), 0xFFFF_FFF8);
     // An unsupported size index is ignored.
-    bridge.config_write(gpu, 0x108, 4, 0x0000_1F20).unwrap();
-    assert_eq!(bridge.config_read(gpu, 0x108, 4).unwrap() >> 8 & 0x1F, 15);
+    bridge.config_write(GPU, 0x108, 4, 0x0000_1F20).unwrap();
+    assert_eq!(bridge.config_read(GPU, 0x108, 4).unwrap() >> 8 & 0x1F, 15);
 }

@@ -6,7 +6,7 @@
 //! device→host 2 control/MiB, plus at most one extra arm for a final partial chunk; nothing else is
 //! needed in steady state (no per-chunk status polling: the engine has no completion signal).
 use modelrt_hal::mmio::Mmio;
-use modelrt_hal::pci::{Bdf, PciConfig};
+use modelrt_hal::pci::PciConfig;
 use modelrt_usbgpu::asm24::Bridge;
 use modelrt_usbgpu::bench::copy_bench;
 use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
@@ -15,11 +15,11 @@ use modelrt_usbgpu::session::Session;
 
 const MIB: usize = 1 << 20;
 
-fn open() -> (PciDevice<BridgeEmulator>, EmuHandle) {
-    let emu = BridgeEmulator::new();
-    let h = emu.handle();
-    (PciDevice::open(Bridge::new(emu)).unwrap(), h)
+mod common {
+    pub mod bridge;
 }
+
+use common::bridge::{open, GPU};
 
 /// Transfers (control, bulk) used by `f`, as the emulated device counted them.
 fn cost(h: &EmuHandle, f: impl FnOnce()) -> (u64, u64) {
@@ -73,21 +73,16 @@ fn copies_use_the_bulk_sram_path() {
 #[test]
 fn round_trips_per_access() {
     let (mut dev, h) = open();
-    let gpu = Bdf {
-        bus: 4,
-        dev: 0,
-        func: 0,
-    };
     let results = [
         (
             "config read",
             cost(&h, || {
-                let _ = dev.bridge().config_read(gpu, 0, 4).unwrap();
+                let _ = dev.bridge().config_read(GPU, 0, 4).unwrap();
             }),
         ),
         (
             "config write",
-            cost(&h, || dev.bridge().config_write(gpu, 0x40, 4, 1).unwrap()),
+            cost(&h, || dev.bridge().config_write(GPU, 0x40, 4, 1).unwrap()),
         ),
         (
             "mode-0 memory read",

@@ -1,27 +1,19 @@
 //! Emulator round trips through the real driver: XDATA (with its SRAM/sys_buf aliases), config and
 //! memory accesses of every size, streaming BAR access, and SRAM DMA of random data at many sizes.
 use modelrt_hal::mmio::Mmio;
-use modelrt_hal::pci::{Bdf, PciConfig};
+use modelrt_hal::pci::PciConfig;
 use modelrt_usbgpu::asm24::proto::{SECTOR, SRAM_SIZE};
-use modelrt_usbgpu::asm24::{
-    Bridge, BUS_CQ_RELEASE, BUS_SRAM, BUS_SYS_BUF, XDATA_SRAM, XDATA_SYS_BUF,
-};
+use modelrt_usbgpu::asm24::{BUS_CQ_RELEASE, BUS_SRAM, BUS_SYS_BUF, XDATA_SRAM, XDATA_SYS_BUF};
 use modelrt_usbgpu::bench::pattern;
 use modelrt_usbgpu::copy;
 use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
 use modelrt_usbgpu::pcie::PciDevice;
 
-const GPU: Bdf = Bdf {
-    bus: 4,
-    dev: 0,
-    func: 0,
-};
-
-fn open() -> (PciDevice<BridgeEmulator>, EmuHandle) {
-    let emu = BridgeEmulator::new();
-    let h = emu.handle();
-    (PciDevice::open(Bridge::new(emu)).unwrap(), h)
+mod common {
+    pub mod bridge;
 }
+
+use common::bridge::{open, GPU};
 
 #[test]
 fn xdata_aliases_sram_and_sys_buf() {

@@ -1,26 +1,20 @@
 //! Every injected emulator fault gives a clear error (or the documented recovery) and never hangs:
 //! all waits are bounded by the host timeouts of spec §8, which the emulator charges to emulated time.
 use modelrt_hal::mmio::Mmio;
-use modelrt_hal::pci::{Bdf, PciConfig};
+use modelrt_hal::pci::PciConfig;
 use modelrt_hal::usb::UsbError;
 use modelrt_usbgpu::asm24::proto::{request, CplStatus};
 use modelrt_usbgpu::asm24::{Bridge, BridgeError, BUS_CQ_RELEASE, LTSSM_L0};
 use modelrt_usbgpu::copy;
-use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
+use modelrt_usbgpu::emu::bridge::BridgeEmulator;
 use modelrt_usbgpu::pcie::PciDevice;
 use std::time::Instant;
 
-const GPU: Bdf = Bdf {
-    bus: 4,
-    dev: 0,
-    func: 0,
-};
-
-fn open() -> (PciDevice<BridgeEmulator>, EmuHandle) {
-    let emu = BridgeEmulator::new();
-    let h = emu.handle();
-    (PciDevice::open(Bridge::new(emu)).unwrap(), h)
+mod common {
+    pub mod bridge;
 }
+
+use common::bridge::{open, GPU};
 
 #[test]
 fn transient_engine_errors_are_retried() {

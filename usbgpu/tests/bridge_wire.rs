@@ -7,7 +7,7 @@ use modelrt_usbgpu::asm24::Bridge;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Op {
     CtrlOut {
         req: u8,
@@ -43,6 +43,15 @@ struct Recorder {
     replies: VecDeque<Vec<u8>>,
 }
 
+impl Recorder {
+    /// Answer an IN transfer with the next scripted reply (none left: zero bytes).
+    fn reply(&mut self, buf: &mut [u8]) -> usize {
+        let r = self.replies.pop_front().unwrap_or_default();
+        buf[..r.len()].copy_from_slice(&r);
+        r.len()
+    }
+}
+
 impl UsbTransport for Recorder {
     fn control_out(
         &mut self,
@@ -76,9 +85,7 @@ impl UsbTransport for Recorder {
             len: buf.len(),
             timeout_ms: t.as_millis(),
         });
-        let r = self.replies.pop_front().unwrap_or_default();
-        buf[..r.len()].copy_from_slice(&r);
-        Ok(r.len())
+        Ok(self.reply(buf))
     }
     fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
         self.ops.push(Op::BulkOut {
@@ -94,9 +101,7 @@ impl UsbTransport for Recorder {
             len: buf.len(),
             timeout_ms: t.as_millis(),
         });
-        let r = self.replies.pop_front().unwrap_or_default();
-        buf[..r.len()].copy_from_slice(&r);
-        Ok(r.len())
+        Ok(self.reply(buf))
     }
     fn sleep(&mut self, d: Duration) {
         self.ops.push(Op::Sleep(d.as_millis()));
@@ -115,16 +120,17 @@ fn open_sequence_powers_on_once() {
     // §6/§7.1: E4 0xB450 len 1 → (≠0x78) F3 wValue 1, 10 s → E4 0xB450 must be 0x78.
     let mut b = bridge(&[&[0x00], &[0x78]]);
     b.ensure_link().unwrap();
+    let read_ltssm = Op::CtrlIn {
+        req: 0xE4,
+        value: 0xB450,
+        index: 0,
+        len: 1,
+        timeout_ms: 1000,
+    };
     assert_eq!(
         b.transport().ops,
         [
-            Op::CtrlIn {
-                req: 0xE4,
-                value: 0xB450,
-                index: 0,
-                len: 1,
-                timeout_ms: 1000
-            },
+            read_ltssm.clone(),
             Op::CtrlOut {
                 req: 0xF3,
                 value: 1,
@@ -132,13 +138,7 @@ fn open_sequence_powers_on_once() {
                 data: vec![],
                 timeout_ms: 10_000
             },
-            Op::CtrlIn {
-                req: 0xE4,
-                value: 0xB450,
-                index: 0,
-                len: 1,
-                timeout_ms: 1000
-            },
+            read_ltssm,
         ]
     );
 }
@@ -176,21 +176,11 @@ fn config_read_is_out_then_in_with_retry_pause() {
         len: 8,
         timeout_ms: 5000,
     };
-    let out2 = Op::CtrlOut {
-        req: 0xF0,
-        value: 0x0C05,
-        index: 0,
-        data: vec![0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0],
-        timeout_ms: 5000,
-    };
-    let cin2 = Op::CtrlIn {
-        req: 0xF0,
-        value: 0,
-        index: 0,
-        len: 8,
-        timeout_ms: 5000,
-    };
-    assert_eq!(b.transport().ops, [out, cin, Op::Sleep(1), out2, cin2]);
+    // The retry re-issues the identical request.
+    assert_eq!(
+        b.transport().ops,
+        [out.clone(), cin.clone(), Op::Sleep(1), out, cin]
+    );
 }
 
 #[test]

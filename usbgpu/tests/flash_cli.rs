@@ -5,6 +5,12 @@ use std::process::{Command, Output};
 
 use sha2::{Digest, Sha256};
 
+mod common {
+    pub mod ifwi;
+}
+
+use common::ifwi::add_ifwi_tables;
+
 const SIZE: usize = 0x20_0000;
 
 /// A scratch directory removed when dropped.
@@ -67,6 +73,12 @@ fn sha(data: &[u8]) -> String {
         .collect()
 }
 
+/// Asserts that the stdout of `o` contains `want`.
+fn assert_stdout_has(o: &Output, want: &str) {
+    let (out, _) = text(o);
+    assert!(out.contains(want), "{out}");
+}
+
 fn error_line(o: &Output) -> String {
     assert!(!o.status.success(), "expected failure");
     let (_, err) = text(o);
@@ -77,6 +89,16 @@ fn error_line(o: &Output) -> String {
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
+}
+
+/// A scratch directory `name` holding `board.bin` (the emulated flash, filled with `img`), the
+/// board's path, and the `--transport` value naming it with `scheme` (`emu` or `emu-direct`).
+fn flash_board(name: &str, scheme: &str, img: &[u8]) -> (TmpDir, PathBuf, String) {
+    let d = tmpdir(name);
+    let board = d.join("board.bin");
+    std::fs::write(&board, img).unwrap();
+    let t = format!("{scheme}:{}", p(&board));
+    (d, board, t)
 }
 
 #[test]
@@ -100,14 +122,11 @@ fn help_explains_every_command() {
 
 #[test]
 fn write_over_bridge_emulator_with_backup_verify_and_skip() {
-    let d = tmpdir("bridge");
     let (orig, mut new) = (image(1), image(1));
     new[0x5000..0x5100].fill(0x11);
     new[0x1F_F000..].fill(0xFF);
-    let board = d.join("board.bin");
-    std::fs::write(&board, &orig).unwrap();
+    let (d, board, t) = flash_board("bridge", "emu", &orig);
     std::fs::write(d.join("new.bin"), &new).unwrap();
-    let t = format!("emu:{}", p(&board));
 
     let o = gpuflash(&[
         "--transport",
@@ -156,11 +175,7 @@ fn write_over_bridge_emulator_with_backup_verify_and_skip() {
         "--sector-count",
         "8",
     ]);
-    assert!(
-        text(&o).0.contains("0 written, 8 unchanged"),
-        "{}",
-        text(&o).0
-    );
+    assert_stdout_has(&o, "0 written, 8 unchanged");
 
     let direct = format!("emu-direct:{}", p(&board));
     let e = error_line(&gpuflash(&["--transport", &direct, "verify", p(&backup)]));
@@ -169,11 +184,8 @@ fn write_over_bridge_emulator_with_backup_verify_and_skip() {
 
 #[test]
 fn read_dump_info_and_rom_dump_direct() {
-    let d = tmpdir("direct");
     let img = image(2);
-    let board = d.join("board.bin");
-    std::fs::write(&board, &img).unwrap();
-    let t = format!("emu-direct:{}", p(&board));
+    let (d, _, t) = flash_board("direct", "emu-direct", &img);
 
     let o = gpuflash(&["--transport", &t, "info"]);
     let (out, err) = text(&o);
@@ -223,11 +235,8 @@ fn read_dump_info_and_rom_dump_direct() {
 
 #[test]
 fn write_safety_rules() {
-    let d = tmpdir("safety");
     let img = image(3);
-    let board = d.join("board.bin");
-    std::fs::write(&board, &img).unwrap();
-    let t = format!("emu-direct:{}", p(&board));
+    let (d, board, t) = flash_board("safety", "emu-direct", &img);
     let other = image(4);
     std::fs::write(d.join("other.bin"), &other).unwrap();
     std::fs::write(d.join("short.bin"), &other[..SIZE - 1]).unwrap();
@@ -252,49 +261,35 @@ fn write_safety_rules() {
     );
     assert!(std::fs::read(&board).unwrap() == img, "nothing written");
 
+    // Two sectors of other.bin from `start` on.
+    let write_two_from = |start: &str| {
+        gpuflash(&[
+            "--transport",
+            &t,
+            "write",
+            p(&d.join("other.bin")),
+            "--yes",
+            "--no-backup",
+            "--start-sector",
+            start,
+            "--sector-count",
+            "2",
+        ])
+    };
     // Resume by range: only sectors 10..12 change.
-    let o = gpuflash(&[
-        "--transport",
-        &t,
-        "write",
-        p(&d.join("other.bin")),
-        "--yes",
-        "--no-backup",
-        "--start-sector",
-        "10",
-        "--sector-count",
-        "2",
-    ]);
-    assert!(
-        text(&o).0.contains("2 sectors checked, 2 written"),
-        "{}",
-        text(&o).0
-    );
+    let o = write_two_from("10");
+    assert_stdout_has(&o, "2 sectors checked, 2 written");
     let now = std::fs::read(&board).unwrap();
     assert!(now[0xA000..0xC000] == other[0xA000..0xC000]);
     assert!(now[..0xA000] == img[..0xA000] && now[0xC000..] == img[0xC000..]);
 
-    let e = error_line(&gpuflash(&[
-        "--transport",
-        &t,
-        "write",
-        p(&d.join("other.bin")),
-        "--yes",
-        "--no-backup",
-        "--start-sector",
-        "511",
-        "--sector-count",
-        "2",
-    ]));
+    let e = error_line(&write_two_from("511"));
     assert!(e.contains("sector range"), "{e}");
 }
 
 #[test]
 fn board_states_and_transport_errors() {
-    let d = tmpdir("states");
-    let board = d.join("board.bin");
-    std::fs::write(&board, image(5)).unwrap();
-    let t = format!("emu-direct:{}", p(&board));
+    let (_d, board, t) = flash_board("states", "emu-direct", &image(5));
 
     let e = error_line(&gpuflash(&[
         "--transport",
@@ -315,11 +310,7 @@ fn board_states_and_transport_errors() {
     );
 
     let o = gpuflash(&["--transport", &t, "psp", "probe"]);
-    assert!(
-        text(&o).0.contains("PSP requests item 0x01 in phase 1"),
-        "{}",
-        text(&o).0
-    );
+    assert_stdout_has(&o, "PSP requests item 0x01 in phase 1");
 
     let e = error_line(&gpuflash(&[
         "--transport",
@@ -344,22 +335,11 @@ fn board_states_and_transport_errors() {
 
 #[test]
 fn psp_ifwi_all_streams_an_ifwi_image() {
-    let d = tmpdir("ifwi");
-    let put =
-        |img: &mut [u8], off: usize, v: u32| img[off..off + 4].copy_from_slice(&v.to_le_bytes());
     let mut img = image(6);
-    img[0x2000..0x2004].copy_from_slice(b"$PSP");
-    put(&mut img, 0x2008, 2);
-    img[0x3000..0x3004].copy_from_slice(b"$PSP");
-    put(&mut img, 0x3008, 1);
-    put(&mut img, 0x1000, 0x8000);
-    img[0x8000..0x8004].copy_from_slice(b"$SGN");
-    put(&mut img, 0x8008, 1);
-    let board = d.join("board.bin");
+    add_ifwi_tables(&mut img);
+    let (d, board, t) = flash_board("ifwi", "emu-direct", &image(7));
     let ifwi = d.join("ifwi.bin");
-    std::fs::write(&board, image(7)).unwrap();
     std::fs::write(&ifwi, &img).unwrap();
-    let t = format!("emu-direct:{}", p(&board));
     let o = gpuflash(&["--transport", &t, "psp", "ifwi-all", p(&ifwi), "--yes"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");

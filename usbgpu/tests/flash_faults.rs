@@ -3,16 +3,17 @@
 //! the session must still restore the pad/mirror/ROM_CNTL registers; over the bridge emulator a
 //! USB disconnect in the middle of a dump fails cleanly.
 use modelrt_hal::mmio::Mmio;
-use modelrt_usbgpu::emu::bridge::BridgeEmulator;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{
-    Navi31Bar5, Navi31Config, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL,
-};
+use modelrt_usbgpu::emu::navi31::{Navi31Bar5, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL};
 use modelrt_usbgpu::navi31::regs::*;
 use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig};
 use modelrt_usbgpu::navi31::spi_nor::SpiNor;
-use modelrt_usbgpu::pcie::PciDevice;
-use modelrt_usbgpu::session::Session;
+
+mod common {
+    pub mod navi31;
+}
+
+use common::navi31::{behind_bridge, model};
 
 /// Fails exactly the `fail_at`-th access (0-based), then works again (a transient fault).
 struct Faulty<M> {
@@ -82,13 +83,13 @@ fn session(model: &SharedModel<Navi31Bar5>, fail_at: u64) -> (bool, bool, u64) {
 #[test]
 fn a_fault_at_any_access_is_an_error_and_registers_are_restored() {
     let img = image();
-    let clean = SharedModel::new(Navi31Bar5::new(img.clone(), Navi31Config::default()).unwrap());
+    let clean = model(img.clone());
     let (ok, closed, total) = session(&clean, u64::MAX);
     assert!(ok && closed);
     assert!(total > 40, "the session makes {total} accesses");
     let mut failures = 0;
     for k in 0..total {
-        let m = SharedModel::new(Navi31Bar5::new(img.clone(), Navi31Config::default()).unwrap());
+        let m = model(img.clone());
         let (ok, closed, _) = session(&m, k);
         failures += (!ok || !closed) as u32;
         let g = m.lock();
@@ -125,13 +126,8 @@ fn a_fault_at_any_access_is_an_error_and_registers_are_restored() {
 
 #[test]
 fn usb_disconnect_mid_dump_fails_cleanly() {
-    let model = SharedModel::new(Navi31Bar5::new(image(), Navi31Config::default()).unwrap());
-    let emu = BridgeEmulator::builder()
-        .gpu_bar(5, Box::new(model.clone()))
-        .build();
-    let h = emu.handle();
-    let session = Session::from_emulator(emu);
-    let mut dev = PciDevice::open(session.bridge).unwrap();
+    let model = model(image());
+    let (mut dev, h) = behind_bridge(&model);
     let mut bar5 = dev.bar_mmio(5).unwrap();
     let engine = RomSw::open(&mut bar5, model.delay(), RomSwConfig::default()).unwrap();
     let mut nor = SpiNor::probe(engine, model.delay()).unwrap();

@@ -3,29 +3,25 @@
 //! abort rules (one best-effort END after a failure mid-stream, no END after a failed START, no
 //! second END after a rejected END).
 use modelrt_hal::mmio::Mmio;
-use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
+use modelrt_usbgpu::emu::direct::{DirectError, DirectMmio, SharedModel};
 use modelrt_usbgpu::emu::navi31::{InjectError, Navi31Bar5, Navi31Config, PspConfig, PspPhase};
 use modelrt_usbgpu::navi31::ifwi;
 use modelrt_usbgpu::navi31::psp::{cmd, error_text, Mailbox, PspError};
 use modelrt_usbgpu::navi31::regs::{PSP_COMMAND, PSP_COMMAND_DATA};
 
-const SIZE: usize = 0x20_0000;
-
-fn put(img: &mut [u8], off: usize, v: u32) {
-    img[off..off + 4].copy_from_slice(&v.to_le_bytes());
+mod common {
+    pub mod ifwi;
 }
+
+use common::ifwi::{add_ifwi_tables, put};
+
+const SIZE: usize = 0x20_0000;
 
 /// An IFWI-shaped image with the structures §9 resolves.
 fn ifwi_image() -> Vec<u8> {
     let mut img: Vec<u8> = (0..SIZE).map(|i| (i * 7 + 3) as u8).collect();
-    img[..4].copy_from_slice(&[0xAA, 0x55, 0xAA, 0x55]);
-    img[0x2000..0x2004].copy_from_slice(b"$PSP");
-    put(&mut img, 0x2008, 2);
-    img[0x3000..0x3004].copy_from_slice(b"$PSP");
-    put(&mut img, 0x3008, 1);
-    put(&mut img, 0x1000, 0x8000);
-    img[0x8000..0x8004].copy_from_slice(b"$SGN");
-    put(&mut img, 0x8008, 1);
+    add_ifwi_tables(&mut img);
+    // `$SGN` entry 0: type 1, 0x40 bytes at 0x9000.
     put(&mut img, 0x8010, 1);
     put(&mut img, 0x8018, 0x40);
     put(&mut img, 0x801C, 0x9000);
@@ -156,19 +152,36 @@ fn ifwi_all_streams_the_requested_items() {
     );
 }
 
-#[test]
-fn failure_mid_stream_sends_one_best_effort_end() {
-    let inject = InjectError {
-        command: cmd::DATA_TRANSFER,
-        occurrence: 3,
-        error: 0x0D,
-    };
+/// `ifwi_all` over a one-item `schedule` with `inject` armed: its error and the argument of every
+/// END_TRANSFER the PSP received.
+fn ifwi_all_failing(schedule: u32, inject: InjectError) -> (PspError<DirectError>, Vec<u32>) {
     let (m, mut mb) = mailbox(PspConfig {
-        schedule: vec![0x202],
+        schedule: vec![schedule],
         inject: Some(inject),
         ..PspConfig::default()
     });
     let e = mb.ifwi_all(&ifwi_image(), |_| {}).unwrap_err();
+    let ends = m
+        .lock()
+        .psp()
+        .log
+        .iter()
+        .filter(|l| l.command == cmd::END_TRANSFER)
+        .map(|l| l.arg)
+        .collect();
+    (e, ends)
+}
+
+#[test]
+fn failure_mid_stream_sends_one_best_effort_end() {
+    let (e, ends) = ifwi_all_failing(
+        0x202,
+        InjectError {
+            command: cmd::DATA_TRANSFER,
+            occurrence: 3,
+            error: 0x0D,
+        },
+    );
     assert_eq!(
         e,
         PspError::Failed {
@@ -176,14 +189,9 @@ fn failure_mid_stream_sends_one_best_effort_end() {
             error: 0x0D
         }
     );
-    let log = m.lock().psp().log.clone();
-    let ends: Vec<_> = log
-        .iter()
-        .filter(|l| l.command == cmd::END_TRANSFER)
-        .collect();
     assert_eq!(ends.len(), 1);
     assert_eq!(
-        ends[0].arg,
+        ends[0],
         (12 << 8) | 0x02,
         "END carries the 12 bytes sent before the failure"
     );
@@ -191,17 +199,14 @@ fn failure_mid_stream_sends_one_best_effort_end() {
 
 #[test]
 fn rejected_end_is_not_repeated_and_failed_start_sends_no_end() {
-    let inject = InjectError {
-        command: cmd::END_TRANSFER,
-        occurrence: 0,
-        error: 0x0C,
-    };
-    let (m, mut mb) = mailbox(PspConfig {
-        schedule: vec![0x201],
-        inject: Some(inject),
-        ..PspConfig::default()
-    });
-    let e = mb.ifwi_all(&ifwi_image(), |_| {}).unwrap_err();
+    let (e, ends) = ifwi_all_failing(
+        0x201,
+        InjectError {
+            command: cmd::END_TRANSFER,
+            occurrence: 0,
+            error: 0x0C,
+        },
+    );
     assert_eq!(
         e,
         PspError::Failed {
@@ -209,34 +214,18 @@ fn rejected_end_is_not_repeated_and_failed_start_sends_no_end() {
             error: 0x0C
         }
     );
-    let ends = m
-        .lock()
-        .psp()
-        .log
-        .iter()
-        .filter(|l| l.command == cmd::END_TRANSFER)
-        .count();
-    assert_eq!(ends, 1);
+    assert_eq!(ends.len(), 1);
 
-    let inject = InjectError {
-        command: cmd::START_TRANSFER,
-        occurrence: 0,
-        error: 0x03,
-    };
-    let (m, mut mb) = mailbox(PspConfig {
-        schedule: vec![0x201],
-        inject: Some(inject),
-        ..PspConfig::default()
-    });
-    assert!(mb.ifwi_all(&ifwi_image(), |_| {}).is_err());
-    let ends = m
-        .lock()
-        .psp()
-        .log
-        .iter()
-        .filter(|l| l.command == cmd::END_TRANSFER)
-        .count();
-    assert_eq!(ends, 0);
+    // `ifwi_all_failing` asserts the failure itself.
+    let (_, ends) = ifwi_all_failing(
+        0x201,
+        InjectError {
+            command: cmd::START_TRANSFER,
+            occurrence: 0,
+            error: 0x03,
+        },
+    );
+    assert_eq!(ends.len(), 0);
 }
 
 #[test]

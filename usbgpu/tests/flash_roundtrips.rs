@@ -4,16 +4,20 @@
 //! The naive sequence lives only here, as the measured baseline; it also cross-checks that the
 //! emulator serves the spec's own sequence. Run with `--nocapture` to see the figures.
 use modelrt_hal::embedded_hal::delay::DelayNs;
+use modelrt_hal::embedded_hal::spi::SpiDevice;
 use modelrt_hal::mmio::Mmio;
-use modelrt_usbgpu::emu::bridge::BridgeEmulator;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{Navi31Bar5, Navi31Config};
+use modelrt_usbgpu::emu::navi31::Navi31Bar5;
 use modelrt_usbgpu::navi31::regs::*;
 use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig};
 use modelrt_usbgpu::navi31::spi_nor::SpiNor;
 use modelrt_usbgpu::navi31::writer::{write_image, WriteOptions};
-use modelrt_usbgpu::pcie::PciDevice;
-use modelrt_usbgpu::session::Session;
+
+mod common {
+    pub mod navi31;
+}
+
+use common::navi31::{behind_bridge, model};
 
 const MIB2: usize = 0x20_0000;
 const CLI_CHUNK: usize = 0x1_0000;
@@ -144,10 +148,48 @@ impl DelayNs for NoDelay {
     fn delay_ns(&mut self, _: u32) {}
 }
 
+/// The whole flash read in `gpuflash`-sized chunks.
+fn chunked_dump<S: SpiDevice, D: DelayNs>(nor: &mut SpiNor<S, D>) -> Vec<u8> {
+    let mut all = vec![0u8; MIB2];
+    for (i, chunk) in all.chunks_mut(CLI_CHUNK).enumerate() {
+        nor.read((i * CLI_CHUNK) as u32, chunk).unwrap();
+    }
+    all
+}
+
+/// Accesses (or USB transfers) of the reference sequence ("naive") and of the session driver.
+struct Comparison {
+    naive_256: u64,
+    fast_256: u64,
+    naive_dump: u64,
+    fast_dump: u64,
+}
+
+impl Comparison {
+    /// Print the comparison under `title`; returns the session's cost per 256 bytes inside a dump.
+    fn print(&self, title: &str) -> f64 {
+        let Comparison {
+            naive_256,
+            fast_256,
+            naive_dump,
+            fast_dump,
+        } = *self;
+        let streamed_256 = fast_dump as f64 / (MIB2 / 256) as f64;
+        println!("{title}");
+        println!(
+            "  256-byte read (isolated, open session): naive {naive_256}, session {fast_256} ({:.1}x)",
+            naive_256 as f64 / fast_256 as f64
+        );
+        println!("  256-byte read (inside a dump):          naive {naive_256}, session {streamed_256:.2} ({:.1}x)", naive_256 as f64 / streamed_256);
+        println!("  2 MiB dump:                             naive {naive_dump}, session {fast_dump} ({:.1}x)", naive_dump as f64 / fast_dump as f64);
+        streamed_256
+    }
+}
+
 #[test]
 fn direct_mmio_accesses_fast_vs_naive() {
     let img = image();
-    let model = SharedModel::new(Navi31Bar5::new(img.clone(), Navi31Config::default()).unwrap());
+    let model = model(img.clone());
 
     // Naive baseline.
     let mut m = DirectMmio::new(model.clone());
@@ -177,21 +219,15 @@ fn direct_mmio_accesses_fast_vs_naive() {
     assert_eq!(one, img[0x1_2300..0x1_2400]);
     let fast_256 = nor.spi_mut().mmio().counts().total() - before;
     let before = nor.spi_mut().mmio().counts().total();
-    let mut all = vec![0u8; MIB2];
-    for (i, chunk) in all.chunks_mut(CLI_CHUNK).enumerate() {
-        nor.read((i * CLI_CHUNK) as u32, chunk).unwrap();
-    }
-    assert!(all == img, "full dump matches");
+    assert!(chunked_dump(&mut nor) == img, "full dump matches");
     let fast_dump = nor.spi_mut().mmio().counts().total() - before;
-    let streamed_256 = fast_dump as f64 / (MIB2 / 256) as f64;
-
-    println!("BAR5 accesses, direct MMIO model:");
-    println!(
-        "  256-byte read (isolated, open session): naive {naive_256}, session {fast_256} ({:.1}x)",
-        naive_256 as f64 / fast_256 as f64
-    );
-    println!("  256-byte read (inside a dump):          naive {naive_256}, session {streamed_256:.2} ({:.1}x)", naive_256 as f64 / streamed_256);
-    println!("  2 MiB dump:                             naive {naive_dump}, session {fast_dump} ({:.1}x)", naive_dump as f64 / fast_dump as f64);
+    let streamed_256 = Comparison {
+        naive_256,
+        fast_256,
+        naive_dump,
+        fast_dump,
+    }
+    .print("BAR5 accesses, direct MMIO model:");
     assert_eq!(fast_256, 7, "prime (3) + real (3) + one window burst");
     assert!(naive_dump >= 10 * fast_dump, "≥10x fewer accesses per dump");
     assert!(
@@ -203,13 +239,8 @@ fn direct_mmio_accesses_fast_vs_naive() {
 #[test]
 fn usb_transfers_over_the_bridge_emulator_fast_vs_naive() {
     let img = image();
-    let model = SharedModel::new(Navi31Bar5::new(img.clone(), Navi31Config::default()).unwrap());
-    let emu = BridgeEmulator::builder()
-        .gpu_bar(5, Box::new(model.clone()))
-        .build();
-    let h = emu.handle();
-    let session = Session::from_emulator(emu);
-    let mut dev = PciDevice::open(session.bridge).unwrap();
+    let model = model(img.clone());
+    let (mut dev, h) = behind_bridge(&model);
     let mut bar5 = dev.bar_mmio(5).unwrap();
 
     naive_open(&mut bar5).unwrap();
@@ -233,22 +264,19 @@ fn usb_transfers_over_the_bridge_emulator_fast_vs_naive() {
     assert_eq!(one, img[0x2_0000..0x2_0100]);
     let fast_256 = h.counters().since(&c0).transfers();
     let (c0, t2) = (h.counters(), h.clock_ns());
-    let mut all = vec![0u8; MIB2];
-    for (i, chunk) in all.chunks_mut(CLI_CHUNK).enumerate() {
-        nor.read((i * CLI_CHUNK) as u32, chunk).unwrap();
-    }
-    assert!(all == img, "full dump over the bridge matches");
+    assert!(
+        chunked_dump(&mut nor) == img,
+        "full dump over the bridge matches"
+    );
     let fast_dump = h.counters().since(&c0).transfers();
     let fast_dump_ms = (h.clock_ns() - t2) as f64 / 1e6;
-    let streamed_256 = fast_dump as f64 / (MIB2 / 256) as f64;
-
-    println!("USB transfers, ASM24 bridge emulator:");
-    println!(
-        "  256-byte read (isolated, open session): naive {naive_256}, session {fast_256} ({:.1}x)",
-        naive_256 as f64 / fast_256 as f64
-    );
-    println!("  256-byte read (inside a dump):          naive {naive_256}, session {streamed_256:.2} ({:.1}x)", naive_256 as f64 / streamed_256);
-    println!("  2 MiB dump:                             naive {naive_dump}, session {fast_dump} ({:.1}x)", naive_dump as f64 / fast_dump as f64);
+    let streamed_256 = Comparison {
+        naive_256,
+        fast_256,
+        naive_dump,
+        fast_dump,
+    }
+    .print("USB transfers, ASM24 bridge emulator:");
     println!("  2 MiB dump, emulated time:              naive {naive_dump_ms:.0} ms, session {fast_dump_ms:.0} ms");
     assert!(
         naive_dump >= 10 * fast_dump,
@@ -260,7 +288,7 @@ fn usb_transfers_over_the_bridge_emulator_fast_vs_naive() {
 #[test]
 fn sector_write_accesses_fast_vs_naive() {
     let img = image();
-    let model = SharedModel::new(Navi31Bar5::new(img.clone(), Navi31Config::default()).unwrap());
+    let model = model(img.clone());
     let data: Vec<u8> = (0..0x1000).map(|i| (i * 31 + 7) as u8).collect();
 
     let mut m = DirectMmio::new(model.clone());

@@ -44,6 +44,18 @@ fn usb(op: &'static str) -> impl FnOnce(UsbError) -> BridgeError {
     move |source| BridgeError::Usb { op, source }
 }
 
+/// A bulk transfer of `op` that moved `actual` of `expected` bytes: anything short is an error.
+fn whole_bulk(op: &'static str, expected: usize, actual: usize) -> Result<(), BridgeError> {
+    if actual != expected {
+        return Err(BridgeError::ShortBulk {
+            op,
+            expected,
+            actual,
+        });
+    }
+    Ok(())
+}
+
 impl<T: UsbTransport> Bridge<T> {
     /// Wrap an opened, claimed transport. Does no I/O.
     pub fn new(usb: T) -> Self {
@@ -260,14 +272,7 @@ impl<T: UsbTransport> Bridge<T> {
         t: Duration,
     ) -> Result<(), BridgeError> {
         let n = self.usb.bulk_out(EP_BULK_OUT, data, t).map_err(usb(op))?;
-        if n != data.len() {
-            return Err(BridgeError::ShortBulk {
-                op,
-                expected: data.len(),
-                actual: n,
-            });
-        }
-        Ok(())
+        whole_bulk(op, data.len(), n)
     }
 
     fn bulk_in_exact(
@@ -277,14 +282,7 @@ impl<T: UsbTransport> Bridge<T> {
         t: Duration,
     ) -> Result<(), BridgeError> {
         let n = self.usb.bulk_in(EP_BULK_IN, buf, t).map_err(usb(op))?;
-        if n != buf.len() {
-            return Err(BridgeError::ShortBulk {
-                op,
-                expected: buf.len(),
-                actual: n,
-            });
-        }
-        Ok(())
+        whole_bulk(op, buf.len(), n)
     }
 
     fn check_padded(what: &'static str, len: usize) -> Result<(), BridgeError> {

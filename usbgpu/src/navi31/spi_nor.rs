@@ -187,16 +187,8 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     /// Read SFDP bytes starting at `address` (the dummy byte is not part of `out`).
     pub fn read_sfdp(&mut self, address: u32, out: &mut [u8]) -> Result<(), FlashError<S::Error>> {
         let dummy = self.chip.map(|c| c.sfdp_dummy).unwrap_or(1).min(4) as usize;
-        let header = [
-            op::RDSFDP,
-            (address >> 16) as u8,
-            (address >> 8) as u8,
-            address as u8,
-            0,
-            0,
-            0,
-            0,
-        ];
+        let mut header = [0u8; 8];
+        header[..4].copy_from_slice(&command(op::RDSFDP, address));
         self.spi
             .transaction(&mut [Operation::Write(&header[..4 + dummy]), Operation::Read(out)])
             .map_err(FlashError::Spi)
@@ -206,12 +198,7 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
     pub fn read(&mut self, address: u32, out: &mut [u8]) -> Result<(), FlashError<S::Error>> {
         let size = self.chip.map(|c| c.size).unwrap_or(1 << 24);
         check_range(address, out.len(), size)?;
-        let cmd = [
-            op::READ,
-            (address >> 16) as u8,
-            (address >> 8) as u8,
-            address as u8,
-        ];
+        let cmd = command(op::READ, address);
         self.spi
             .transaction(&mut [Operation::Write(&cmd), Operation::Read(out)])
             .map_err(FlashError::Spi)
@@ -251,13 +238,9 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
             });
         }
         self.write_enable()?;
-        let cmd = [
-            op::SE,
-            (address >> 16) as u8,
-            (address >> 8) as u8,
-            address as u8,
-        ];
-        self.spi.write(&cmd).map_err(FlashError::Spi)?;
+        self.spi
+            .write(&command(op::SE, address))
+            .map_err(FlashError::Spi)?;
         self.wait_idle(chip.erase_timeout_ms)
     }
 
@@ -270,12 +253,7 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
             return Err(FlashError::CrossesPage { address, len });
         }
         self.write_enable()?;
-        let cmd = [
-            op::PP,
-            (address >> 16) as u8,
-            (address >> 8) as u8,
-            address as u8,
-        ];
+        let cmd = command(op::PP, address);
         self.spi
             .transaction(&mut [Operation::Write(&cmd), Operation::Write(data)])
             .map_err(FlashError::Spi)?;
@@ -305,6 +283,16 @@ impl<S: SpiDevice, D: DelayNs> SpiNor<S, D> {
         }
         Ok(())
     }
+}
+
+/// `opcode` followed by the 24-bit big-endian `address` (the header of every addressed command).
+fn command(opcode: u8, address: u32) -> [u8; 4] {
+    [
+        opcode,
+        (address >> 16) as u8,
+        (address >> 8) as u8,
+        address as u8,
+    ]
 }
 
 fn check_range<E>(address: u32, len: usize, size: u32) -> Result<(), FlashError<E>> {

@@ -101,14 +101,20 @@ pub struct DmaError {
     pub len: usize,
 }
 
-enum OutConsumer {
+/// What an armed bulk transfer (OUT or IN) moves: a 0xF0 mode-1/2 stream to/from PCIe memory, or
+/// a 0xF2 SRAM DMA window.
+enum Consumer {
     Stream { address: u64, len: usize },
     Sram { offset: usize, len: usize },
 }
 
-enum InConsumer {
-    Stream { address: u64, len: usize },
-    Sram { offset: usize, len: usize },
+impl Consumer {
+    /// Bytes the armed transfer must carry.
+    fn len(&self) -> usize {
+        match self {
+            Consumer::Stream { len, .. } | Consumer::Sram { len, .. } => *len,
+        }
+    }
 }
 
 /// The whole emulated device. Shared between the transport and [`EmuHandle`]s.
@@ -120,8 +126,8 @@ pub struct EmuState {
     cq_buf: Box<[u8; 0x1000]>,
     mock_window: Box<[u8; 0x200]>,
     completion: [u8; COMPLETION_LEN],
-    out_queue: VecDeque<OutConsumer>,
-    in_queue: VecDeque<InConsumer>,
+    out_queue: VecDeque<Consumer>,
+    in_queue: VecDeque<Consumer>,
     read_released: bool,
     max_pending_arms: usize,
     fabric: Fabric,
@@ -389,11 +395,7 @@ impl EmuHandle {
     /// CQ 0x822000, mock window 0x800000). A write covering 0x82200C releases an armed SRAM read.
     pub fn gpu_write(&self, address: u64, data: &[u8]) -> Result<(), DmaError> {
         let mut s = lock(&self.state);
-        let win = s.window_mut(address, data.len()).ok_or(DmaError {
-            address,
-            len: data.len(),
-        })?;
-        win.copy_from_slice(data);
+        s.window_mut(address, data.len())?.copy_from_slice(data);
         let end = address + data.len() as u64;
         if address < BUS_CQ_RELEASE + 4 && end > BUS_CQ_RELEASE && !s.faults.hold_read_release {
             s.read_released = true;
@@ -403,35 +405,27 @@ impl EmuHandle {
 
     /// GPU-initiated read of a bridge window.
     pub fn gpu_read(&self, address: u64, out: &mut [u8]) -> Result<(), DmaError> {
-        let mut s = lock(&self.state);
-        let win = s.window_mut(address, out.len()).ok_or(DmaError {
-            address,
-            len: out.len(),
-        })?;
-        out.copy_from_slice(win);
+        out.copy_from_slice(lock(&self.state).window_mut(address, out.len())?);
         Ok(())
     }
 }
 
 impl EmuState {
-    fn window_mut(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
-        let within = |base: u64, size: usize| {
-            (address >= base && address - base + len as u64 <= size as u64)
-                .then(|| (address - base) as usize)
-        };
-        if let Some(o) = within(BUS_SRAM, SRAM_SIZE) {
-            return Some(&mut self.sram[o..o + len]);
+    /// The bridge window bytes a GPU-side DMA of `len` bytes at bus `address` touches.
+    fn window_mut(&mut self, address: u64, len: usize) -> Result<&mut [u8], DmaError> {
+        let windows: [(u64, &mut [u8]); 4] = [
+            (BUS_SRAM, &mut self.sram[..]),
+            (BUS_SYS_BUF, &mut self.sys_buf[..]),
+            (BUS_CQ, &mut self.cq_buf[..]),
+            (BUS_MOCK_WINDOW, &mut self.mock_window[..]),
+        ];
+        for (base, window) in windows {
+            if address >= base && address - base + len as u64 <= window.len() as u64 {
+                let o = (address - base) as usize;
+                return Ok(&mut window[o..o + len]);
+            }
         }
-        if let Some(o) = within(BUS_SYS_BUF, 0x1000) {
-            return Some(&mut self.sys_buf[o..o + len]);
-        }
-        if let Some(o) = within(BUS_CQ, 0x1000) {
-            return Some(&mut self.cq_buf[o..o + len]);
-        }
-        if let Some(o) = within(BUS_MOCK_WINDOW, 0x200) {
-            return Some(&mut self.mock_window[o..o + len]);
-        }
-        None
+        Err(DmaError { address, len })
     }
 
     fn xdata_byte(&mut self, addr: u16) -> &mut u8 {
@@ -579,11 +573,11 @@ impl EmuState {
                 let tlp = TlpRequest::decode(value, index, data).map_err(|_| UsbError::Stall)?;
                 match tlp.mode {
                     TlpMode::Single => self.execute_single(&tlp),
-                    TlpMode::StreamWrite => self.out_queue.push_back(OutConsumer::Stream {
+                    TlpMode::StreamWrite => self.out_queue.push_back(Consumer::Stream {
                         address: tlp.address,
                         len: 4 * tlp.data as usize,
                     }),
-                    TlpMode::StreamRead => self.in_queue.push_back(InConsumer::Stream {
+                    TlpMode::StreamRead => self.in_queue.push_back(Consumer::Stream {
                         address: tlp.address,
                         len: 4 * tlp.data as usize,
                     }),
@@ -598,19 +592,19 @@ impl EmuState {
                 }
                 if arm.to_host {
                     self.in_queue
-                        .retain(|c| !matches!(c, InConsumer::Sram { .. }));
-                    self.in_queue.push_back(InConsumer::Sram { offset, len });
+                        .retain(|c| !matches!(c, Consumer::Sram { .. }));
+                    self.in_queue.push_back(Consumer::Sram { offset, len });
                     self.read_released = false;
                 } else {
                     let pending = self
                         .out_queue
                         .iter()
-                        .filter(|c| matches!(c, OutConsumer::Sram { .. }))
+                        .filter(|c| matches!(c, Consumer::Sram { .. }))
                         .count();
                     if pending > self.max_pending_arms {
                         return Err(UsbError::Stall);
                     }
-                    self.out_queue.push_back(OutConsumer::Sram { offset, len });
+                    self.out_queue.push_back(Consumer::Sram { offset, len });
                 }
             }
             request::PCIE_POWER if data.is_empty() => {
@@ -692,11 +686,11 @@ impl EmuState {
             // The firmware got a short transfer: the armed operation is abandoned.
             return Ok(accepted);
         }
+        if consumer.len() != len {
+            return Err(UsbError::Stall);
+        }
         match consumer {
-            OutConsumer::Stream { address, len: want } => {
-                if want != len {
-                    return Err(UsbError::Stall);
-                }
+            Consumer::Stream { address, .. } => {
                 if self.link_up() {
                     for (i, w) in data.chunks_exact(4).enumerate() {
                         let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
@@ -704,10 +698,7 @@ impl EmuState {
                     }
                 }
             }
-            OutConsumer::Sram { offset, len: want } => {
-                if want != len {
-                    return Err(UsbError::Stall);
-                }
+            Consumer::Sram { offset, .. } => {
                 self.sram[offset..offset + len].copy_from_slice(data);
             }
         }
@@ -728,8 +719,8 @@ impl EmuState {
         }
         let ready = match self.in_queue.front() {
             None => false,
-            Some(InConsumer::Sram { .. }) => self.read_released,
-            Some(InConsumer::Stream { .. }) => self.link_up(),
+            Some(Consumer::Sram { .. }) => self.read_released,
+            Some(Consumer::Stream { .. }) => self.link_up(),
         };
         if !ready {
             // Nothing to send yet: the host's transfer runs into its timeout.
@@ -739,8 +730,9 @@ impl EmuState {
         let Some(consumer) = self.in_queue.pop_front() else {
             return Err(UsbError::Timeout);
         };
-        let (len, produced) = match consumer {
-            InConsumer::Stream { address, len } => {
+        let len = consumer.len();
+        let produced = match consumer {
+            Consumer::Stream { address, .. } => {
                 let mut bytes = vec![0u8; len];
                 for (i, w) in bytes.chunks_exact_mut(4).enumerate() {
                     let v = self
@@ -749,11 +741,11 @@ impl EmuState {
                         .unwrap_or(u32::MAX);
                     w.copy_from_slice(&v.to_le_bytes());
                 }
-                (len, bytes)
+                bytes
             }
-            InConsumer::Sram { offset, len } => {
+            Consumer::Sram { offset, .. } => {
                 self.read_released = false;
-                (len, self.sram[offset..offset + len].to_vec())
+                self.sram[offset..offset + len].to_vec()
             }
         };
         if buf.len() < len {
