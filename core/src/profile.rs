@@ -127,6 +127,27 @@ fn check_len<E>(
     Ok(())
 }
 
+/// Run `op` on `device`, timed with [`Device::now_ns`], and describe it as a [`Slice`] of `kind` on
+/// `lane` that moved `bytes`.
+fn timed<'b, D: Device, T>(
+    device: &mut D,
+    kind: SliceKind<'b>,
+    lane: Lane,
+    bytes: u64,
+    op: impl FnOnce(&mut D) -> Result<T, D::Error>,
+) -> Result<Slice<'b>, ExecError<D::Error>> {
+    let start_ns = device.now_ns();
+    op(device).map_err(ExecError::Device)?;
+    let dur_ns = device.now_ns().saturating_sub(start_ns);
+    Ok(Slice {
+        kind,
+        lane,
+        bytes,
+        start_ns,
+        dur_ns,
+    })
+}
+
 /// One inference, step by step: upload `inputs`, submit each of `queues` (from [`record_steps`] on
 /// the same bundle and device) in order, download `outputs`; `emit` receives one [`Slice`] per
 /// operation, in order.
@@ -162,16 +183,11 @@ pub fn traced_run<'b, D: Device>(
     for (t, data) in body.inputs.iter().zip(inputs) {
         let t = t?;
         let offset = arena_offset(bundle, &t)?;
-        let start_ns = device.now_ns();
-        device.upload(offset, data).map_err(ExecError::Device)?;
-        let dur_ns = device.now_ns().saturating_sub(start_ns);
-        emit(Slice {
-            kind: SliceKind::Upload { name: t.name },
-            lane: Lane::Transfer,
-            bytes: data.len() as u64,
-            start_ns,
-            dur_ns,
-        });
+        let kind = SliceKind::Upload { name: t.name };
+        let bytes = data.len() as u64;
+        emit(timed(device, kind, Lane::Transfer, bytes, |d| {
+            d.upload(offset, data)
+        })?);
     }
     for (i, (step, q)) in body.run.iter().zip(queues.iter_mut()).enumerate() {
         let step_index = i as u32;
@@ -203,30 +219,16 @@ pub fn traced_run<'b, D: Device>(
             }
             Step::Copy { size, .. } => (SliceKind::Copy { step: step_index }, size),
         };
-        let start_ns = device.now_ns();
-        device.submit(q).map_err(ExecError::Device)?;
-        let dur_ns = device.now_ns().saturating_sub(start_ns);
-        emit(Slice {
-            kind,
-            lane: Lane::Queue,
-            bytes,
-            start_ns,
-            dur_ns,
-        });
+        emit(timed(device, kind, Lane::Queue, bytes, |d| d.submit(q))?);
     }
     for (t, out) in body.outputs.iter().zip(outputs.iter_mut()) {
         let t = t?;
         let offset = arena_offset(bundle, &t)?;
-        let start_ns = device.now_ns();
-        device.download(offset, out).map_err(ExecError::Device)?;
-        let dur_ns = device.now_ns().saturating_sub(start_ns);
-        emit(Slice {
-            kind: SliceKind::Download { name: t.name },
-            lane: Lane::Transfer,
-            bytes: out.len() as u64,
-            start_ns,
-            dur_ns,
-        });
+        let kind = SliceKind::Download { name: t.name };
+        let bytes = out.len() as u64;
+        emit(timed(device, kind, Lane::Transfer, bytes, |d| {
+            d.download(offset, out)
+        })?);
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! results as `Executor::run`, one slice per upload/step/download in schedule order, size checks.
 mod common;
 
-use common::{Fixture, MockDevice, N};
+use common::{Fixture, MockDevice, MockQueue, N};
 use modelrt_core::bundle::writer::write_bundle;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::profile::{record_steps, traced_run, write_chrome_trace, Lane, Slice, SliceKind};
@@ -94,15 +94,10 @@ fn traced_run_refuses_wrong_sizes_and_foreign_queue_lists() {
     let mut queues = Vec::new();
     record_steps(&bundle, ex.device_mut(), |q| queues.push(q)).unwrap();
     let mut out = vec![0u8; N * 4];
-    let e = traced_run(
-        &bundle,
-        ex.device_mut(),
-        &mut queues,
-        &[&fx.ref_in[..8]],
-        &mut [&mut out],
-        |_| {},
-    )
-    .unwrap_err();
+    let mut refused = |queues: &mut [MockQueue], inputs: &[&[u8]], outputs: &mut [&mut [u8]]| {
+        traced_run(&bundle, ex.device_mut(), queues, inputs, outputs, |_| {}).unwrap_err()
+    };
+    let e = refused(&mut queues, &[&fx.ref_in[..8]], &mut [&mut out]);
     assert!(matches!(
         e,
         ExecError::Size {
@@ -113,15 +108,7 @@ fn traced_run_refuses_wrong_sizes_and_foreign_queue_lists() {
         }
     ));
     let mut short = vec![0u8; 4];
-    let e = traced_run(
-        &bundle,
-        ex.device_mut(),
-        &mut queues,
-        &[&fx.ref_in],
-        &mut [&mut short],
-        |_| {},
-    )
-    .unwrap_err();
+    let e = refused(&mut queues, &[&fx.ref_in], &mut [&mut short]);
     assert!(matches!(
         e,
         ExecError::Size {
@@ -129,15 +116,7 @@ fn traced_run_refuses_wrong_sizes_and_foreign_queue_lists() {
             ..
         }
     ));
-    let e = traced_run(
-        &bundle,
-        ex.device_mut(),
-        &mut queues[..3],
-        &[&fx.ref_in],
-        &mut [&mut out],
-        |_| {},
-    )
-    .unwrap_err();
+    let e = refused(&mut queues[..3], &[&fx.ref_in], &mut [&mut out]);
     assert!(matches!(
         e,
         ExecError::Count {

@@ -5,13 +5,32 @@
 mod cpu_common;
 
 use cpu_common::*;
-use modelrt_hal::device::{Arg, Device, Queue};
+use modelrt_hal::device::{Arg, Device, KernelId, Queue};
 use modelrt_hal::target::{cpu_features, CpuArch, DType, Target};
 use modelrt_targets::cpu::{features_for_baseline, CpuDevice, CpuError};
 
 /// Fixture object `name` compiled for the host architecture.
 fn host_object(name: &str) -> Vec<u8> {
     fixture(&format!("{}/{name}.o", std::env::consts::ARCH))
+}
+
+/// A device with `threads` worker threads and an arena of `arena` bytes.
+fn device(threads: usize, arena: u64) -> CpuDevice {
+    let mut dev = CpuDevice::new(threads).unwrap();
+    dev.alloc_arena(arena).unwrap();
+    dev
+}
+
+/// Load the `E_4` fixture (three f32 buffers of 4, no thread axis) into `dev`.
+fn load_e4(dev: &mut CpuDevice) -> KernelId {
+    load(dev, &host_object("e4"), "E_4", &[buf(DType::F32); 3], 1).unwrap()
+}
+
+/// Record one launch of `k` (local size 1) on a new queue and submit it once.
+fn launch_once(dev: &mut CpuDevice, k: KernelId, args: &[Arg], global: [u32; 3]) {
+    let mut q = dev.create_queue().unwrap();
+    q.exec(k, args, global, [1, 1, 1]).unwrap();
+    dev.submit(&mut q).unwrap();
 }
 
 fn buffer(offset: u64, floats: u64) -> Arg {
@@ -23,16 +42,8 @@ fn buffer(offset: u64, floats: u64) -> Arg {
 
 #[test]
 fn elementwise_kernel_runs_and_timeline_advances() {
-    let mut dev = CpuDevice::new(2).unwrap();
-    dev.alloc_arena(4096).unwrap();
-    let k = load(
-        &mut dev,
-        &host_object("e4"),
-        "E_4",
-        &[buf(DType::F32); 3],
-        1,
-    )
-    .unwrap();
+    let mut dev = device(2, 4096);
+    let k = load_e4(&mut dev);
     let a = [1.0f32, -2.0, 3.5, 1e6];
     let b = [0.5f32, 4.0, -1.25, 3.0];
     dev.upload(256, &f32_bytes(&a)).unwrap();
@@ -83,15 +94,12 @@ fn run_threaded(threads: usize) -> Vec<f32> {
     dev.upload(4096, &f32_bytes(&input)).unwrap();
     // The poisoned output proves every row is written.
     dev.upload(0, &f32_bytes(&[f32::NAN; 64])).unwrap();
-    let mut q = dev.create_queue().unwrap();
-    q.exec(
+    launch_once(
+        &mut dev,
         k,
         &[buffer(0, 64), buffer(4096, 512), Arg::Int(999)],
         [4, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     let out = download_f32(&mut dev, 0, 64);
     assert_eq!(out, threaded_expected(&input), "threads = {threads}");
     out
@@ -106,8 +114,7 @@ fn core_id_kernel_gets_every_core_id_serial_and_parallel() {
 
 #[test]
 fn rodata_tables_and_constant_pools_are_relocated() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(4096).unwrap();
+    let mut dev = device(1, 4096);
     let params = [buf(DType::F32), buf(DType::I32), buf(DType::F32)];
     let k = load(&mut dev, &host_object("tables"), "tables", &params, 1).unwrap();
     let sel: Vec<i32> = (0..64).map(|i| (i * 5 + 3) % 11).collect();
@@ -118,15 +125,12 @@ fn rodata_tables_and_constant_pools_are_relocated() {
     )
     .unwrap();
     dev.upload(2048, &f32_bytes(&x)).unwrap();
-    let mut q = dev.create_queue().unwrap();
-    q.exec(
+    launch_once(
+        &mut dev,
         k,
         &[buffer(0, 72), buffer(1024, 64), buffer(2048, 64)],
         [1, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     let mut expected: Vec<f32> = (0..64)
         .map(|i| match sel[i] & 7 {
             0 => 1.25,
@@ -151,8 +155,7 @@ fn rodata_tables_and_constant_pools_are_relocated() {
 
 #[test]
 fn thirteen_arguments_pass_stack_slots_and_negative_ints() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(16 * 256).unwrap();
+    let mut dev = device(1, 16 * 256);
     let mut params = vec![buf(DType::F32); 10];
     params.extend([var(), var(), var()]);
     let k = load(&mut dev, &host_object("manyargs"), "many", &params, 1).unwrap();
@@ -165,9 +168,7 @@ fn thirteen_arguments_pass_stack_slots_and_negative_ints() {
     }
     let mut args: Vec<Arg> = (0..10).map(|b| buffer(256 * b, n as u64)).collect();
     args.extend([Arg::Int(-3), Arg::Int(-7), Arg::Int(n as i32)]);
-    let mut q = dev.create_queue().unwrap();
-    q.exec(k, &args, [1, 1, 1], [1, 1, 1]).unwrap();
-    dev.submit(&mut q).unwrap();
+    launch_once(&mut dev, k, &args, [1, 1, 1]);
     let d0 = download_f32(&mut dev, 0, n);
     let d9 = download_f32(&mut dev, 256 * 9, n);
     for i in 0..n {
@@ -183,8 +184,7 @@ fn thirteen_arguments_pass_stack_slots_and_negative_ints() {
 
 #[test]
 fn bss_state_starts_zeroed_and_stays_writable() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(256).unwrap();
+    let mut dev = device(1, 256);
     let k = load(
         &mut dev,
         &host_object("bss"),
@@ -212,8 +212,7 @@ fn bss_state_starts_zeroed_and_stays_writable() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn tinygrad_elementwise_object() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(3 * 16384).unwrap();
+    let mut dev = device(1, 3 * 16384);
     let k = load(
         &mut dev,
         &fixture("x86_64/tinygrad_E_1024_4.o"),
@@ -226,15 +225,12 @@ fn tinygrad_elementwise_object() {
     let b: Vec<f32> = (0..4096).map(|i| ((i % 7) as f32) - 3.0).collect();
     dev.upload(16384, &f32_bytes(&a)).unwrap();
     dev.upload(32768, &f32_bytes(&b)).unwrap();
-    let mut q = dev.create_queue().unwrap();
-    q.exec(
+    launch_once(
+        &mut dev,
         k,
         &[buffer(0, 4096), buffer(16384, 4096), buffer(32768, 4096)],
         [1, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     let expected: Vec<f32> = a
         .iter()
         .zip(&b)
@@ -247,8 +243,7 @@ fn tinygrad_elementwise_object() {
 #[test]
 fn tinygrad_threaded_matmul_object() {
     const N: usize = 256;
-    let mut dev = CpuDevice::new(2).unwrap();
-    dev.alloc_arena(3 * (N * N * 4) as u64).unwrap();
+    let mut dev = device(2, 3 * (N * N * 4) as u64);
     let params = [buf(DType::F32), buf(DType::F32), buf(DType::F32), core_id()];
     let k = load(
         &mut dev,
@@ -267,9 +262,9 @@ fn tinygrad_threaded_matmul_object() {
     let bytes = (N * N * 4) as u64;
     dev.upload(bytes, &f32_bytes(&a)).unwrap();
     dev.upload(2 * bytes, &f32_bytes(&b)).unwrap();
-    let mut q = dev.create_queue().unwrap();
     let nf = (N * N) as u64;
-    q.exec(
+    launch_once(
+        &mut dev,
         k,
         &[
             buffer(0, nf),
@@ -278,10 +273,7 @@ fn tinygrad_threaded_matmul_object() {
             Arg::Int(0),
         ],
         [2, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     let got = download_f32(&mut dev, 0, N * N);
     for i in 0..N {
         for j in 0..N {
@@ -300,8 +292,7 @@ fn tinygrad_threaded_matmul_object() {
 
 #[test]
 fn copy_command_moves_overlapping_bytes() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(64).unwrap();
+    let mut dev = device(1, 64);
     let data: Vec<u8> = (0..32).collect();
     dev.upload(0, &data).unwrap();
     let mut q = dev.create_queue().unwrap();
@@ -341,14 +332,7 @@ fn arena_accesses_are_bounds_checked() {
         q.copy(0, 90, 11),
         Err(CpuError::OutOfBounds { .. })
     ));
-    let k = load(
-        &mut dev,
-        &host_object("e4"),
-        "E_4",
-        &[buf(DType::F32); 3],
-        1,
-    )
-    .unwrap();
+    let k = load_e4(&mut dev);
     let mut q = dev.create_queue().unwrap();
     let err = q
         .exec(
@@ -370,16 +354,8 @@ fn arena_accesses_are_bounds_checked() {
 
 #[test]
 fn bad_launches_are_typed_errors() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(256).unwrap();
-    let k = load(
-        &mut dev,
-        &host_object("e4"),
-        "E_4",
-        &[buf(DType::F32); 3],
-        1,
-    )
-    .unwrap();
+    let mut dev = device(1, 256);
+    let k = load_e4(&mut dev);
     let mut q = dev.create_queue().unwrap();
     let two = [buffer(0, 4), buffer(16, 4)];
     assert!(matches!(
@@ -397,14 +373,7 @@ fn bad_launches_are_typed_errors() {
         Err(CpuError::UnknownKernel(7))
     );
     // Kernels loaded after the queue was created are not visible to it.
-    let k2 = load(
-        &mut dev,
-        &host_object("e4"),
-        "E_4",
-        &[buf(DType::F32); 3],
-        1,
-    )
-    .unwrap();
+    let k2 = load_e4(&mut dev);
     let three = [buffer(0, 4), buffer(16, 4), buffer(32, 4)];
     assert_eq!(
         q.exec(k2, &three, [1, 1, 1], [1, 1, 1]),
@@ -424,8 +393,7 @@ fn bad_launches_are_typed_errors() {
 
 #[test]
 fn unsatisfiable_wait_and_stale_queue_are_errors() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(64).unwrap();
+    let mut dev = device(1, 64);
     let mut q = dev.create_queue().unwrap();
     q.signal(5).unwrap();
     q.wait(6).unwrap();
@@ -487,8 +455,7 @@ fn check_target_accepts_this_host_and_refuses_others() {
 #[cfg(target_arch = "aarch64")]
 #[test]
 fn aarch64_relocation_kinds_execute() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(256).unwrap();
+    let mut dev = device(1, 256);
     let k = load(
         &mut dev,
         &host_object("a64relocs"),
@@ -498,8 +465,8 @@ fn aarch64_relocation_kinds_execute() {
     )
     .unwrap();
     dev.upload(128, &5i32.to_le_bytes()).unwrap();
-    let mut q = dev.create_queue().unwrap();
-    q.exec(
+    launch_once(
+        &mut dev,
         k,
         &[
             buffer(0, 3),
@@ -509,10 +476,7 @@ fn aarch64_relocation_kinds_execute() {
             },
         ],
         [1, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     // t8[3] + t16[5] + t32[6] + t64[7]; t128[1].x + .w; helper(13, 5) = 13 * table[5].
     assert_eq!(
         download_f32(&mut dev, 0, 3),
@@ -522,10 +486,8 @@ fn aarch64_relocation_kinds_execute() {
 
 #[test]
 fn no_mapping_is_writable_and_executable() {
-    let mut dev = CpuDevice::new(1).unwrap();
-    dev.alloc_arena(4096).unwrap();
-    let params = [buf(DType::F32); 3];
-    let e4 = load(&mut dev, &host_object("e4"), "E_4", &params, 1).unwrap();
+    let mut dev = device(1, 4096);
+    let e4 = load_e4(&mut dev);
     load(
         &mut dev,
         &host_object("bss"),
@@ -534,15 +496,12 @@ fn no_mapping_is_writable_and_executable() {
         1,
     )
     .unwrap();
-    let mut q = dev.create_queue().unwrap();
-    q.exec(
+    launch_once(
+        &mut dev,
         e4,
         &[buffer(0, 4), buffer(16, 4), buffer(32, 4)],
         [1, 1, 1],
-        [1, 1, 1],
-    )
-    .unwrap();
-    dev.submit(&mut q).unwrap();
+    );
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     let wx: Vec<&str> = maps
         .lines()

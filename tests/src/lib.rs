@@ -1,6 +1,6 @@
 //! Shared helpers for modelrt's cross-crate integration tests: finding the exporter's Python, compiling
-//! models with the real `xtask` pipeline (cached per test process), and running bundles through the
-//! same runner the `modelrt` binary uses.
+//! models with the real `xtask` pipeline (cached per test process), running bundles through the
+//! same runner the `modelrt` binary uses, and counting a bundle's kernel launches.
 //!
 //! Tests that need Python (tinygrad, onnxruntime) find it via `MODELRT_PYTHON`, else the xtask venv at
 //! `target/modelrt-venv`. Without either they print why and return early — unless
@@ -117,6 +117,16 @@ pub fn reference(bundle_bytes: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, f32, f32) 
 /// Little-endian f32 bytes.
 pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Number of kernel launches in `bundle`'s run schedule.
+pub fn count_launches(bundle: &Bundle<'_>) -> usize {
+    bundle
+        .body()
+        .run
+        .iter()
+        .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
+        .count()
 }
 
 /// Load `bundle` on the Adreno backend over the KGSL model and run it twice on zero inputs; every

@@ -15,7 +15,7 @@ use modelrt_core::bundle::BufferKind;
 use modelrt_core::Bundle;
 use modelrt_hal::target::{DType, Target};
 use modelrt_targets::inspect::check_kernels;
-use modelrt_tests::{compile_args, python, root, run_cpu, run_on_kgsl_model};
+use modelrt_tests::{compile_args, count_launches, python, root, run_cpu, run_on_kgsl_model};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Bound on any helper script (pickle creation takes a few seconds here).
@@ -312,12 +312,7 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
             same_kernels_as_onnx_compile(&py, &b, name);
         }
 
-        let launches = b
-            .body()
-            .run
-            .iter()
-            .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
-            .count();
+        let launches = count_launches(&b);
         assert!(launches > 0);
         let (dispatches, _) = run_on_kgsl_model(b);
         assert!(

@@ -8,7 +8,7 @@ use std::path::Path;
 use modelrt_core::Bundle;
 use modelrt_hal::target::Target;
 use modelrt_targets::inspect::check_kernels;
-use modelrt_tests::{compile_args, python, root, run_on_kgsl_model};
+use modelrt_tests::{compile_args, count_launches, python, root, run_on_kgsl_model};
 use xtask::exporter::ExportArgs;
 
 fn build(py: &Path, model: &str, target: &str, image: bool) -> Vec<u8> {
@@ -94,14 +94,6 @@ fn link_hsa_code_object(k: &modelrt_core::bundle::KernelDesc<'_>) {
         "{} symbols exported",
         k.entry
     );
-}
-
-fn count_launches(b: &Bundle<'_>) -> usize {
-    b.body()
-        .run
-        .iter()
-        .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
-        .count()
 }
 
 #[test]

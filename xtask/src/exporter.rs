@@ -6,7 +6,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::child_wait::wait_or_kill;
 
 /// Exit code export.py uses for user errors (bad model, unsupported op, wrong target, unsupported pickle, ...).
 pub const USER_ERROR_EXIT: i32 = 2;
@@ -152,18 +154,9 @@ fn run_script(
             }
         }
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            // the reader thread is not joined: a grandchild may still hold the pipe open; it ends with the pipe
-            bail!("exporter timed out after {} s", timeout.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Some(status) = wait_or_kill(&mut child, timeout)? else {
+        // the reader thread is not joined: a grandchild may still hold the pipe open; it ends with the pipe
+        bail!("exporter timed out after {} s", timeout.as_secs());
     };
     let _ = reader.join();
     let lines: Vec<(bool, String)> = rx.try_iter().collect();

@@ -2,6 +2,7 @@
 //! bundle) and machine set-up, shared by the `cargo xtask` binary and the cross-crate tests.
 pub mod bench;
 pub mod bundle_build;
+mod child_wait;
 pub mod compile;
 pub mod dist;
 pub mod exporter;

@@ -6,7 +6,9 @@ use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::child_wait::wait_or_kill;
 
 /// Venv location relative to the workspace root.
 pub const VENV_DIR: &str = "target/modelrt-venv";
@@ -39,17 +41,9 @@ pub fn is_current(venv: &Path, hash: &str) -> bool {
 /// Run `cmd` to completion, killing it after `timeout`. Output goes where `cmd` says. Returns the exit status.
 pub fn run_bounded(cmd: &mut Command, timeout: Duration) -> Result<std::process::ExitStatus> {
     let mut child = cmd.spawn()?;
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("timed out after {} s", timeout.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    match wait_or_kill(&mut child, timeout)? {
+        Some(status) => Ok(status),
+        None => bail!("timed out after {} s", timeout.as_secs()),
     }
 }
 
@@ -137,6 +131,7 @@ pub fn ensure_venv_with(workspace_root: &Path, base_python: &str) -> Result<Path
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     struct TempDir(PathBuf);
     impl Drop for TempDir {
@@ -153,6 +148,19 @@ mod tests {
         TempDir(d)
     }
 
+    /// A venv in `root` with a (fake) python and the stamp of the requirements text `stamped`.
+    fn stamped_venv(root: &TempDir, stamped: &[u8]) -> PathBuf {
+        let venv = root.0.join(VENV_DIR);
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::write(venv.join("bin/python"), b"").unwrap();
+        std::fs::write(
+            venv.join(STAMP),
+            format!("{}\n", requirements_hash(stamped)),
+        )
+        .unwrap();
+        venv
+    }
+
     #[test]
     fn hash_is_sha256_hex() {
         // sha256("abc") from FIPS 180-2 appendix B.1
@@ -166,14 +174,7 @@ mod tests {
     fn current_stamp_makes_ensure_instant_and_skips_python() {
         let root = temp_root("stamp");
         std::fs::write(root.0.join(REQUIREMENTS), b"tinygrad==0.14.0\n").unwrap();
-        let venv = root.0.join(VENV_DIR);
-        std::fs::create_dir_all(venv.join("bin")).unwrap();
-        std::fs::write(venv.join("bin/python"), b"").unwrap();
-        std::fs::write(
-            venv.join(STAMP),
-            format!("{}\n", requirements_hash(b"tinygrad==0.14.0\n")),
-        )
-        .unwrap();
+        let venv = stamped_venv(&root, b"tinygrad==0.14.0\n");
         // a nonexistent base interpreter proves nothing was (re)installed
         let py = ensure_venv_with(&root.0, "/nonexistent/python3").unwrap();
         assert_eq!(py, venv.join("bin/python"));
@@ -183,14 +184,7 @@ mod tests {
     fn changed_requirements_invalidate_stamp_and_missing_python_is_reported() {
         let root = temp_root("changed");
         std::fs::write(root.0.join(REQUIREMENTS), b"tinygrad==0.14.0\nnumpy\n").unwrap();
-        let venv = root.0.join(VENV_DIR);
-        std::fs::create_dir_all(venv.join("bin")).unwrap();
-        std::fs::write(venv.join("bin/python"), b"").unwrap();
-        std::fs::write(
-            venv.join(STAMP),
-            format!("{}\n", requirements_hash(b"tinygrad==0.14.0\n")),
-        )
-        .unwrap();
+        let venv = stamped_venv(&root, b"tinygrad==0.14.0\n");
         assert!(!is_current(
             &venv,
             &requirements_hash(b"tinygrad==0.14.0\nnumpy\n")

@@ -2,9 +2,11 @@
 //! last stdout line.
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+
+use crate::child_wait::wait_or_kill;
 
 /// Run `cmd` to completion (killed after `timeout`) and return the JSON of its last stdout line.
 pub fn run_json(cmd: &mut Command, what: &str, timeout: Duration) -> Result<serde_json::Value> {
@@ -26,20 +28,11 @@ pub fn run_json(cmd: &mut Command, what: &str, timeout: Duration) -> Result<serd
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "{what} did not finish within {} s and was killed",
-                timeout.as_secs()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let Some(status) = wait_or_kill(&mut child, timeout)? else {
+        bail!(
+            "{what} did not finish within {} s and was killed",
+            timeout.as_secs()
+        );
     };
     let out = out_reader.join().unwrap_or_default();
     let err = err_reader.join().unwrap_or_default();
@@ -62,6 +55,7 @@ pub fn run_json(cmd: &mut Command, what: &str, timeout: Duration) -> Result<serd
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn parses_the_last_line_and_reports_failures_and_timeouts() {
