@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Test-only independent replayer for cpu-x86_64 manifests (does NOT import tinygrad).
 
-Loads every kernel ELF object itself (spec tinygrad-export.md §6.3: SHF_ALLOC sections laid out with their alignment in
+Loads every kernel ELF object itself (docs/hw/tinygrad-export.md §6.3: SHF_ALLOC sections laid out with their alignment in
 a page-aligned mapping, RELA applied as S + A - P, entry looked up by symbol name, pages RW then RX, undefined symbols and
 unknown relocations rejected), runs the manifest's init ops once and then the run ops per inference on numpy buffers, and
 compares the outputs with the embedded onnxruntime reference (and, with --onnx, with onnxruntime on fresh inputs).
@@ -147,7 +147,7 @@ class Replayer:
       self.inited = True
     for i in self.m["inputs"]:
       a = np.ascontiguousarray(feeds[i["name"]], dtype=np.dtype(i["dtype"])).reshape(i["shape"])
-      self.bufs[i["buffer"]][1][i["offset"]:i["offset"] + a.nbytes] = a.view(np.uint8).reshape(-1)
+      self.bufs[i["buffer"]][1][i["offset"]:i["offset"] + a.nbytes] = a.reshape(-1).view(np.uint8)
     self._run_phase("run")
     out = {}
     for o in self.m["outputs"]:

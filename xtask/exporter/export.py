@@ -6,7 +6,7 @@
   export.py --pickle MODEL.pkl --out DIR
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
-stderr and exit with code 2. Contract: /work/notes/manifest.md (format 1). Facts: /work/shared/spec/tinygrad-export.md.
+stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
 CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
 --reference tolerances: 1e-4 (fp32), 5e-2 with --float16/--image.
 
@@ -46,6 +46,12 @@ def parse_args(argv):
   ap.add_argument("--float16", action="store_true", help="FLOAT16=1")
   ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
   ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
+  ap.add_argument("--const", action="append", metavar="NAME=FILE.npy",
+                  help="fold a fixed value for graph input NAME into the graph before capture (repeatable)")
+  ap.add_argument("--trust-tinygrad", action="store_true",
+                  help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime")
+  ap.add_argument("--compile3-dtypes", action="store_true",
+                  help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
   return ap.parse_args(argv)
 
 
@@ -76,6 +82,22 @@ def check_versions(needs_mesa: bool):
   return tg, mesa_v
 
 
+INTERNAL_ERROR_EXIT = 3
+
+
+def internal_error(e: BaseException, out_dir: str) -> int:
+  """One `error:` line naming where the traceback went; exit code 3 (2 is a user error)."""
+  import traceback
+  where = os.path.join(out_dir, "exporter-traceback.txt")
+  try:
+    os.makedirs(out_dir, exist_ok=True)
+    with open(where, "w") as f: f.write(traceback.format_exc())
+  except OSError: where = None
+  msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+  print(f"error: the exporter failed on this model: {msg}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
+  return INTERNAL_ERROR_EXIT
+
+
 def main(argv) -> int:
   t0 = time.monotonic()
   try:
@@ -100,6 +122,8 @@ def main(argv) -> int:
   except NotImplementedError as e:  # tinygrad's own "op='X' is not supported" for unsupported ONNX ops
     print(f"error: unsupported ONNX model: {e}", file=sys.stderr)
     return 2
+  except Exception as e:  # anything else is our bug or tinygrad's: one line, the traceback kept in a file
+    return internal_error(e, ap.out)
   log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
   return 0
 

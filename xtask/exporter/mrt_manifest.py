@@ -1,7 +1,7 @@
-"""Turn a captured TinyJit program into the neutral modelrt manifest (format 1, /work/notes/manifest.md).
+"""Turn a captured TinyJit program into the neutral modelrt manifest (format 1, docs/hw/tinygrad-export.md §10).
 
 Walks the captured call list in execution order (init phase first), never de-duplicating calls, resolves every argument
-to (base buffer, byte offset, byte size), classifies buffers (spec tinygrad-export.md §5), and collects kernels (deduped
+to (base buffer, byte offset, byte size), classifies buffers (docs/hw/tinygrad-export.md §5), and collects kernels (deduped
 by binary+entry+params+meta), weight bytes and per-target kernel metadata.
 """
 import hashlib
@@ -9,6 +9,8 @@ import json
 import math
 import re
 import sys
+
+import numpy as np
 
 from tinygrad.helpers import is_image_shape, prod
 from tinygrad.uop.ops import Ops, UOp
@@ -29,7 +31,7 @@ def dtype_name(dt) -> str:
 
 
 def flatten_calls(linear: UOp) -> list[UOp]:
-  """Execution-ordered calls, graph batches unwrapped, repeated calls kept (spec §4)."""
+  """Execution-ordered calls, graph batches unwrapped, repeated calls kept (docs/hw/tinygrad-export.md §4)."""
   out: list[UOp] = []
   for call in linear.src:
     body = call.src[0]
@@ -38,6 +40,14 @@ def flatten_calls(linear: UOp) -> list[UOp]:
     elif body.op in (Ops.PROGRAM, Ops.COPY): out.append(call)
     else: raise ExportError(f"unsupported captured call {body.op}")
   return out
+
+
+class NeedsMaterialize(Exception):
+  """Outputs that are views tinygrad left non-contiguous (permutes, expands, strided slices): recapture with them
+  materialized into contiguous buffers."""
+  def __init__(self, names: list[str]):
+    super().__init__(", ".join(names))
+    self.names = names
 
 
 class _Intervals:
@@ -69,6 +79,7 @@ class ManifestBuilder:
     self.read_before_write: set[int] = set()
     self.ever_written: set[int] = set()
     self.init_written: set[int] = set()     # results of the one-time (init) phase: must persist across inferences
+    self.run_written: set[int] = set()      # buffers the per-inference program writes
     self.phase = "run"
     self.kernels: list[dict] = []
     self.kernel_keys: dict = {}
@@ -83,7 +94,7 @@ class ManifestBuilder:
     if isinstance(dev, tuple): raise ExportError("multi-device buffers are not supported")
     if base.op is Ops.PARAM:
       info = self.param_info[base.arg.slot]
-      size = prod(info["shape"]) * base.dtype.itemsize
+      size = prod(info["capture_shape"]) * base.dtype.itemsize
       label = f"input:{info['name']}"
     else:
       size = base.max_numel() * base.dtype.itemsize
@@ -114,6 +125,7 @@ class ManifestBuilder:
   def _access(self, bid: int, off: int, size: int, read: bool, write: bool):
     if read and not self.written[bid].covers(off, off + size): self.read_before_write.add(bid)
     if write and self.phase == "init": self.init_written.add(bid)
+    if write and self.phase == "run": self.run_written.add(bid)
     if write:
       self.written[bid].add(off, off + size)
       self.ever_written.add(bid)
@@ -199,25 +211,58 @@ class ManifestBuilder:
       else: self.add_kernel(phase, call)
 
   # ---- finish ----
+  def _output_view(self, u: UOp, shape: tuple) -> tuple[int, int, int] | None:
+    """(buffer id, byte offset, byte size) when `u` is provably a row-major contiguous view of one real buffer, else None.
+    Only tinygrad's own contiguous_view() decides this: looking through movement ops to `.base` would hand back the raw
+    buffer of a permuted/expanded/strided view (the bug behind silently wrong DepthToSpace/Transpose outputs)."""
+    if u.op in (Ops.MSELECT, Ops.MSTACK): raise ExportError(f"multi-device output {u.op} is not supported (single device only)")
+    if u.op is Ops.BUFFER: base, off = u, 0
+    elif (cv := u.contiguous_view()) is None or cv[0].op is not Ops.BUFFER: return None
+    else: base, off = cv
+    bid = self._buffer_id(base)
+    boff, bsize = int(off) * base.dtype.itemsize, int(prod(shape)) * u.dtype.itemsize
+    if base.dtype != u.dtype or boff < 0 or boff + bsize > self.buffers[bid]["size"]: return None
+    return bid, boff, bsize
+
+  def _materialize_copy(self, name: str, bid: int, off: int, size: int, dt) -> int:
+    """An output the program never writes (an ONNX constant, a result of the one-time phase): the bundle copies it into an
+    output buffer of its own at the end of every run, so the output is a real buffer the runtime may hand out."""
+    out = len(self.buffers)
+    self.buf_ids[("materialized-output", name)] = out
+    self.buffers.append({"id": out, "size": int(size), "dtype": dtype_name(dt), "kind": None, "blob": None, "label": f"output:{name}"})
+    self.buf_base[out] = None
+    self.written[out] = _Intervals()
+    self._access(bid, off, size, True, False)
+    self._access(out, 0, size, False, True)
+    self.ops.append({"phase": "run", "op": "copy", "dst": {"buffer": out, "offset": 0}, "src": {"buffer": bid, "offset": off}, "size": int(size)})
+    return out
+
   def finish(self, outputs: list[tuple[str, UOp, tuple, object]]) -> tuple[list, list, list]:
-    """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records."""
+    """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records.
+    Raises NeedsMaterialize naming the outputs that are not contiguous views of a buffer."""
     inputs = []
     for slot, info in enumerate(self.param_info):
-      bid = self._buffer_id(UOp.param(slot, info["tg_dtype"], info["shape"], info["device"]))
+      bid = self._buffer_id(UOp.param(slot, info["tg_dtype"], info["capture_shape"], info["device"]))
       inputs.append({"name": info["name"], "buffer": bid, "offset": 0, "shape": list(info["shape"]), "dtype": dtype_name(info["tg_dtype"])})
-    out_recs, out_ids = [], set()
+    views, not_views = [], []
     for name, u, shape, dt in outputs:
-      base_u = u.base if u.op is Ops.RESHAPE and u.base.op is Ops.BUFFER else u
-      if base_u.op is Ops.BUFFER and base_u not in self.buf_ids: raise ExportError(f"output '{name}' is never written by the program")
-      bid, off, size = self.resolve(base_u)
-      if size < prod(shape) * dt.itemsize: raise ExportError(f"output '{name}' view is smaller than its shape")
+      if prod(shape) == 0: raise ExportError(f"output '{name}' has no elements (shape {list(shape)}); bundles cannot carry empty tensors")
+      if u.dtype != dt: raise ExportError(f"output '{name}' is {u.dtype.name} but the bundle declares it {dt.name}")
+      if prod(u.max_shape) != prod(shape): raise ExportError(f"output '{name}' has {prod(u.max_shape)} elements but shape {list(shape)}")
+      if (v := self._output_view(u, shape)) is None: not_views.append(name)
+      else: views.append((name, v, shape, dt))
+    if not_views: raise NeedsMaterialize(not_views)
+    out_recs, out_ids = [], set()
+    for name, (bid, off, size), shape, dt in views:
+      if bid not in self.run_written or not self.written[bid].covers(off, off + size) or self.buf_base[bid].op is Ops.PARAM:
+        bid, off = self._materialize_copy(name, bid, off, size, dt), 0
       out_ids.add(bid)
       if self.buffers[bid]["label"] == "device": self.buffers[bid]["label"] = f"output:{name}"
       out_recs.append({"name": name, "buffer": bid, "offset": off, "shape": [int(s) for s in shape], "dtype": dtype_name(dt)})
     for b in self.buffers:
       bid = b["id"]
       base = self.buf_base[bid]
-      if base.op is Ops.PARAM:
+      if base is not None and base.op is Ops.PARAM:
         b["kind"] = "input"
         if bid in self.ever_written: print(f"exporter: note: the program writes into input buffer {bid} ({b['label']}); "
                                            "the runtime must re-upload it before every inference", file=sys.stderr)
@@ -243,6 +288,38 @@ class ManifestBuilder:
                             "source on a NULL target (not an ONNX initializer, Constant or node tensor attribute)")
     if len(data) != rec["size"]: raise ExportError(f"buffer {rec['id']} initial data has {len(data)} bytes, expected {rec['size']}")
     return data
+
+
+def constant_body(inputs: list, outputs: list, values: dict, blobs: dict) -> dict:
+  """The manifest body of a model whose outputs are the same for every input (`values`: name -> numpy array in the
+  bundle's dtype): each output is a weight holding its value, copied into the output buffer on every run. Inputs are
+  still declared (and uploaded) so the bundle's interface is the model's."""
+  buffers, in_recs, out_recs, ops = [], [], [], []
+  def add(size, dt, kind, label, blob=None):
+    buffers.append({"id": len(buffers), "size": int(size), "dtype": dt, "kind": kind, "blob": blob, "label": label})
+    return len(buffers) - 1
+  for s in inputs:
+    dt = dtype_name_np(s.np_dtype)
+    bid = add(max(1, prod(s.shape)) * np.dtype(s.np_dtype).itemsize, dt, "input", f"input:{s.name}")
+    in_recs.append({"name": s.name, "buffer": bid, "offset": 0, "shape": list(s.shape), "dtype": dt})
+  for o in outputs:
+    v = np.asarray(values[o.name]).copy(order="C")  # not np.ascontiguousarray: it turns 0-d into 1-d
+    dt = dtype_name_np(v.dtype)
+    w = add(v.nbytes, dt, "weight", f"constant:{o.name}", f"blobs/buf{len(buffers)}.bin")
+    blobs[buffers[w]["blob"]] = v.tobytes()
+    out = add(v.nbytes, dt, "output", f"output:{o.name}")
+    ops.append({"phase": "run", "op": "copy", "dst": {"buffer": out, "offset": 0}, "src": {"buffer": w, "offset": 0}, "size": int(v.nbytes)})
+    out_recs.append({"name": o.name, "buffer": out, "offset": 0, "shape": [int(d) for d in v.shape], "dtype": dt})
+  return {"buffers": buffers, "inputs": in_recs, "outputs": out_recs, "kernels": [], "ops": ops}
+
+
+NP_DTYPE_NAMES = {"float32": "float32", "float16": "float16", "float64": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
+                  "uint16": "uint16", "int32": "int32", "uint32": "uint32", "int64": "int64", "uint64": "uint64", "bool": "bool"}
+
+
+def dtype_name_np(dt) -> str:
+  if (n := NP_DTYPE_NAMES.get(np.dtype(dt).name)) is None: raise ExportError(f"unsupported dtype {np.dtype(dt).name}")
+  return n
 
 
 def safe_name(s: str) -> str: return re.sub(r"[^A-Za-z0-9_.-]", "_", s)[:64]

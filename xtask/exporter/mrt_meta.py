@@ -1,5 +1,5 @@
-"""Per-target kernel metadata: CPU thread count, decoded IR3 fields (spec qcom-adreno-kgsl.md §9.2), AMD descriptor fields
-(spec tinygrad-export.md §8). Each `kernel_meta(prg, elf)` returns (binary, source bytes|None, meta dict, extra blobs).
+"""Per-target kernel metadata: CPU thread count, decoded IR3 fields (docs/hw/adreno-kgsl-pm4.md §9.2), AMD descriptor fields
+(docs/hw/tinygrad-export.md §8). Each `kernel_meta(prg, elf)` returns (binary, source bytes|None, meta dict, extra blobs).
 """
 import ctypes
 import struct

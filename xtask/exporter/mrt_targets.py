@@ -10,7 +10,7 @@ TINYMESA_VERSION = "25.2.7.2"
 DEFAULT_CPU_THREADS = 4  # pinned so the thread split baked into CPU kernels does not depend on the build host
 
 TARGETS = ("cpu-x86_64", "cpu-aarch64", "adreno-a630", "amd-gfx1100", "amd-gfx1201")
-# Validation-only target: the NULL-device (offline) flow of spec §3.1 compiled for x86-64, so check_manifest.py can replay
+# Validation-only target: the NULL-device (offline) flow of docs/hw/tinygrad-export.md §3.1 compiled for x86-64, so check_manifest.py can replay
 # it and prove python consts, the init phase and ONNX weight bytes numerically. Not for shipping.
 VALIDATION_TARGETS = ("cpu-x86_64-null",)
 
@@ -31,7 +31,7 @@ class ExportError(Exception):
 class TargetConfig:
   name: str
   dev: str            # tinygrad DEV string
-  null: bool          # NULL device: no data, offline cross-compile (spec §3.1 steps needed)
+  null: bool          # NULL device: no data, offline cross-compile (docs/hw/tinygrad-export.md §3.1 steps needed)
   flags: dict         # env vars pinned by the exporter (all strings)
   target: dict        # manifest "target" record
   needs_mesa: bool = False

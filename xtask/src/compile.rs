@@ -39,6 +39,9 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         }
         _ => {}
     }
+    if matches!(args.source, Source::Onnx(_)) {
+        crate::prereq::check(&args.target)?;
+    }
     let scratch = scratch_dir(&crate::setup::workspace_root(), out, &args.target);
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)

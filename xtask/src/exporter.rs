@@ -12,6 +12,23 @@ use crate::child_wait::wait_or_kill;
 
 /// Exit code export.py uses for user errors (bad model, unsupported op, wrong target, unsupported pickle, ...).
 pub const USER_ERROR_EXIT: i32 = 2;
+/// Exit code export.py uses when it failed on a model for a reason of its own (its one `error:` line names the
+/// file holding the traceback).
+pub const INTERNAL_ERROR_EXIT: i32 = 3;
+
+/// Why an export failed, so callers (the conformance suite) can tell a clean refusal from a crash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExportFailure {
+    /// The model or the arguments cannot be compiled; the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// The exporter failed on the model (its bug or tinygrad's); the message names the traceback file.
+    #[error("{0}")]
+    Internal(String),
+    /// The exporter died, was killed, timed out, or exited without a one-line error.
+    #[error("{0}")]
+    Crashed(String),
+}
 /// Upper bound for one export (large models compile for minutes on 2 cores).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -37,6 +54,12 @@ pub struct ExportArgs {
     pub float16: bool,
     pub image: bool,
     pub cpu_baseline: Option<String>,
+    /// Graph inputs folded into the graph with a fixed value before capture (`--const NAME=FILE.npy`).
+    pub consts: Vec<(String, PathBuf)>,
+    /// compile3's dtypes: float16 inputs fed as float32, float outputs returned as float32.
+    pub compile3_dtypes: bool,
+    /// Compile ops tinygrad is known to compute wrongly and skip the cross-check with onnxruntime.
+    pub trust_tinygrad: bool,
 }
 
 impl ExportArgs {
@@ -56,6 +79,9 @@ impl ExportArgs {
             float16: false,
             image: false,
             cpu_baseline: None,
+            consts: Vec::new(),
+            compile3_dtypes: false,
+            trust_tinygrad: false,
         }
     }
 
@@ -87,6 +113,15 @@ impl ExportArgs {
                 }
                 if let Some(b) = &self.cpu_baseline {
                     v.extend(["--cpu-baseline".into(), b.clone()]);
+                }
+                for (name, file) in &self.consts {
+                    v.extend(["--const".into(), format!("{name}={}", file.display())]);
+                }
+                if self.compile3_dtypes {
+                    v.push("--compile3-dtypes".into());
+                }
+                if self.trust_tinygrad {
+                    v.push("--trust-tinygrad".into());
                 }
             }
             Source::Pickle(p) => v.extend(["--pickle".to_string(), p.display().to_string()]),
@@ -156,7 +191,11 @@ fn run_script(
     });
     let Some(status) = wait_or_kill(&mut child, timeout)? else {
         // the reader thread is not joined: a grandchild may still hold the pipe open; it ends with the pipe
-        bail!("exporter timed out after {} s", timeout.as_secs());
+        return Err(ExportFailure::Crashed(format!(
+            "exporter timed out after {} s",
+            timeout.as_secs()
+        ))
+        .into());
     };
     let _ = reader.join();
     let lines: Vec<(bool, String)> = rx.try_iter().collect();
@@ -166,24 +205,28 @@ fn run_script(
         .find(|(is_err, _)| *is_err)
         .map(|(_, l)| l.clone());
     let last_line = lines.last().map(|(_, l)| l.clone());
-    match status.code() {
-        Some(0) => Ok(args.out.clone()),
-        Some(USER_ERROR_EXIT) => match (last_error, last_line) {
-            (Some(e), _) => bail!("{e}"),
-            (None, Some(l)) => bail!("exporter failed (exit code 2): {l}"),
-            (None, None) => bail!("exporter failed with exit code 2 and no message"),
-        },
+    let failure = match status.code() {
+        Some(0) => return Ok(args.out.clone()),
+        Some(USER_ERROR_EXIT) => ExportFailure::Refused(match (last_error, last_line) {
+            (Some(e), _) => e,
+            (None, Some(l)) => format!("exporter failed (exit code 2): {l}"),
+            (None, None) => "exporter failed with exit code 2 and no message".into(),
+        }),
+        Some(INTERNAL_ERROR_EXIT) => ExportFailure::Internal(
+            last_error.unwrap_or_else(|| "exporter failed (exit code 3) with no message".into()),
+        ),
         code => {
             let how = code.map_or_else(
                 || "was killed by a signal".to_string(),
                 |c| format!("exited with code {c}"),
             );
-            match last_error {
-                Some(e) => bail!("exporter {how}: {e}"),
-                None => bail!("exporter {how}; see its output above"),
-            }
+            ExportFailure::Crashed(match last_error {
+                Some(e) => format!("exporter {how}: {e}"),
+                None => format!("exporter {how}; see its output above"),
+            })
         }
-    }
+    };
+    Err(failure.into())
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! `xtask` as a library: the host-side compile pipeline (ONNX or tinygrad pickle → exporter manifest →
 //! bundle) and machine set-up, shared by the `cargo xtask` binary and the cross-crate tests.
+#![forbid(unsafe_code)]
 pub mod bench;
 pub mod bundle_build;
 mod child_wait;
 pub mod compile;
+pub mod conformance;
 pub mod dist;
 pub mod exporter;
 pub mod footprint;
 pub mod manifest;
+pub mod prereq;
 pub mod setup;
 pub mod venv;
 pub mod zoo;

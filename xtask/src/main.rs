@@ -1,5 +1,6 @@
 //! `cargo xtask`: host tooling for modelrt — compile models to bundles, import tinygrad pickles,
 //! regenerate the embedded demo, run the whole CI suite, cross-build for comma devices, benchmark.
+#![forbid(unsafe_code)]
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -46,6 +47,19 @@ enum Cmd {
         /// CPU baseline (-march/-mcpu) instead of the target's default (x86-64-v3 / cortex-a76).
         #[arg(long)]
         cpu_baseline: Option<String>,
+        /// Fix graph input NAME to the value in FILE.npy, folded into the graph before capture (repeatable). Needed for
+        /// inputs that set a shape-like parameter (Reshape's shape, Slice's starts, Pad's pads, Resize's scales, ...):
+        /// a bundle cannot take those at run time, and compile refuses them without a fixed value.
+        #[arg(long = "const", value_name = "NAME=FILE.npy", value_parser = parse_const)]
+        consts: Vec<(String, PathBuf)>,
+        /// compile3's dtypes instead of the model's own: float16 inputs are fed as float32 and float outputs are
+        /// returned as float32 (what openpilot's compile3.py does).
+        #[arg(long)]
+        compile3_dtypes: bool,
+        /// Compile even where tinygrad is known to compute an op differently from the ONNX reference, and skip the
+        /// compile-time cross-check of tinygrad's result with onnxruntime. The bundle may give wrong answers.
+        #[arg(long)]
+        trust_tinygrad: bool,
     },
     /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
     Convert {
@@ -63,6 +77,11 @@ enum Cmd {
         /// Skip the Adreno/AMD compiles.
         #[arg(long)]
         cpu_only: bool,
+        /// Instead: give the models seeded random weights, compile them for adreno-a630 (fp32 and --image) with an
+        /// onnxruntime reference and run them on the KGSL model's IR3 interpreter (`--device qcom-emu`); writes the
+        /// Adreno table of docs/zoo.md. Slow: minutes per model.
+        #[arg(long)]
+        adreno: bool,
     },
     /// Install what the build needs (apt packages, rustup targets, the Python venv).
     Setup,
@@ -98,12 +117,42 @@ enum Cmd {
     },
     /// Size of the no_std core+hal (tests/footprint probe, aarch64-unknown-none release) vs its budget.
     Footprint,
+    /// ONNX's backend node tests through the CPU compile path and `modelrt run`, next to tinygrad's own
+    /// results; prints the table, writes docs/conformance.md (full run) and fails on WRONG/CRASH or a
+    /// lost baseline PASS.
+    Conformance {
+        /// `ci`: one case per op tinygrad's ONNX frontend implements (what CI runs).
+        #[arg(long)]
+        subset: Option<String>,
+        /// Only cases whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Record the results in xtask/conformance/baseline.json.
+        #[arg(long)]
+        update_baseline: bool,
+        /// Time limit in seconds for each step of a case.
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+        /// Run with a release build of modelrt.
+        #[arg(long)]
+        release: bool,
+    },
     /// Regenerate the `modelrt demo` bundles embedded in the binary (or check they are current).
     Demo {
         /// Only check that the committed bundles are byte-identical to a fresh compile.
         #[arg(long)]
         check: bool,
     },
+}
+
+/// `NAME=FILE.npy` for `--const`.
+fn parse_const(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!("expected NAME=FILE.npy, got '{s}'")),
+    }
 }
 
 fn host_cpu_target() -> &'static str {
@@ -134,6 +183,9 @@ fn run(cli: Cli) -> Result<()> {
             float16,
             image,
             cpu_baseline,
+            consts,
+            compile3_dtypes,
+            trust_tinygrad,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
             let target = if target == "cpu" {
@@ -148,6 +200,9 @@ fn run(cli: Cli) -> Result<()> {
             args.float16 = float16 || image;
             args.image = image;
             args.cpu_baseline = cpu_baseline;
+            args.consts = consts;
+            args.compile3_dtypes = compile3_dtypes;
+            args.trust_tinygrad = trust_tinygrad;
             let r = compile(&python, args, &output)?;
             println!(
                 "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
@@ -181,6 +236,27 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Ci { no_lint } => ci::run(no_lint),
         Cmd::Demo { check } => ci::demo(check),
+        Cmd::Conformance {
+            subset,
+            filter,
+            update_baseline,
+            timeout,
+            release,
+        } => {
+            let selection = match subset.as_deref() {
+                None => xtask::conformance::Selection::All,
+                Some("ci") => xtask::conformance::Selection::Ci,
+                Some(other) => anyhow::bail!("unknown --subset '{other}' (known: ci)"),
+            };
+            let o = xtask::conformance::Options {
+                selection,
+                filter,
+                update_baseline,
+                timeout: std::time::Duration::from_secs(timeout),
+                release,
+            };
+            xtask::conformance::run(&o).map(|_| ())
+        }
         Cmd::Footprint => xtask::footprint::run().map(|_| ()),
         Cmd::Bench {
             quick,
@@ -202,7 +278,44 @@ fn run(cli: Cli) -> Result<()> {
             o.threads = threads.unwrap_or(o.threads);
             xtask::bench::run(&o).map(|_| ())
         }
-        Cmd::Zoo { models, cpu_only } => {
+        Cmd::Zoo {
+            models,
+            adreno: true,
+            ..
+        } => {
+            let results = xtask::zoo::run_adreno_all(&models)?;
+            let table = xtask::zoo::markdown_adreno(&results);
+            println!("{table}");
+            let doc = xtask::setup::workspace_root().join("docs/zoo.md");
+            let text = std::fs::read_to_string(&doc)?;
+            let (Some((head, rest)), true) = (
+                text.split_once("<!-- zoo-adreno -->\n"),
+                text.contains("<!-- /zoo-adreno -->"),
+            ) else {
+                anyhow::bail!(
+                    "docs/zoo.md has no <!-- zoo-adreno --> … <!-- /zoo-adreno --> section"
+                );
+            };
+            let tail = rest
+                .split_once("<!-- /zoo-adreno -->")
+                .map(|x| x.1)
+                .unwrap_or_default();
+            std::fs::write(
+                &doc,
+                format!("{head}<!-- zoo-adreno -->\n{table}<!-- /zoo-adreno -->{tail}"),
+            )?;
+            println!("updated {}", doc.display());
+            if results
+                .iter()
+                .any(|r| r.runs.iter().any(|x| x.status != "pass"))
+            {
+                anyhow::bail!("some zoo models failed on the KGSL model (see the table)");
+            }
+            Ok(())
+        }
+        Cmd::Zoo {
+            models, cpu_only, ..
+        } => {
             let results = xtask::zoo::run(&models, !cpu_only)?;
             let table = xtask::zoo::markdown(&results);
             println!("{table}");

@@ -1,10 +1,9 @@
 //! Exporter manifest (format 1): serde mirror of `manifest.json` written by `xtask/exporter/export.py`
-//! (contract: /work/notes/manifest.md), plus `Manifest::load` which reads every referenced blob and checks
+//! (contract: docs/hw/tinygrad-export.md §10), plus `Manifest::load` which reads every referenced blob and checks
 //! basic consistency (ids, sizes, blob lengths, argument/parameter agreement) with clear errors.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The only manifest format this reader understands.
@@ -128,7 +127,7 @@ pub struct CpuMeta {
     pub threads: u32,
 }
 
-/// Decoded mesa ir3 fields (spec qcom-adreno-kgsl.md §9.2).
+/// Decoded mesa ir3 fields (docs/hw/adreno-kgsl-pm4.md §9.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ir3Meta {
     pub image_size: u32,
@@ -149,7 +148,7 @@ pub struct Ir3Meta {
     pub tex_to_image: Vec<u32>,
 }
 
-/// AMD kernel descriptor fields (spec tinygrad-export.md §8). Offsets are into the image laid out by tinygrad's
+/// AMD kernel descriptor fields (docs/hw/tinygrad-export.md §8). Offsets are into the image laid out by tinygrad's
 /// `elf_loader` (PROGBITS sections appended in header order, each aligned).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AmdMeta {
@@ -264,42 +263,21 @@ pub struct Manifest {
 }
 
 /// Why a manifest directory could not be loaded.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
+    #[error("cannot read {}: {source}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("invalid manifest {}: {source}", path.display())]
     Json {
         path: PathBuf,
         source: serde_json::Error,
     },
     /// The manifest is well-formed JSON but internally inconsistent.
+    #[error("inconsistent manifest: {0}")]
     Invalid(String),
-}
-
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ManifestError::Io { path, source } => {
-                write!(f, "cannot read {}: {source}", path.display())
-            }
-            ManifestError::Json { path, source } => {
-                write!(f, "invalid manifest {}: {source}", path.display())
-            }
-            ManifestError::Invalid(msg) => write!(f, "inconsistent manifest: {msg}"),
-        }
-    }
-}
-
-impl std::error::Error for ManifestError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ManifestError::Io { source, .. } => Some(source),
-            ManifestError::Json { source, .. } => Some(source),
-            ManifestError::Invalid(_) => None,
-        }
-    }
 }
 
 fn invalid<T>(msg: impl Into<String>) -> Result<T, ManifestError> {

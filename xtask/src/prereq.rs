@@ -1,0 +1,188 @@
+//! Prerequisites of one compile, checked before the exporter starts so a missing tool is one `error:` line with the
+//! command that installs it, never a Python traceback from deep inside tinygrad.
+//!
+//! What each target needs (tinygrad 0.14.0; docs/hw/tinygrad-export.md §6.1, §8):
+//! - every CPU target: a C compiler, `$CC` or `clang` (tinygrad's CLANG renderer runs it for every kernel; Debian's
+//!   clang cross-compiles to aarch64 too);
+//! - AMD targets: libLLVM 18 or newer as a shared library (tinygrad's AMDLLVM compiler loads it with ctypes;
+//!   Debian 12's default LLVM 14/15 cannot parse its IR);
+//! - Adreno: nothing outside the venv (Mesa's IR3 compiler comes with the pinned `tinymesa` wheel).
+use std::path::Path;
+use std::process::Command;
+
+/// One missing prerequisite: what, why, and the command that installs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    pub what: String,
+    pub why: String,
+    pub install: String,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is missing ({}); install it with: {}",
+            self.what, self.why, self.install
+        )
+    }
+}
+
+/// What the machine offers, so the decision is testable without changing the machine.
+pub trait Probe {
+    /// Is `program` (a name or a path) runnable?
+    fn has_program(&self, program: &str) -> bool;
+    /// Shared-library names the dynamic loader knows (`libLLVM.so.19.1`, ...).
+    fn shared_libraries(&self) -> Vec<String>;
+    /// `$CC`, if set.
+    fn cc(&self) -> Option<String>;
+}
+
+/// The real machine: `$PATH` lookup and `ldconfig -p`.
+pub struct System;
+
+impl Probe for System {
+    fn has_program(&self, program: &str) -> bool {
+        let p = Path::new(program);
+        if p.components().count() > 1 {
+            return p.is_file();
+        }
+        std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+            .unwrap_or(false)
+    }
+
+    fn shared_libraries(&self) -> Vec<String> {
+        let out = Command::new("ldconfig")
+            .arg("-p")
+            .output()
+            .or_else(|_| Command::new("/sbin/ldconfig").arg("-p").output());
+        out.map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    fn cc(&self) -> Option<String> {
+        std::env::var("CC").ok().filter(|s| !s.is_empty())
+    }
+}
+
+/// The LLVM major version of a shared-library name (`libLLVM.so.19.1`, `libLLVM-19.so.1`, `libLLVM-19.so`).
+pub fn llvm_major(lib: &str) -> Option<u32> {
+    let rest = lib
+        .strip_prefix("libLLVM-")
+        .or_else(|| lib.strip_prefix("libLLVM.so."))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Everything `target` (an exporter target name, or `pickle`) needs that `probe` does not have.
+pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
+    let mut out = Vec::new();
+    if target.starts_with("cpu-") {
+        let cc = probe.cc().unwrap_or_else(|| "clang".into());
+        if !probe.has_program(&cc) {
+            out.push(Missing {
+                what: format!("the C compiler `{cc}`"),
+                why: "tinygrad compiles every CPU kernel with it".into(),
+                install: "apt-get install -y clang (or `cargo xtask setup`)".into(),
+            });
+        }
+    }
+    if target.starts_with("amd-")
+        && !probe
+            .shared_libraries()
+            .iter()
+            .any(|l| llvm_major(l).is_some_and(|v| v >= 18))
+    {
+        out.push(Missing {
+            what: "libLLVM 18 or newer".into(),
+            why: "tinygrad's AMD compiler loads it; older LLVM cannot parse its IR".into(),
+            install: "apt-get install -y libllvm19 (or `cargo xtask setup`)".into(),
+        });
+    }
+    out
+}
+
+/// Fail with one line naming every missing prerequisite of `target` on this machine.
+pub fn check(target: &str) -> anyhow::Result<()> {
+    let missing = missing_for(target, &System);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let all: Vec<String> = missing.iter().map(ToString::to_string).collect();
+    anyhow::bail!("cannot compile for {target}: {}", all.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake {
+        programs: Vec<&'static str>,
+        libs: Vec<&'static str>,
+        cc: Option<&'static str>,
+    }
+
+    impl Probe for Fake {
+        fn has_program(&self, p: &str) -> bool {
+            self.programs.contains(&p)
+        }
+        fn shared_libraries(&self) -> Vec<String> {
+            self.libs.iter().map(|s| s.to_string()).collect()
+        }
+        fn cc(&self) -> Option<String> {
+            self.cc.map(str::to_string)
+        }
+    }
+
+    #[test]
+    fn llvm_versions_from_debian_library_names() {
+        assert_eq!(llvm_major("libLLVM.so.19.1"), Some(19));
+        assert_eq!(llvm_major("libLLVM-15.so.1"), Some(15));
+        assert_eq!(llvm_major("libLLVM-14.so"), Some(14));
+        assert_eq!(llvm_major("libLLVMSupport.so"), None);
+        assert_eq!(llvm_major("libc.so.6"), None);
+    }
+
+    #[test]
+    fn cpu_targets_need_a_c_compiler() {
+        let none = Fake {
+            programs: vec![],
+            libs: vec![],
+            cc: None,
+        };
+        let m = missing_for("cpu-x86_64", &none);
+        assert_eq!(m.len(), 1);
+        assert!(m[0].to_string().contains("`clang`"), "{}", m[0]);
+        assert!(m[0].install.contains("apt-get install -y clang"));
+        let with_cc = Fake {
+            programs: vec!["gcc-12"],
+            libs: vec![],
+            cc: Some("gcc-12"),
+        };
+        assert!(missing_for("cpu-aarch64", &with_cc).is_empty());
+        assert!(missing_for("adreno-a630", &none).is_empty());
+    }
+
+    #[test]
+    fn amd_needs_llvm_18_or_newer() {
+        let old = Fake {
+            programs: vec!["clang"],
+            libs: vec!["libLLVM-15.so.1", "libLLVM-14.so"],
+            cc: None,
+        };
+        let m = missing_for("amd-gfx1100", &old);
+        assert_eq!(m.len(), 1);
+        assert!(m[0].install.contains("libllvm19"));
+        let new = Fake {
+            libs: vec!["libLLVM-15.so.1", "libLLVM.so.19.1"],
+            ..old
+        };
+        assert!(missing_for("amd-gfx1201", &new).is_empty());
+    }
+}
