@@ -1,0 +1,589 @@
+//! Executes a [`Program`] for one compute dispatch (docs/hw/adreno-kgsl-pm4.md §16.3). Work groups run one
+//! after another; inside a group every fiber has its own program counter and the scheduler always issues the
+//! lowest pending PC for all fibers waiting there ("min-PC" reconvergence), so divergent branches, loops and
+//! `bar` behave as on the hardware for structured code without modelling the branch stack. Loads complete
+//! immediately, which makes `(sy)`/`(ss)` ordering no-ops; `(rptN)` repeats the instruction with advancing
+//! registers; `predt/predf/prede` mask fibers per their `p0.x`.
+use super::alu::{self, V};
+use super::float::f32_to_f16;
+use super::instr::*;
+use super::program::Program;
+
+/// GPU memory as the shader sees it. Every access is checked: an address outside the mapped objects is a
+/// GPU fault (the error text names the address).
+pub trait GpuMemory {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String>;
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String>;
+}
+
+/// A 2-D RGBA image as its texture/UAV descriptor describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub base: u64,
+    pub width: u32,
+    pub height: u32,
+    /// Bytes per row.
+    pub pitch: u32,
+    /// RGBA16F (true) or RGBA32F.
+    pub half: bool,
+}
+
+/// Everything one dispatch provides besides the program.
+#[derive(Clone, Debug)]
+pub struct Launch<'a> {
+    /// The constant file (c0.x = dword 0).
+    pub consts: &'a [u32],
+    pub groups: [u32; 3],
+    pub local: [u32; 3],
+    /// First register of the work-group id (x, y, z), if the kernel reads it.
+    pub wgid_reg: Option<RegNum>,
+    /// First register of the local invocation id (x, y, z), if the kernel reads it.
+    pub lid_reg: Option<RegNum>,
+    pub textures: &'a [Image],
+    pub uavs: &'a [Image],
+    /// Bytes of work-group shared memory (`l[…]`).
+    pub shared_bytes: usize,
+}
+
+/// Counters of one dispatch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Instructions issued (one issue covers every fiber waiting at that PC, repeats counted once).
+    pub issues: u64,
+    /// Per-fiber instruction executions (repeats counted individually).
+    pub fiber_instrs: u64,
+}
+
+const DONE: u32 = u32::MAX;
+/// Upper bound on issues per work group, so a shader that never ends is an error instead of a hang.
+const MAX_ISSUES: u64 = 1 << 28;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PMode {
+    None,
+    True,
+    False,
+}
+
+pub(super) struct Group {
+    pub(super) n: usize,
+    pub(super) r: Vec<u32>,
+    pub(super) h: Vec<u16>,
+    p: Vec<u8>,
+    a0: Vec<i32>,
+    a1: Vec<i32>,
+    pc: Vec<u32>,
+    pmode: Vec<PMode>,
+    pmask: Vec<bool>,
+    pub(super) shared: Vec<u8>,
+    /// Per-fiber private memory (`p[…]`: spills and scratch arrays), grown on first touch, cleared per work group.
+    pub(super) private: Vec<Vec<u8>>,
+    pub(super) cols: super::columns::Cols,
+}
+
+/// Execute `prog` for every work group of `launch`.
+pub fn run(
+    prog: &Program,
+    launch: &Launch<'_>,
+    mem: &mut dyn GpuMemory,
+) -> Result<RunStats, String> {
+    let n = launch.local.iter().map(|&x| x as usize).product::<usize>();
+    if n == 0 || n > 1024 {
+        return Err(format!(
+            "kernel {}: work-group size {:?} is not 1…1024 fibers",
+            prog.name, launch.local
+        ));
+    }
+    for (what, r) in [
+        ("work-group id", launch.wgid_reg),
+        ("local id", launch.lid_reg),
+    ] {
+        if r.is_some_and(|r| r > 253) {
+            return Err(format!(
+                "kernel {}: {what} register {:#x} leaves no room for x, y, z",
+                prog.name,
+                r.unwrap_or(0)
+            ));
+        }
+    }
+    let mut stats = RunStats::default();
+    let mut g = Group {
+        n,
+        r: vec![0; 256 * n],
+        h: vec![0; 256 * n],
+        p: vec![0; n],
+        a0: vec![0; n],
+        a1: vec![0; n],
+        pc: vec![0; n],
+        pmode: vec![PMode::None; n],
+        pmask: vec![false; n],
+        shared: vec![0; launch.shared_bytes],
+        private: vec![Vec::new(); n],
+        cols: Default::default(),
+    };
+    for gz in 0..launch.groups[2] {
+        for gy in 0..launch.groups[1] {
+            for gx in 0..launch.groups[0] {
+                g.reset(launch, [gx, gy, gz]);
+                g.run(prog, launch, mem, &mut stats).map_err(|e| {
+                    format!("kernel {}: work group ({gx}, {gy}, {gz}): {e}", prog.name)
+                })?;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+impl Group {
+    fn reset(&mut self, l: &Launch<'_>, wg: [u32; 3]) {
+        self.r.fill(0);
+        self.h.fill(0);
+        self.p.fill(0);
+        self.a0.fill(0);
+        self.a1.fill(0);
+        self.pc.fill(0);
+        self.pmode.fill(PMode::None);
+        self.pmask.fill(false);
+        self.shared.fill(0);
+        self.private.iter_mut().for_each(Vec::clear);
+        let n = self.n;
+        let [lx, ly, _] = l.local;
+        for lane in 0..n {
+            let id = [
+                lane as u32 % lx,
+                (lane as u32 / lx) % ly,
+                lane as u32 / (lx * ly),
+            ];
+            for c in 0..3 {
+                if let Some(w) = l.wgid_reg {
+                    self.r[(w as usize + c) * n + lane] = wg[c];
+                }
+                if let Some(li) = l.lid_reg {
+                    self.r[(li as usize + c) * n + lane] = id[c];
+                }
+            }
+        }
+    }
+
+    fn run(
+        &mut self,
+        prog: &Program,
+        l: &Launch<'_>,
+        mem: &mut dyn GpuMemory,
+        stats: &mut RunStats,
+    ) -> Result<(), String> {
+        let n = self.n;
+        let mut lanes: Vec<u32> = Vec::with_capacity(n);
+        let mut enabled: Vec<u32> = Vec::with_capacity(n);
+        let mut issues = 0u64;
+        // `next`: the PC every live fiber is known to wait at (all converged), so no scan is needed.
+        let mut next: Option<u32> = Some(0);
+        lanes.extend(0..n as u32);
+        let mut all_pm_none = true;
+        loop {
+            let mut converged = next.is_some();
+            let pc = match next {
+                Some(pc) => pc,
+                None => {
+                    let Some(pc) = self.pc.iter().copied().filter(|&p| p != DONE).min() else {
+                        break;
+                    };
+                    lanes.clear();
+                    lanes.extend((0..n as u32).filter(|&i| self.pc[i as usize] == pc));
+                    converged = lanes.len() == self.pc.iter().filter(|&&p| p != DONE).count();
+                    pc
+                }
+            };
+            let Some(ins) = prog.instrs.get(pc as usize) else {
+                return Err(format!(
+                    "program counter {pc} ran past the end of the shader (no `end`)"
+                ));
+            };
+            issues += 1;
+            if issues > MAX_ISSUES {
+                return Err(format!(
+                    "more than {MAX_ISSUES} instructions issued: the shader does not terminate"
+                ));
+            }
+            stats.issues += 1;
+            let ctx =
+                |e: String| format!("instruction {pc} (byte offset {:#x}) `{ins}`: {e}", pc * 8);
+            if self.flow(ins, pc, &lanes).map_err(ctx)? {
+                stats.fiber_instrs += lanes.len() as u64;
+                all_pm_none = self.pmode.iter().all(|&m| m == PMode::None);
+                // Still converged when every fiber went to the same place and none ended.
+                let first = self.pc[lanes[0] as usize];
+                next = (converged
+                    && first != DONE
+                    && lanes.iter().all(|&i| self.pc[i as usize] == first))
+                .then_some(first);
+                continue;
+            }
+            let active: &[u32] =
+                if all_pm_none {
+                    &lanes
+                } else {
+                    enabled.clear();
+                    enabled.extend(lanes.iter().copied().filter(|&i| {
+                        match self.pmode[i as usize] {
+                            PMode::None => true,
+                            PMode::True => self.pmask[i as usize],
+                            PMode::False => !self.pmask[i as usize],
+                        }
+                    }));
+                    &enabled
+                };
+            stats.fiber_instrs += (active.len() * (ins.repeat as usize + 1)) as u64;
+            self.exec(ins, active, l, mem).map_err(ctx)?;
+            for &i in &lanes {
+                self.pc[i as usize] = pc + 1;
+            }
+            next = converged.then_some(pc + 1);
+        }
+        Ok(())
+    }
+
+    /// cat0 flow control; returns false for every other instruction.
+    fn flow(&mut self, ins: &Instr, pc: u32, lanes: &[u32]) -> Result<bool, String> {
+        let target = |off: i32| -> Result<u32, String> {
+            let t = pc as i64 + off as i64;
+            if t < 0 {
+                return Err(format!("branch target {t} before the start of the shader"));
+            }
+            Ok(t as u32)
+        };
+        let pbit = |p: &u8, s: PredSrc| ((p >> s.comp) & 1 == 1) != s.inv;
+        match ins.op {
+            Op::Nop => {
+                for &i in lanes {
+                    self.pc[i as usize] = pc + 1;
+                }
+            }
+            Op::End => {
+                for &i in lanes {
+                    self.pc[i as usize] = DONE;
+                }
+            }
+            Op::Kill(s) => {
+                for &i in lanes {
+                    let i = i as usize;
+                    self.pc[i] = if pbit(&self.p[i], s) { DONE } else { pc + 1 };
+                }
+            }
+            Op::PredT | Op::PredF | Op::PredE => {
+                for &i in lanes {
+                    let i = i as usize;
+                    self.pmode[i] = match ins.op {
+                        Op::PredT => PMode::True,
+                        Op::PredF => PMode::False,
+                        _ => PMode::None,
+                    };
+                    if ins.op != Op::PredE {
+                        self.pmask[i] = self.p[i] & 1 == 1;
+                    }
+                    self.pc[i] = pc + 1;
+                }
+            }
+            Op::Jump(off) => {
+                let t = target(off)?;
+                for &i in lanes {
+                    self.pc[i as usize] = t;
+                }
+            }
+            Op::Br { kind, p1, p2, off } => {
+                let t = target(off)?;
+                let wave = match kind {
+                    BrKind::Any => Some(lanes.iter().any(|&i| pbit(&self.p[i as usize], p1))),
+                    BrKind::All => Some(lanes.iter().all(|&i| pbit(&self.p[i as usize], p1))),
+                    _ => None,
+                };
+                for &i in lanes {
+                    let p = &self.p[i as usize];
+                    let take = match kind {
+                        BrKind::Br => pbit(p, p1),
+                        BrKind::Or => pbit(p, p1) || pbit(p, p2),
+                        BrKind::And => pbit(p, p1) && pbit(p, p2),
+                        _ => wave.unwrap_or(false),
+                    };
+                    self.pc[i as usize] = if take { t } else { pc + 1 };
+                }
+            }
+            Op::Ret => return Err("`ret` outside a subroutine is not supported".into()),
+            Op::Bar { .. } => {
+                // Min-PC issue guarantees every live fiber of the group has reached (or passed) this PC.
+                for &i in lanes {
+                    self.pc[i as usize] = pc + 1;
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn exec(
+        &mut self,
+        ins: &Instr,
+        lanes: &[u32],
+        l: &Launch<'_>,
+        mem: &mut dyn GpuMemory,
+    ) -> Result<(), String> {
+        if lanes.is_empty() {
+            return Ok(());
+        }
+        if ins.round != 0 {
+            return Err("cat1 conversions with an explicit rounding mode are not executed".into());
+        }
+        match ins.op {
+            Op::Mov {
+                src_ty,
+                dst_ty,
+                dst,
+                src,
+                ..
+            } => {
+                for k in 0..=ins.repeat {
+                    for &i in lanes {
+                        let raw = self.read_raw(&src, k, i, l, src_ty.is_half_cat1())?;
+                        let v = alu::convert(src_ty, dst_ty, raw);
+                        let out = if ins.sat && dst_ty == Ty::F32 {
+                            sat(f32::from_bits(v)).to_bits()
+                        } else {
+                            v
+                        };
+                        self.write_raw(&dst, k, i, out, dst_ty.is_half_cat1())?;
+                    }
+                }
+            }
+            Op::Swz {
+                src_ty,
+                dst_ty,
+                dst,
+                src,
+            } => {
+                for &i in lanes {
+                    let v = [
+                        self.reg_raw(src[0], i, src_ty.is_half_cat1()),
+                        self.reg_raw(src[1], i, src_ty.is_half_cat1()),
+                    ];
+                    for c in 0..2 {
+                        let x = alu::convert(src_ty, dst_ty, v[c]);
+                        self.set_reg_raw(dst[c], i, x, dst_ty.is_half_cat1());
+                    }
+                }
+            }
+            Op::Gat {
+                src_ty,
+                dst_ty,
+                dst,
+                src,
+            } => {
+                for &i in lanes {
+                    let v: Vec<u32> = src
+                        .iter()
+                        .map(|&s| self.reg_raw(s, i, src_ty.is_half_cat1()))
+                        .collect();
+                    for (c, x) in v.into_iter().enumerate() {
+                        self.set_reg_raw(
+                            dst + c as u16,
+                            i,
+                            alu::convert(src_ty, dst_ty, x),
+                            dst_ty.is_half_cat1(),
+                        );
+                    }
+                }
+            }
+            Op::Sct {
+                src_ty,
+                dst_ty,
+                dst,
+                src,
+            } => {
+                for &i in lanes {
+                    let v: Vec<u32> = (0..4)
+                        .map(|c| self.reg_raw(src + c, i, src_ty.is_half_cat1()))
+                        .collect();
+                    for (c, x) in v.into_iter().enumerate() {
+                        self.set_reg_raw(
+                            dst[c],
+                            i,
+                            alu::convert(src_ty, dst_ty, x),
+                            dst_ty.is_half_cat1(),
+                        );
+                    }
+                }
+            }
+            Op::Alu2 { .. } | Op::Alu3 { .. } | Op::Sfu { .. } => self.alu(ins, lanes, l)?,
+            Op::Isam { .. } | Op::Load { .. } | Op::Store { .. } | Op::Stib { .. } => {
+                self.memory(ins, lanes, l, mem)?
+            }
+            _ => return Err("instruction not executed by the interpreter".into()),
+        }
+        Ok(())
+    }
+
+    pub(super) fn reg_raw(&self, num: RegNum, lane: u32, half: bool) -> u32 {
+        let idx = (num as usize & 0xFF) * self.n + lane as usize;
+        if half {
+            self.h[idx] as u32
+        } else {
+            self.r[idx]
+        }
+    }
+
+    pub(super) fn set_reg_raw(&mut self, num: RegNum, lane: u32, v: u32, half: bool) {
+        let idx = (num as usize & 0xFF) * self.n + lane as usize;
+        if half {
+            self.h[idx] = v as u16;
+        } else {
+            self.r[idx] = v;
+        }
+    }
+
+    /// The raw bits of a source in iteration `k` of a repeat (16-bit values in the low half).
+    pub(super) fn read_raw(
+        &self,
+        s: &Src,
+        k: u8,
+        lane: u32,
+        l: &Launch<'_>,
+        half: bool,
+    ) -> Result<u32, String> {
+        let step = |r: bool| if r { k as i32 } else { 0 };
+        let li = lane as usize;
+        let konst = |num: i32| -> Result<u32, String> {
+            let c = usize::try_from(num)
+                .ok()
+                .and_then(|n| l.consts.get(n))
+                .ok_or_else(|| {
+                    format!(
+                        "constant c[{num}] outside the {}-dword constant file",
+                        l.consts.len()
+                    )
+                })?;
+            Ok(if half {
+                f32_to_f16(f32::from_bits(*c)) as u32
+            } else {
+                *c
+            })
+        };
+        Ok(match *s {
+            Src::Reg { num, r, .. } => {
+                let num = num as i32 + step(r);
+                match num >> 2 {
+                    62 => ((self.p[li] >> (num & 3)) & 1) as u32,
+                    61 if num & 3 == 0 => self.a0[li] as u32,
+                    61 => self.a1[li] as u32,
+                    _ if num > 255 => return Err(format!("register {num} past r63.w")),
+                    _ => self.reg_raw(num as u16, lane, half),
+                }
+            }
+            Src::Const { num, r, .. } => konst(num as i32 + step(r))?,
+            Src::RelConst { off, r, .. } => konst(self.a0[li] + off as i32 + step(r))?,
+            Src::RelReg { off, r, .. } => {
+                let num = self.a0[li] + off as i32 + step(r);
+                if !(0..192).contains(&num) {
+                    return Err(format!(
+                        "relative register r<a0.x + {off}> = {num} out of range"
+                    ));
+                }
+                self.reg_raw(num as u16, lane, half)
+            }
+            Src::Imm { val, .. } => {
+                if half {
+                    val as u32 & 0xFFFF
+                } else {
+                    val as u32
+                }
+            }
+            Src::Flut { idx, .. } => {
+                let x = flut(idx);
+                if half {
+                    f32_to_f16(x) as u32
+                } else {
+                    x.to_bits()
+                }
+            }
+        })
+    }
+
+    fn write_raw(&mut self, d: &Dst, k: u8, lane: u32, v: u32, half: bool) -> Result<(), String> {
+        let li = lane as usize;
+        match *d {
+            Dst::Reg { num, .. } => {
+                let num = num as u32 + k as u32;
+                match num >> 2 {
+                    62 => self.set_pred(li, (num & 3) as u8, v != 0),
+                    61 => self.a0[li] = v as i32,
+                    _ if num > 255 => return Err(format!("register {num} past r63.w")),
+                    _ => self.set_reg_raw(num as u16, lane, v, half),
+                }
+            }
+            Dst::Pred(c) => self.set_pred(li, c + k, v != 0),
+            Dst::Addr(0) => self.a0[li] = v as u16 as i16 as i32,
+            Dst::Addr(_) => self.a1[li] = v as u16 as i32,
+            Dst::Rel { off, .. } => {
+                let num = self.a0[li] + off as i32 + k as i32;
+                if !(0..192).contains(&num) {
+                    return Err(format!("relative destination register {num} out of range"));
+                }
+                self.set_reg_raw(num as u16, lane, v, half);
+            }
+        }
+        Ok(())
+    }
+
+    fn set_pred(&mut self, lane: usize, c: u8, on: bool) {
+        let b = 1u8 << (c & 3);
+        if on {
+            self.p[lane] |= b;
+        } else {
+            self.p[lane] &= !b;
+        }
+    }
+
+    /// Write an ALU value, converting to the destination's precision.
+    pub(super) fn write_v(&mut self, d: &Dst, k: u8, lane: u32, v: V) -> Result<(), String> {
+        let half = matches!(
+            *d,
+            Dst::Reg { half: true, .. } | Dst::Rel { half: true, .. }
+        );
+        let raw = match (v, half) {
+            (V::F(x), false) => alu::ftz(x).to_bits(),
+            (V::F(x), true) => f32_to_f16(x) as u32,
+            (V::I(u), false) => u,
+            (V::I(u), true) => u & 0xFFFF,
+        };
+        let raw = match (v, d) {
+            (V::F(x), Dst::Pred(_)) => (x != 0.0) as u32,
+            _ => raw,
+        };
+        self.write_raw(d, k, lane, raw, half)
+    }
+}
+
+fn sat(x: f32) -> f32 {
+    if x.is_nan() {
+        0.0
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
+/// The float lookup table of `#flut` immediates.
+pub fn flut(idx: u8) -> f32 {
+    use core::f32::consts::*;
+    match idx {
+        0 => 0.0,
+        1 => 0.5,
+        2 => 1.0,
+        3 => 2.0,
+        4 => E,
+        5 => PI,
+        6 => FRAC_1_PI,
+        7 => LN_2,
+        8 => LOG2_E,
+        9 => LOG10_2,
+        10 => LOG2_10,
+        _ => 4.0,
+    }
+}

@@ -1,0 +1,434 @@
+//! The typed form of one decoded a6xx IR3 instruction (docs/hw/adreno-kgsl-pm4.md §16): operands, the
+//! per-category operation enums and the scheduling flags. Produced by [`super::decode`], printed in Mesa's
+//! syntax by `disasm`, executed by [`super::exec`].
+
+/// Register number as the ISA encodes it: `4·n + component` (r0.x = 0, r0.y = 1, …, r63.w = 255).
+pub type RegNum = u16;
+
+/// Element types of cat1 moves/conversions and cat5/cat6 memory accesses (Mesa's `#type` enum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    F16,
+    F32,
+    U16,
+    U32,
+    S16,
+    S32,
+    U8,
+    /// cat1: s8 (Mesa prints `u8_32` in memory types, `s8` does not occur in a6xx kernels we run).
+    U8x32,
+}
+
+impl Ty {
+    pub fn from_bits(b: u64) -> Ty {
+        match b & 7 {
+            0 => Ty::F16,
+            1 => Ty::F32,
+            2 => Ty::U16,
+            3 => Ty::U32,
+            4 => Ty::S16,
+            5 => Ty::S32,
+            6 => Ty::U8,
+            _ => Ty::U8x32,
+        }
+    }
+    /// Whether values of this type live in half registers.
+    pub fn is_half(self) -> bool {
+        matches!(self, Ty::F16 | Ty::U16 | Ty::S16 | Ty::U8)
+    }
+    /// Whether a cat1 operand of this type is a half register (cat1 also counts type 7, its s8).
+    pub fn is_half_cat1(self) -> bool {
+        self.is_half() || self == Ty::U8x32
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::F16 => "f16",
+            Ty::F32 => "f32",
+            Ty::U16 => "u16",
+            Ty::U32 => "u32",
+            Ty::S16 => "s16",
+            Ty::S32 => "s32",
+            Ty::U8 => "u8",
+            Ty::U8x32 => "u8_32",
+        }
+    }
+    /// Bytes of one element in memory.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Ty::F32 | Ty::U32 | Ty::S32 => 4,
+            Ty::F16 | Ty::U16 | Ty::S16 => 2,
+            Ty::U8 | Ty::U8x32 => 1,
+        }
+    }
+}
+
+/// Source modifiers of cat2/cat3/cat4 sources: float abs/neg for float opcodes, integer abs/neg for signed
+/// integer opcodes, bitwise not (`neg`) for bitwise opcodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mods {
+    pub abs: bool,
+    pub neg: bool,
+}
+
+/// One ALU source operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Src {
+    /// A register (full or half by `half`); `r` = advances with `(rptN)`; `last` = last-use hint (display only).
+    Reg {
+        num: RegNum,
+        half: bool,
+        r: bool,
+        last: bool,
+    },
+    /// A constant-file component `c[num/4].xyzw[num%4]`.
+    Const { num: u16, half: bool, r: bool },
+    /// `r<a0.x + off>`.
+    RelReg { off: i16, half: bool, r: bool },
+    /// `c<a0.x + off>`.
+    RelConst { off: i16, half: bool, r: bool },
+    /// Integer immediate (sign-extended as encoded); `half` only affects printing (`h(…)`).
+    Imm { val: i32, half: bool, r: bool },
+    /// Index into the float lookup table (0.0, 0.5, 1.0, 2.0, e, π, 1/π, 1/log2(e), log2(e), 1/log2(10),
+    /// log2(10), 4.0).
+    Flut { idx: u8, half: bool, r: bool },
+}
+
+impl Src {
+    /// Whether the source advances with `(rptN)`.
+    pub fn repeats(&self) -> bool {
+        match *self {
+            Src::Reg { r, .. }
+            | Src::Const { r, .. }
+            | Src::RelReg { r, .. }
+            | Src::RelConst { r, .. }
+            | Src::Imm { r, .. }
+            | Src::Flut { r, .. } => r,
+        }
+    }
+}
+
+/// An ALU destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dst {
+    Reg {
+        num: RegNum,
+        half: bool,
+    },
+    /// `p0.{comp}` (cat2 dst encoded as GPR 62).
+    Pred(u8),
+    /// `a0.x` (mova) or `a1.x` (mova1).
+    Addr(u8),
+    /// `r<a0.x + off>` (cat1 only).
+    Rel {
+        off: u8,
+        half: bool,
+    },
+}
+
+/// Comparison conditions of `cmps`/`cmpv` (`#cond`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Cond {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cond::Lt => "lt",
+            Cond::Le => "le",
+            Cond::Gt => "gt",
+            Cond::Ge => "ge",
+            Cond::Eq => "eq",
+            Cond::Ne => "ne",
+        }
+    }
+}
+
+/// cat2 operations (bits 53–58).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op2 {
+    AddF,
+    MinF,
+    MaxF,
+    MulF,
+    SignF,
+    CmpsF(Cond),
+    AbsnegF,
+    CmpvF(Cond),
+    FloorF,
+    CeilF,
+    RndneF,
+    RndazF,
+    TruncF,
+    AddU,
+    AddS,
+    SubU,
+    SubS,
+    CmpsU(Cond),
+    CmpsS(Cond),
+    MinU,
+    MinS,
+    MaxU,
+    MaxS,
+    AbsnegS,
+    AndB,
+    OrB,
+    NotB,
+    XorB,
+    CmpvU(Cond),
+    CmpvS(Cond),
+    MulU24,
+    MulS24,
+    MullU,
+    BfrevB,
+    ClzS,
+    ClzB,
+    ShlB,
+    ShrB,
+    AshrB,
+    MgenB,
+    GetbitB,
+    CbitsB,
+}
+
+/// cat3 operations (bits 55–58, bit 13 selects the "alt" shift group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op3 {
+    MadU16,
+    MadshU16,
+    MadS16,
+    MadshM16,
+    MadU24,
+    MadS24,
+    MadF16,
+    MadF32,
+    SelB16,
+    SelB32,
+    SelS16,
+    SelS32,
+    SelF16,
+    SelF32,
+    SadS16,
+    SadS32,
+    Shrm,
+    Shlm,
+    Shrg,
+    Shlg,
+    Andg,
+}
+
+/// cat4 (SFU) operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op4 {
+    Rcp,
+    Rsq,
+    Log2,
+    Exp2,
+    Sin,
+    Cos,
+    Sqrt,
+    Hrsq,
+    Hlog2,
+    Hexp2,
+}
+
+/// Branch kinds of cat0 `br*` (BRTYPE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrKind {
+    /// `br`: per fiber on one predicate.
+    Br,
+    /// `brao`: either of two predicates.
+    Or,
+    /// `braa`: both predicates.
+    And,
+    /// `bany`: any fiber of the wave.
+    Any,
+    /// `ball`: all fibers of the wave.
+    All,
+}
+
+/// A predicate operand `{!}p0.{comp}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredSrc {
+    pub inv: bool,
+    pub comp: u8,
+}
+
+/// Memory address space of cat6 plain loads/stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// `g[…]`: a 64-bit address in a register pair.
+    Global,
+    /// `l[…]`: the work group's shared memory.
+    Local,
+    /// `p[…]`: per-fiber private memory.
+    Private,
+}
+
+/// The operation of one instruction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Nop,
+    End,
+    Ret,
+    PredT,
+    PredF,
+    PredE,
+    /// `jump #off` (relative in instructions).
+    Jump(i32),
+    Br {
+        kind: BrKind,
+        p1: PredSrc,
+        p2: PredSrc,
+        off: i32,
+    },
+    Kill(PredSrc),
+    /// cat1 `mov`/`cov`/`mova`.
+    Mov {
+        src_ty: Ty,
+        dst_ty: Ty,
+        dst: Dst,
+        src: Src,
+    },
+    /// cat1 `swz`: dst0 ← src0, dst1 ← src1 in parallel.
+    Swz {
+        src_ty: Ty,
+        dst_ty: Ty,
+        dst: [RegNum; 2],
+        src: [RegNum; 2],
+    },
+    /// cat1 `gat`: dst+i ← src i.
+    Gat {
+        src_ty: Ty,
+        dst_ty: Ty,
+        dst: RegNum,
+        src: [RegNum; 4],
+    },
+    /// cat1 `sct`: dst i ← src+i.
+    Sct {
+        src_ty: Ty,
+        dst_ty: Ty,
+        dst: [RegNum; 4],
+        src: RegNum,
+    },
+    Alu2 {
+        op: Op2,
+        dst: Dst,
+        src: [Src; 2],
+        mods: [Mods; 2],
+        full: bool,
+    },
+    /// `src_neg` are the three (neg) flags.
+    Alu3 {
+        op: Op3,
+        dst: Dst,
+        src: [Src; 3],
+        neg: [bool; 3],
+        full: bool,
+    },
+    Sfu {
+        op: Op4,
+        dst: Dst,
+        src: Src,
+        mods: Mods,
+        full: bool,
+    },
+    /// `isam`: integer-coordinate texel fetch from texture `tex` (sampler `samp`), coordinates in `coord`,
+    /// `coord+1`; writes the components of `wrmask` to consecutive registers from `dst`.
+    Isam {
+        ty: Ty,
+        wrmask: u8,
+        dst: RegNum,
+        coord: RegNum,
+        coord_half: bool,
+        samp: u8,
+        tex: u8,
+        inv_1d: bool,
+    },
+    /// `ldg`/`ldl`/`ldp`: `size` consecutive elements at `addr + off` (global: `addr` is the low half of a
+    /// register pair; global offsets count elements of `ty`? no: bytes — see `exec::mem`).
+    Load {
+        space: Space,
+        ty: Ty,
+        dst: RegNum,
+        addr: RegNum,
+        off: i32,
+        size: u8,
+    },
+    /// `stg`/`stl`/`stp`.
+    Store {
+        space: Space,
+        ty: Ty,
+        addr: RegNum,
+        off: i32,
+        src: RegNum,
+        size: u8,
+    },
+    /// `stib.b.typed.{d}d.{ty}.{comps}.imm`: store `comps` components from `src` at the `d`-dim coordinates
+    /// in `coord` of UAV `slot`.
+    Stib {
+        ty: Ty,
+        d: u8,
+        comps: u8,
+        src: RegNum,
+        coord: RegNum,
+        slot: u8,
+    },
+    /// `bar` / `fence` with their `.g .l .r .w` bits.
+    Bar {
+        fence: bool,
+        g: bool,
+        l: bool,
+        r: bool,
+        w: bool,
+    },
+}
+
+/// One decoded instruction: its operation plus the flags every category may carry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instr {
+    pub op: Op,
+    /// `(sy)`: wait for outstanding texture/global loads.
+    pub sy: bool,
+    /// `(ss)`: wait for outstanding SFU results / local memory.
+    pub ss: bool,
+    /// `(jp)`: a join point (reconvergence after divergence).
+    pub jp: bool,
+    /// `(ul)`: last use of a0.x (display only).
+    pub ul: bool,
+    /// `(sat)`.
+    pub sat: bool,
+    /// `(ei)` end-input (display only).
+    pub ei: bool,
+    /// `(eq)` (cat0 only; display only).
+    pub eq: bool,
+    /// cat1 ROUND field (0 = default; 1 even, 2 +∞, 3 −∞ — not executed by the interpreter).
+    pub round: u8,
+    /// `(rptN)`: the instruction runs `repeat + 1` times.
+    pub repeat: u8,
+    /// `(nopN)`: N delay slots after the instruction (timing only).
+    pub nop: u8,
+}
+
+impl Instr {
+    pub fn new(op: Op) -> Instr {
+        Instr {
+            op,
+            sy: false,
+            ss: false,
+            jp: false,
+            ul: false,
+            sat: false,
+            ei: false,
+            eq: false,
+            round: 0,
+            repeat: 0,
+            nop: 0,
+        }
+    }
+}

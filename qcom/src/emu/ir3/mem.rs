@@ -1,0 +1,310 @@
+//! cat5/cat6 execution for the issued fibers: global loads/stores through [`GpuMemory`] (64-bit register-pair
+//! addresses, every access checked by the memory), work-group shared memory, per-fiber private memory, and `isam`/`stib` on 2-D RGBA32F or
+//! RGBA16F images (docs/hw/adreno-kgsl-pm4.md §16.4).
+use super::exec::{GpuMemory, Group, Image, Launch};
+use super::float::{f16_to_f32, f32_to_f16};
+use super::instr::*;
+
+impl Image {
+    fn texel_bytes(&self) -> u32 {
+        if self.half {
+            8
+        } else {
+            16
+        }
+    }
+}
+
+impl Group {
+    pub(super) fn memory(
+        &mut self,
+        ins: &Instr,
+        lanes: &[u32],
+        l: &Launch<'_>,
+        mem: &mut dyn GpuMemory,
+    ) -> Result<(), String> {
+        match ins.op {
+            Op::Load {
+                space,
+                ty,
+                dst,
+                addr,
+                off,
+                size,
+            } => {
+                let eb = ty.bytes() as usize;
+                let len = eb * size as usize;
+                let addrs = self.global_addrs(space, addr, off, lanes);
+                let span = Span::read(&addrs, len, mem);
+                let mut buf = vec![0u8; len];
+                for (k, &i) in lanes.iter().enumerate() {
+                    match (space, &span) {
+                        (Space::Global, Some(sp)) => buf.copy_from_slice(sp.at(addrs[k], len)),
+                        (Space::Global, None) => {
+                            mem.read(addrs[k], &mut buf).map_err(|e| fault(i, e))?
+                        }
+                        (Space::Local, _) => {
+                            let a = self.local_addr(addr, off, i, len)?;
+                            buf.copy_from_slice(&self.shared[a..a + len]);
+                        }
+                        (Space::Private, _) => {
+                            buf.copy_from_slice(self.private_at(addr, off, i, len)?)
+                        }
+                    }
+                    for (c, e) in buf.chunks_exact(eb).enumerate() {
+                        let raw = match eb {
+                            4 => u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
+                            2 => u16::from_le_bytes([e[0], e[1]]) as u32,
+                            _ => e[0] as u32,
+                        };
+                        self.set_reg_raw(dst + c as u16, i, raw, ty.is_half());
+                    }
+                }
+            }
+            Op::Store {
+                space,
+                ty,
+                addr,
+                off,
+                src,
+                size,
+            } => {
+                let eb = ty.bytes() as usize;
+                let len = eb * size as usize;
+                let addrs = self.global_addrs(space, addr, off, lanes);
+                let mut span = Span::read(&addrs, len, mem);
+                let mut buf = vec![0u8; len];
+                for (k, &i) in lanes.iter().enumerate() {
+                    for c in 0..size as usize {
+                        let raw = self.reg_raw(src + c as u16, i, ty.is_half());
+                        buf[c * eb..(c + 1) * eb].copy_from_slice(&raw.to_le_bytes()[..eb]);
+                    }
+                    match (space, &mut span) {
+                        (Space::Global, Some(sp)) => sp.at_mut(addrs[k], len).copy_from_slice(&buf),
+                        (Space::Global, None) => {
+                            mem.write(addrs[k], &buf).map_err(|e| fault(i, e))?
+                        }
+                        (Space::Local, _) => {
+                            let a = self.local_addr(addr, off, i, len)?;
+                            self.shared[a..a + len].copy_from_slice(&buf);
+                        }
+                        (Space::Private, _) => {
+                            self.private_at(addr, off, i, len)?.copy_from_slice(&buf)
+                        }
+                    }
+                }
+                if let Some(sp) = span {
+                    mem.write(sp.lo, &sp.bytes)?;
+                }
+            }
+            Op::Isam {
+                ty,
+                wrmask,
+                dst,
+                coord,
+                coord_half,
+                tex,
+                ..
+            } => {
+                let img = *l.textures.get(tex as usize).ok_or_else(|| {
+                    format!("texture t#{tex} is not bound ({} loaded)", l.textures.len())
+                })?;
+                for &i in lanes {
+                    let x = self.reg_raw(coord, i, coord_half) as i32;
+                    let y = self.reg_raw(coord + 1, i, coord_half) as i32;
+                    let texel = read_texel(&img, x, y, mem).map_err(|e| fault(i, e))?;
+                    let mut out = 0u16;
+                    for (c, v) in texel.iter().enumerate() {
+                        if wrmask >> c & 1 == 0 {
+                            continue;
+                        }
+                        let raw = match ty {
+                            Ty::F32 => v.to_bits(),
+                            Ty::F16 => f32_to_f16(*v) as u32,
+                            _ => {
+                                return Err(format!(
+                                    "isam result type {} is not supported",
+                                    ty.name()
+                                ))
+                            }
+                        };
+                        self.set_reg_raw(dst + out, i, raw, ty.is_half());
+                        out += 1;
+                    }
+                }
+            }
+            Op::Stib {
+                ty,
+                d,
+                comps,
+                src,
+                coord,
+                slot,
+            } => {
+                let img = *l
+                    .uavs
+                    .get(slot as usize)
+                    .ok_or_else(|| format!("UAV {slot} is not bound ({} loaded)", l.uavs.len()))?;
+                if d != 2 || comps != 4 {
+                    return Err(format!(
+                        "stib of {comps} components in {d} dimensions is not supported"
+                    ));
+                }
+                for &i in lanes {
+                    let x = self.reg_raw(coord, i, false) as i32;
+                    let y = self.reg_raw(coord + 1, i, false) as i32;
+                    let mut v = [0f32; 4];
+                    for (c, o) in v.iter_mut().enumerate() {
+                        let raw = self.reg_raw(src + c as u16, i, ty.is_half());
+                        *o = match ty {
+                            Ty::F32 => f32::from_bits(raw),
+                            Ty::F16 => f16_to_f32(raw as u16),
+                            _ => {
+                                return Err(format!(
+                                    "stib value type {} is not supported",
+                                    ty.name()
+                                ))
+                            }
+                        };
+                    }
+                    write_texel(&img, x, y, v, mem).map_err(|e| fault(i, e))?;
+                }
+            }
+            _ => unreachable!("memory() is only called for memory instructions"),
+        }
+        Ok(())
+    }
+
+    /// The global address of every issued fiber (empty for other spaces).
+    fn global_addrs(&self, space: Space, addr: RegNum, off: i32, lanes: &[u32]) -> Vec<u64> {
+        if space != Space::Global {
+            return Vec::new();
+        }
+        lanes
+            .iter()
+            .map(|&i| self.addr64(addr, i).wrapping_add(off as i64 as u64))
+            .collect()
+    }
+
+    fn addr64(&self, r: RegNum, lane: u32) -> u64 {
+        self.reg_raw(r, lane, false) as u64 | (self.reg_raw(r + 1, lane, false) as u64) << 32
+    }
+
+    /// `len` bytes of fiber `lane`'s private memory at byte address `r + off` (what ir3 emits for scratch and
+    /// spills); bytes never stored read as zero.
+    fn private_at(
+        &mut self,
+        r: RegNum,
+        off: i32,
+        lane: u32,
+        len: usize,
+    ) -> Result<&mut [u8], String> {
+        let a = self.reg_raw(r, lane, false) as i64 + off as i64;
+        if a < 0 || a as usize + len > PRIVATE_MAX {
+            return Err(format!(
+                "fiber {lane}: private-memory access at {a}+{len} outside {PRIVATE_MAX} bytes"
+            ));
+        }
+        let (a, end) = (a as usize, a as usize + len);
+        let v = &mut self.private[lane as usize];
+        if v.len() < end {
+            v.resize(end, 0);
+        }
+        Ok(&mut v[a..end])
+    }
+
+    fn local_addr(&self, r: RegNum, off: i32, lane: u32, len: usize) -> Result<usize, String> {
+        let a = self.reg_raw(r, lane, false) as i64 + off as i64;
+        if a < 0 || a as usize + len > self.shared.len() {
+            return Err(format!(
+                "fiber {lane}: shared-memory access at {a}+{len} outside the {} bytes of the work group",
+                self.shared.len()
+            ));
+        }
+        Ok(a as usize)
+    }
+}
+
+/// Bound chosen here on one fiber's private memory, so a wild address is an error, not an allocation.
+const PRIVATE_MAX: usize = 256 << 10;
+
+/// Largest byte range read at once for the global accesses of one instruction.
+const MAX_SPAN: u64 = 1 << 16;
+
+/// The bytes between the lowest and highest address the issued fibers touch, read with one access when the range
+/// is small and lies inside one object (otherwise every fiber accesses memory itself, so a fault names its fiber).
+/// Stores patch the span in fiber order and write it back once: the same bytes as fiber-by-fiber stores.
+struct Span {
+    lo: u64,
+    bytes: Vec<u8>,
+}
+
+impl Span {
+    fn read(addrs: &[u64], len: usize, mem: &mut dyn GpuMemory) -> Option<Span> {
+        let lo = *addrs.iter().min()?;
+        let hi = addrs.iter().max()?.checked_add(len as u64)?;
+        if hi - lo > MAX_SPAN {
+            return None;
+        }
+        let mut bytes = vec![0u8; (hi - lo) as usize];
+        mem.read(lo, &mut bytes).ok()?;
+        Some(Span { lo, bytes })
+    }
+    fn at(&self, a: u64, len: usize) -> &[u8] {
+        let o = (a - self.lo) as usize;
+        &self.bytes[o..o + len]
+    }
+    fn at_mut(&mut self, a: u64, len: usize) -> &mut [u8] {
+        let o = (a - self.lo) as usize;
+        &mut self.bytes[o..o + len]
+    }
+}
+
+fn fault(lane: u32, e: String) -> String {
+    format!("GPU fault in fiber {lane}: {e}")
+}
+
+/// Fetch texel (x, y); outside the image the clamp-to-border sampler returns the (zero) border colour.
+fn read_texel(img: &Image, x: i32, y: i32, mem: &mut dyn GpuMemory) -> Result<[f32; 4], String> {
+    if x < 0 || y < 0 || x as u32 >= img.width || y as u32 >= img.height {
+        return Ok([0.0; 4]);
+    }
+    let a = img.base + y as u64 * img.pitch as u64 + x as u64 * img.texel_bytes() as u64;
+    let mut b = [0u8; 16];
+    let b = &mut b[..img.texel_bytes() as usize];
+    mem.read(a, b)
+        .map_err(|e| format!("texel ({x}, {y}): {e}"))?;
+    let mut v = [0f32; 4];
+    for (c, o) in v.iter_mut().enumerate() {
+        *o = if img.half {
+            f16_to_f32(u16::from_le_bytes([b[2 * c], b[2 * c + 1]]))
+        } else {
+            f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])
+        };
+    }
+    Ok(v)
+}
+
+/// Store texel (x, y) converted to the image format; stores outside the image are dropped.
+fn write_texel(
+    img: &Image,
+    x: i32,
+    y: i32,
+    v: [f32; 4],
+    mem: &mut dyn GpuMemory,
+) -> Result<(), String> {
+    if x < 0 || y < 0 || x as u32 >= img.width || y as u32 >= img.height {
+        return Ok(());
+    }
+    let a = img.base + y as u64 * img.pitch as u64 + x as u64 * img.texel_bytes() as u64;
+    let mut b = [0u8; 16];
+    for (c, x) in v.iter().enumerate() {
+        if img.half {
+            b[2 * c..2 * c + 2].copy_from_slice(&f32_to_f16(*x).to_le_bytes());
+        } else {
+            b[4 * c..4 * c + 4].copy_from_slice(&x.to_le_bytes());
+        }
+    }
+    mem.write(a, &b[..img.texel_bytes() as usize])
+        .map_err(|e| format!("texel ({x}, {y}): {e}"))
+}

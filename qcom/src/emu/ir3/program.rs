@@ -1,0 +1,46 @@
+//! A kernel's pre-decoded program: every 64-bit word of the shader image decoded once, before any dispatch.
+use super::decode::decode;
+use super::instr::Instr;
+
+/// A shader image decoded instruction by instruction.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: String,
+    pub instrs: Vec<Instr>,
+}
+
+impl Program {
+    /// Decode `image` (little-endian 64-bit words). An unknown encoding is an error naming the kernel, the
+    /// instruction index, its byte offset and its raw bits.
+    pub fn decode(name: &str, image: &[u8]) -> Result<Program, String> {
+        if image.is_empty() || !image.len().is_multiple_of(8) {
+            return Err(format!(
+                "kernel {name}: shader image of {} bytes is not a positive multiple of 8",
+                image.len()
+            ));
+        }
+        let mut instrs = Vec::with_capacity(image.len() / 8);
+        for (n, c) in image.chunks_exact(8).enumerate() {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            let i = decode(w).map_err(|u| {
+                format!(
+                    "kernel {name}: instruction {n} (byte offset {:#x}): unknown IR3 encoding {:08x}_{:08x}: {}",
+                    n * 8,
+                    u.raw >> 32,
+                    u.raw as u32,
+                    u.why
+                )
+            })?;
+            instrs.push(i);
+        }
+        Ok(Program {
+            name: name.to_string(),
+            instrs,
+        })
+    }
+
+    /// One line per instruction in Mesa's disassembly syntax.
+    pub fn listing(&self) -> Vec<String> {
+        self.instrs.iter().map(|i| i.to_string()).collect()
+    }
+}

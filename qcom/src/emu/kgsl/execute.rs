@@ -1,0 +1,119 @@
+//! Executing a validated dispatch with the IR3 interpreter (docs/hw/adreno-kgsl-pm4.md §16.5): the shader at
+//! SP_CS_BASE (decoded once per address and image), the constant file of the CP_LOAD_STATE6 constant load,
+//! work groups and the local size from the NDRANGE registers, work-group/local-id registers from
+//! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs from their descriptors, and every
+//! memory access checked against the model's GPU objects (an address outside them is a GPU fault).
+use super::{Dispatch, KgslModel, R};
+use crate::a6xx::regs;
+use crate::emu::ir3::{self, GpuMemory, Image, Launch, Program};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// What the interpreter did over the model's lifetime.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExecStats {
+    pub dispatches: u64,
+    pub issues: u64,
+    pub fiber_instrs: u64,
+    /// Host seconds spent interpreting.
+    pub seconds: f64,
+}
+
+/// Decoded programs by shader address, plus counters.
+#[derive(Default)]
+pub(super) struct ExecState {
+    programs: HashMap<u64, (Vec<u8>, Rc<Program>)>,
+    names: HashMap<u64, String>,
+    pub(super) stats: ExecStats,
+}
+
+/// The model's memory as the shader sees it.
+struct ModelMem<'a>(&'a mut KgslModel);
+
+impl GpuMemory for ModelMem<'_> {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let v = self.0.read(addr, out.len())?;
+        out.copy_from_slice(&v);
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        self.0.write(addr, data)
+    }
+}
+
+fn image(d: &[u32; 16]) -> Image {
+    Image {
+        base: d[4] as u64 | (d[5] as u64) << 32,
+        width: d[1] & 0x7FFF,
+        height: (d[1] >> 15) & 0x7FFF,
+        pitch: (d[2] >> 7) & 0x3F_FFFF,
+        half: (d[0] >> 22) & 0xFF == 0x62,
+    }
+}
+
+fn regid(v: u32) -> Option<u16> {
+    (v != regs::REGID_UNUSED).then_some(v as u16)
+}
+
+impl KgslModel {
+    /// Name the shader loaded at `gpuaddr` (used in interpreter errors instead of its address).
+    pub fn name_shader(&mut self, gpuaddr: u64, name: &str) {
+        self.exec.names.insert(gpuaddr, name.to_string());
+    }
+
+    /// Counters of the interpreter.
+    pub fn exec_stats(&self) -> ExecStats {
+        self.exec.stats
+    }
+
+    /// Run dispatch `idx` with the interpreter.
+    pub(super) fn execute(&mut self, d: &Dispatch, idx: usize) -> R<()> {
+        let t0 = Instant::now();
+        let name = self
+            .exec
+            .names
+            .get(&d.shader)
+            .cloned()
+            .unwrap_or_else(|| format!("shader@{:#x}", d.shader));
+        let e = |m: String| format!("dispatch {idx} (kernel {name}): {m}");
+        let bytes = self
+            .read(d.shader, d.instr_units as usize * 128)
+            .map_err(e)?;
+        let prog = match self.exec.programs.get(&d.shader) {
+            Some((b, p)) if *b == bytes => p.clone(),
+            _ => {
+                let p = Rc::new(Program::decode(&name, &bytes)?);
+                self.exec.programs.insert(d.shader, (bytes, p.clone()));
+                p
+            }
+        };
+        // The constant load reads 256 vec4; a region whose object ends earlier still has its 2048-byte file.
+        let consts: Vec<u32> = self
+            .dwords(d.args, 1024)
+            .or_else(|_| self.dwords(d.args, 512))
+            .map_err(e)?;
+        let textures: Vec<Image> = d.textures.iter().map(image).collect();
+        let uavs: Vec<Image> = d.uavs.iter().map(image).collect();
+        let shared = ((self.r(regs::SP_CS_CNTL_1) & 0x1F) as usize + 1) * 1024;
+        let cc0 = d.const_config_0;
+        let launch = Launch {
+            consts: &consts,
+            groups: d.global,
+            local: d.local,
+            wgid_reg: regid(cc0 & 0xFF),
+            lid_reg: regid(cc0 >> 24),
+            textures: &textures,
+            uavs: &uavs,
+            shared_bytes: shared,
+        };
+        let st = ir3::run(&prog, &launch, &mut ModelMem(self))
+            .map_err(|m| format!("dispatch {idx}: {m}"))?;
+        let s = &mut self.exec.stats;
+        s.dispatches += 1;
+        s.issues += st.issues;
+        s.fiber_instrs += st.fiber_instrs;
+        s.seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+}

@@ -1,0 +1,479 @@
+//! Instruction vectors for the IR3 interpreter (`modelrt_qcom::emu::ir3`). Each program is assembled here
+//! from the field positions of Mesa's ISA description (src/freedreno/isa/ir3-cat*.xml, restated in
+//! docs/hw/adreno-kgsl-pm4.md §16), independently of the decoder, and the expected values come from IEEE 754
+//! and the documented semantics (§16.4), not from running the interpreter.
+use modelrt_qcom::emu::ir3::float::{f16_to_f32, f32_to_f16};
+use modelrt_qcom::emu::ir3::{run, GpuMemory, Image, Launch, Program};
+
+const OUT: u64 = 0x10_0000;
+
+/// One flat GPU object at [`OUT`].
+struct Mem(Vec<u8>);
+
+impl GpuMemory for Mem {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let o = addr
+            .checked_sub(OUT)
+            .filter(|o| o + out.len() as u64 <= self.0.len() as u64);
+        let o = o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize;
+        out.copy_from_slice(&self.0[o..o + out.len()]);
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        let o = addr
+            .checked_sub(OUT)
+            .filter(|o| o + data.len() as u64 <= self.0.len() as u64);
+        let o = o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize;
+        self.0[o..o + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+}
+
+fn r(n: u64, c: u64) -> u64 {
+    n * 4 + c
+}
+// #multisrc forms (16 bits).
+fn gpr(n: u64) -> u64 {
+    n
+}
+fn cst(n: u64) -> u64 {
+    1 << 12 | n
+}
+fn flut(i: u64) -> u64 {
+    0b101 << 11 | i
+}
+fn imm(v: i64) -> u64 {
+    0b100 << 11 | (v as u64 & 0x7FF)
+}
+const NEG: u64 = 1 << 14;
+const ABS: u64 = 1 << 15;
+
+fn cat2(opc: u64, dst: u64, s1: u64, s2: u64, full: bool, dst_conv: bool) -> u64 {
+    s1 | s2 << 16 | dst << 32 | (dst_conv as u64) << 46 | (full as u64) << 52 | opc << 53 | 2 << 61
+}
+fn cmp2(opc: u64, cond: u64, dst: u64, s1: u64, s2: u64) -> u64 {
+    cat2(opc, dst, s1, s2, true, false) | cond << 48
+}
+fn cat3(opc: u64, dst: u64, s1: u64, s2: u64, s3: u64) -> u64 {
+    s1 | s3 << 16 | dst << 32 | s2 << 47 | opc << 55 | 3 << 61
+}
+/// cat3 with the alternative (immediate src1) encoding, full precision.
+fn cat3alt(opc: u64, dst: u64, imm1: u64, s2: u64, s3: u64) -> u64 {
+    cat3(opc, dst, 1 << 12 | imm1, s2, s3) | 1 << 13 | 1 << 42
+}
+fn cat4(opc: u64, dst: u64, s: u64) -> u64 {
+    s | dst << 32 | 1 << 52 | opc << 53 | 4 << 61
+}
+fn mov_imm(ty: u64, dst: u64, v: u32) -> u64 {
+    v as u64 | dst << 32 | ty << 46 | ty << 50 | 0b10 << 53 | 1 << 61
+}
+fn cov(src_ty: u64, dst_ty: u64, dst: u64, src: u64) -> u64 {
+    src | dst << 32 | dst_ty << 46 | src_ty << 50 | 1 << 61
+}
+const F16: u64 = 0;
+const F32: u64 = 1;
+const U32: u64 = 3;
+const END: u64 = 0b0110 << 55;
+const PREDT: u64 = 1 << 49 | 0b1101 << 55;
+const PREDE: u64 = 1 << 49 | 0b1111 << 55;
+fn br(comp: u64, inv: bool, off: i32) -> u64 {
+    off as u32 as u64 | (inv as u64) << 52 | comp << 53 | 0b0001 << 55
+}
+fn jump(off: i32) -> u64 {
+    off as u32 as u64 | 0b0010 << 55
+}
+fn stg(ty: u64, addr: u64, src: u64, size: u64) -> u64 {
+    src << 1 | 1 << 23 | size << 24 | 1 << 40 | addr << 41 | ty << 49 | 0b00011 << 54 | 6 << 61
+}
+fn ldg(ty: u64, dst: u64, addr: u64, size: u64) -> u64 {
+    1 | addr << 14 | 1 << 23 | size << 24 | dst << 32 | ty << 49 | 6 << 61
+}
+
+// cat2 opcodes.
+const ADD_F: u64 = 0;
+const MAX_F: u64 = 2;
+const MUL_F: u64 = 3;
+const CMPS_F: u64 = 5;
+const ADD_U: u64 = 0b010000;
+const CMPS_S: u64 = 0b010101;
+const SHL_B: u64 = 0b110110;
+const MULL_U: u64 = 0b110010;
+const ABSNEG_S: u64 = 0b011010;
+
+/// Append "out[lane] = r1.x" (address c0.x + 4·lane in r2.xy; c0.y = 0 high half) and `end`.
+fn store_r1x(mut p: Vec<u64>) -> Vec<u64> {
+    p.extend([
+        cat2(SHL_B, r(3, 0), gpr(r(0, 0)), imm(2), true, false),
+        cat2(ADD_U, r(2, 0), cst(0), gpr(r(3, 0)), true, false),
+        cat2(ADD_U, r(2, 1), cst(1), imm(0), true, false),
+        stg(U32, r(2, 0), r(1, 0), 1),
+        END,
+    ]);
+    p
+}
+
+fn image(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Run `words` on `lanes` fibers with c0.x = OUT, extra constants from c1 on; returns the output dwords.
+fn exec(words: &[u64], lanes: u32, consts: &[u32], init: &[u8]) -> Result<Vec<u32>, String> {
+    let prog = Program::decode("vec", &image(words))?;
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.extend_from_slice(consts);
+    c.resize(1024, 0);
+    let mut mem = Mem(vec![0u8; 4096]);
+    mem.0[1024..1024 + init.len()].copy_from_slice(init);
+    let launch = Launch {
+        consts: &c,
+        groups: [1, 1, 1],
+        local: [lanes, 1, 1],
+        wgid_reg: Some(192),
+        lid_reg: Some(0),
+        textures: &[],
+        uavs: &[],
+        shared_bytes: 1024,
+    };
+    run(&prog, &launch, &mut mem)?;
+    Ok(mem.0[..lanes as usize * 4]
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// r1.x = op(c1.x, c1.y) for float bit patterns.
+fn binop_f(opc: u64, a: f32, b: f32) -> u32 {
+    let p = store_r1x(vec![cat2(opc, r(1, 0), cst(4), cst(5), true, false)]);
+    exec(&p, 1, &[a.to_bits(), b.to_bits()], &[]).unwrap()[0]
+}
+
+#[test]
+fn add_and_mul_follow_ieee_with_fp32_denormals_flushed() {
+    assert!(f32::from_bits(binop_f(ADD_F, f32::NAN, 1.0)).is_nan());
+    assert_eq!(binop_f(ADD_F, 0.0, -0.0), 0.0f32.to_bits());
+    assert_eq!(binop_f(ADD_F, -0.0, -0.0), (-0.0f32).to_bits());
+    assert_eq!(binop_f(ADD_F, 1.0, f32::INFINITY), f32::INFINITY.to_bits());
+    assert!(f32::from_bits(binop_f(ADD_F, f32::INFINITY, f32::NEG_INFINITY)).is_nan());
+    // 0.1 + 0.2 rounds to nearest even in binary32: 0x3E99999A.
+    assert_eq!(binop_f(ADD_F, 0.1, 0.2), 0x3E99_999A);
+    // Denormal inputs and results are flushed to signed zero (§16.4).
+    assert_eq!(binop_f(ADD_F, f32::from_bits(1), 0.0), 0);
+    assert_eq!(binop_f(MUL_F, 1e-20, -1e-20), (-0.0f32).to_bits());
+    assert_eq!(binop_f(MUL_F, 3.0, -0.5), (-1.5f32).to_bits());
+}
+
+#[test]
+fn max_is_ieee_maxnum_and_compares_are_unordered_false() {
+    assert_eq!(binop_f(MAX_F, f32::NAN, -2.0), (-2.0f32).to_bits());
+    assert_eq!(binop_f(MAX_F, -0.0, 0.0), 0.0f32.to_bits());
+    assert_eq!(binop_f(MAX_F, 0.0, -0.0), 0.0f32.to_bits());
+    // cmps.f.lt (cond 0) / .ne (cond 5) with NaN.
+    let cmp = |cond, a: f32, b: f32| {
+        let p = store_r1x(vec![cmp2(CMPS_F, cond, r(1, 0), cst(4), cst(5))]);
+        exec(&p, 1, &[a.to_bits(), b.to_bits()], &[]).unwrap()[0]
+    };
+    assert_eq!(cmp(0, f32::NAN, 1.0), 0);
+    assert_eq!(cmp(5, f32::NAN, f32::NAN), 1);
+    assert_eq!(cmp(0, -0.0, 0.0), 0);
+    assert_eq!(cmp(4, -0.0, 0.0), 1);
+}
+
+#[test]
+fn source_modifiers_and_float_lookup_immediates() {
+    // r1.x = (abs)c1.x + (neg)(1.0)  → |−3| − 1 = 2
+    let p = store_r1x(vec![cat2(
+        ADD_F,
+        r(1, 0),
+        cst(4) | ABS,
+        flut(2) | NEG,
+        true,
+        false,
+    )]);
+    assert_eq!(
+        exec(&p, 1, &[(-3.0f32).to_bits()], &[]).unwrap()[0],
+        2.0f32.to_bits()
+    );
+    // absneg.s (abs) on i32::MIN wraps (two's complement).
+    let p = store_r1x(vec![cat2(ABSNEG_S, r(1, 0), cst(4) | ABS, 0, true, false)]);
+    assert_eq!(exec(&p, 1, &[0x8000_0000], &[]).unwrap()[0], 0x8000_0000);
+    let p = store_r1x(vec![cat2(ABSNEG_S, r(1, 0), cst(4) | NEG, 0, true, false)]);
+    assert_eq!(exec(&p, 1, &[5], &[]).unwrap()[0], (-5i32) as u32);
+}
+
+#[test]
+fn half_conversions_round_to_nearest_even_and_overflow_to_infinity() {
+    // cov.f32f16 hr1.x, r1.y ; cov.f16f32 r1.x, hr1.x — fp32 → fp16 → fp32.
+    let via_half = |x: f32| {
+        let p = store_r1x(vec![
+            mov_imm(F32, r(1, 1), x.to_bits()),
+            cov(F32, F16, r(1, 0), r(1, 1)),
+            cov(F16, F32, r(1, 0), r(1, 0)),
+        ]);
+        f32::from_bits(exec(&p, 1, &[], &[]).unwrap()[0])
+    };
+    assert_eq!(via_half(65504.0), 65504.0);
+    assert_eq!(via_half(65519.0), 65504.0); // below the halfway point 65520
+    assert_eq!(via_half(65520.0), f32::INFINITY); // ties to even → overflow
+    assert_eq!(via_half(-1e6), f32::NEG_INFINITY);
+    assert_eq!(via_half(2f32.powi(-24)), 2f32.powi(-24)); // smallest fp16 denormal is kept
+    assert_eq!(via_half(2f32.powi(-26)), 0.0); // below half of it → +0
+    assert_eq!(via_half(1.0 + 2f32.powi(-11)), 1.0); // tie → even mantissa
+    assert_eq!(via_half(1.0 + 3.0 * 2f32.powi(-11)), 1.0 + 2f32.powi(-9)); // tie → even (up)
+    assert!(via_half(f32::NAN).is_nan());
+    assert_eq!(via_half(-0.0).to_bits(), (-0.0f32).to_bits());
+    // Direct binary16 facts.
+    assert_eq!(f16_to_f32(0x3C00), 1.0);
+    assert_eq!(f16_to_f32(0x7BFF), 65504.0);
+    assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+    assert_eq!(f16_to_f32(0x03FF), 1023.0 * 2f32.powi(-24));
+    assert_eq!(f16_to_f32(0x0400), 2f32.powi(-14));
+    assert_eq!(f16_to_f32(0xFC00), f32::NEG_INFINITY);
+    assert_eq!(f32_to_f16(2f32.powi(-14) * 0.5), 0x0200);
+}
+
+#[test]
+fn half_alu_results_are_rounded_to_half() {
+    // add.f in half precision: hr1.x = h(c1.x) + h(c1.y) where both consts are demoted to f16; 2048 + 1 = 2049
+    // is not representable in binary16 (spacing 2 above 2048) and rounds to even 2048; then widen.
+    let p = store_r1x(vec![
+        cat2(ADD_F, r(1, 0), cst(4), cst(5), false, false),
+        cov(F16, F32, r(1, 0), r(1, 0)),
+    ]);
+    assert_eq!(
+        exec(&p, 1, &[2048f32.to_bits(), 1f32.to_bits()], &[]).unwrap()[0],
+        2048f32.to_bits()
+    );
+    // Half overflow: 300 · 300 = 90000 > 65504 → +inf in binary16.
+    let p = store_r1x(vec![
+        cat2(MUL_F, r(1, 0), cst(4), cst(5), false, false),
+        cov(F16, F32, r(1, 0), r(1, 0)),
+    ]);
+    assert_eq!(
+        exec(&p, 1, &[300f32.to_bits(), 300f32.to_bits()], &[]).unwrap()[0],
+        f32::INFINITY.to_bits()
+    );
+    let p = store_r1x(vec![
+        cat2(ADD_F, r(1, 0), cst(4), cst(5), false, false),
+        cov(F16, F32, r(1, 0), r(1, 0)),
+    ]);
+    // 2048 + 3 = 2051 → ties to 2052.
+    assert_eq!(
+        exec(&p, 1, &[2048f32.to_bits(), 3f32.to_bits()], &[]).unwrap()[0],
+        2052f32.to_bits()
+    );
+}
+
+#[test]
+fn mad_is_unfused_and_sfu_ops_match_correctly_rounded_references() {
+    // a = 1 + 2^-12: a·a = 1 + 2^-11 + 2^-24 rounds (tie, even) to 1 + 2^-11, so a·a − (1 + 2^-11) = 0
+    // when the product is rounded first (a fused multiply-add would give 2^-24).
+    let a = 1.0 + 2f32.powi(-12);
+    let c = -(1.0 + 2f32.powi(-11));
+    let p = store_r1x(vec![cat3(7, r(1, 0), 1 << 12 | 4, r(1, 1), 1 << 12 | 6)]);
+    let mut words = vec![mov_imm(F32, r(1, 1), a.to_bits())];
+    words.extend(p);
+    assert_eq!(
+        exec(&words, 1, &[a.to_bits(), 0, c.to_bits()], &[]).unwrap()[0],
+        0
+    );
+    let sfu = |opc, x: f32| {
+        let p = store_r1x(vec![cat4(opc, r(1, 0), cst(4))]);
+        f32::from_bits(exec(&p, 1, &[x.to_bits()], &[]).unwrap()[0])
+    };
+    assert_eq!(sfu(0, 4.0), 0.25); // rcp
+    assert_eq!(sfu(0, -0.0), f32::NEG_INFINITY);
+    assert_eq!(sfu(3, 3.0), 8.0); // exp2
+    assert_eq!(sfu(3, f32::NEG_INFINITY), 0.0);
+    assert_eq!(sfu(2, 0.0), f32::NEG_INFINITY); // log2
+    assert!(sfu(6, -1.0).is_nan()); // sqrt
+    assert_eq!(sfu(1, 0.25), 2.0); // rsq
+}
+
+#[test]
+fn integer_multiply_lowering_and_64bit_shift_merge() {
+    // imul = madsh.m16(b, a, madsh.m16(a, b, mull.u(a, b))) (Mesa's imul lowering) must equal a·b mod 2^32.
+    let (a, b) = (0x1234_5678u32, 0x9ABC_DEF1u32);
+    let p = store_r1x(vec![
+        mov_imm(U32, r(4, 0), a),
+        mov_imm(U32, r(4, 1), b),
+        cat2(MULL_U, r(1, 0), gpr(r(4, 0)), gpr(r(4, 1)), true, false),
+        cat3(3, r(1, 0), r(4, 0), r(4, 1), r(1, 0)),
+        cat3(3, r(1, 0), r(4, 1), r(4, 0), r(1, 0)),
+    ]);
+    assert_eq!(exec(&p, 1, &[], &[]).unwrap()[0], a.wrapping_mul(b));
+    // shrg r1.x, 30, r4.x, r4.y = (r4.x >> 30) | r4.y: the high word of a 64-bit (x << 2).
+    let p = store_r1x(vec![
+        mov_imm(U32, r(4, 0), 0xC000_0001),
+        mov_imm(U32, r(4, 1), 0x10),
+        cat3alt(0b1010, r(1, 0), 30, r(4, 0), r(4, 1)),
+    ]);
+    assert_eq!(exec(&p, 1, &[], &[]).unwrap()[0], 0x13);
+}
+
+#[test]
+fn repeat_advances_registers_marked_r() {
+    // (rpt2)add.f r4.x, (r)r5.x, c1.x  → r4.xyz = r5.xyz + c1.x (c1.x does not advance).
+    let words = store_r1x(vec![
+        mov_imm(F32, r(5, 0), 1f32.to_bits()),
+        mov_imm(F32, r(5, 1), 2f32.to_bits()),
+        mov_imm(F32, r(5, 2), 4f32.to_bits()),
+        cat2(ADD_F, r(4, 0), gpr(r(5, 0)), cst(4), true, false) | 2 << 40 | 1 << 43,
+        cat2(ADD_F, r(1, 0), gpr(r(4, 0)), gpr(r(4, 1)), true, false),
+        cat2(ADD_F, r(1, 0), gpr(r(1, 0)), gpr(r(4, 2)), true, false),
+    ]);
+    // (1+10) + (2+10) + (4+10) = 37
+    assert_eq!(
+        exec(&words, 1, &[10f32.to_bits()], &[]).unwrap()[0],
+        37f32.to_bits()
+    );
+}
+
+#[test]
+fn predication_and_divergent_branches_leave_inactive_fibers_untouched() {
+    // r1.x = 7 for every fiber; p0.x = (lid == 2); predt; r1.x = 99; prede → only fiber 2 has 99.
+    let p = store_r1x(vec![
+        mov_imm(U32, r(1, 0), 7),
+        cmp2(CMPS_S, 4, 0xF8, gpr(r(0, 0)), imm(2)),
+        PREDT,
+        mov_imm(U32, r(1, 0), 99),
+        PREDE,
+    ]);
+    assert_eq!(exec(&p, 4, &[], &[]).unwrap(), vec![7, 7, 99, 7]);
+    // p0.y = (lid < 2); br !p0.y skips the "+100" for fibers ≥ 2, who then run "+1000"; all reconverge.
+    let p = store_r1x(vec![
+        mov_imm(U32, r(1, 0), 0),
+        cmp2(CMPS_S, 0, 0xF9, gpr(r(0, 0)), imm(2)),
+        br(1, true, 3),
+        cat2(ADD_U, r(1, 0), gpr(r(1, 0)), imm(100), true, false),
+        jump(2),
+        cat2(ADD_U, r(1, 0), gpr(r(1, 0)), imm(1000), true, false),
+        cat2(ADD_U, r(1, 0), gpr(r(1, 0)), gpr(r(0, 0)), true, false),
+    ]);
+    assert_eq!(exec(&p, 4, &[], &[]).unwrap(), vec![100, 101, 1002, 1003]);
+}
+
+#[test]
+fn global_loads_and_an_out_of_object_address_is_a_gpu_fault() {
+    // ldg.u32 r1.x, g[r6.x], 1 with r6.xy = OUT + 1024 + 4·lid.
+    let mut init = Vec::new();
+    for v in [11u32, 22, 33] {
+        init.extend(v.to_le_bytes());
+    }
+    let p = store_r1x(vec![
+        cat2(SHL_B, r(3, 0), gpr(r(0, 0)), imm(2), true, false),
+        cat2(ADD_U, r(6, 0), cst(4), gpr(r(3, 0)), true, false),
+        cat2(ADD_U, r(6, 1), cst(1), imm(0), true, false),
+        ldg(U32, r(1, 0), r(6, 0), 1),
+    ]);
+    assert_eq!(
+        exec(&p, 3, &[(OUT + 1024) as u32], &init).unwrap(),
+        vec![11, 22, 33]
+    );
+    let e = exec(&p, 3, &[(OUT + 4094) as u32], &init).unwrap_err();
+    assert!(
+        e.contains("kernel vec") && e.contains("GPU fault") && e.contains("0x100ffe"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_encodings_name_kernel_offset_and_bits() {
+    // cat2 opcode 0b001000 is unassigned in ir3-cat2.xml.
+    let bad = cat2(0b001000, r(1, 0), 0, 0, true, false);
+    let e = Program::decode("k_bad", &image(&[END, bad])).unwrap_err();
+    assert!(
+        e.contains("k_bad")
+            && e.contains("byte offset 0x8")
+            && e.contains(&format!("{:08x}", bad >> 32)),
+        "{e}"
+    );
+    assert!(Program::decode("odd", &[0u8; 12]).is_err());
+}
+
+#[test]
+fn images_fetch_with_border_and_store_converted_to_half() {
+    // isam (f32)(xyzw)r4.x, r6.x, s#0, t#0 then stib.b.typed.2d.f32.4.imm r4.x, r6.x, 0.
+    let isam = r(6, 0) << 1 | 1 | 0b1111 << 40 | 1 << 44 | r(4, 0) << 32 | 5 << 61;
+    let stib = 1 << 9
+        | 1 << 11
+        | 3 << 12
+        | 0b011101 << 14
+        | 0b110 << 20
+        | r(6, 0) << 24
+        | r(4, 0) << 32
+        | 1 << 49
+        | 1 << 53
+        | 6 << 61;
+    let words = [
+        mov_imm(U32, r(6, 0), 0),
+        cat2(ADD_U, r(6, 0), gpr(r(0, 0)), imm(-1), true, false), // x = lid − 1 (−1 is outside)
+        mov_imm(U32, r(6, 1), 0),
+        isam,
+        cat2(ADD_U, r(6, 0), gpr(r(0, 0)), imm(0), true, false), // store at x = lid
+        stib,
+        END,
+    ];
+    let prog = Program::decode("img", &image(&words)).unwrap();
+    let mut mem = Mem(vec![0u8; 4096]);
+    // Source: 2×1 RGBA32F at OUT+1024; destination: 3×1 RGBA16F at OUT+2048.
+    for (k, v) in [1.5f32, -2.0, 65519.0, 1e9, 0.1, 0.2, 0.3, 0.4]
+        .iter()
+        .enumerate()
+    {
+        mem.0[1024 + 4 * k..1028 + 4 * k].copy_from_slice(&v.to_le_bytes());
+    }
+    let src = Image {
+        base: OUT + 1024,
+        width: 2,
+        height: 1,
+        pitch: 64,
+        half: false,
+    };
+    let dst = Image {
+        base: OUT + 2048,
+        width: 3,
+        height: 1,
+        pitch: 64,
+        half: true,
+    };
+    let c = vec![0u32; 1024];
+    let launch = Launch {
+        consts: &c,
+        groups: [1, 1, 1],
+        local: [3, 1, 1],
+        wgid_reg: None,
+        lid_reg: Some(0),
+        textures: &[src],
+        uavs: &[dst],
+        shared_bytes: 0,
+    };
+    run(&prog, &launch, &mut mem).unwrap();
+    let h: Vec<u16> = mem.0[2048..2048 + 24]
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    // Texel 0: border (0); texel 1 = src texel 0; texel 2 = src texel 1 (0.1 etc. rounded to binary16).
+    assert_eq!(&h[0..4], &[0, 0, 0, 0]);
+    assert_eq!(&h[4..8], &[0x3E00, 0xC000, 0x7BFF, 0x7C00]);
+    assert_eq!(&h[8..12], &[0x2E66, 0x3266, 0x34CD, 0x3666]);
+}
+
+proptest::proptest! {
+    /// Any 64-bit word either decodes (and prints) or is reported as unknown; nothing panics.
+    #[test]
+    fn decoding_any_word_never_panics(w in proptest::prelude::any::<u64>()) {
+        if let Ok(p) = Program::decode("fuzz", &w.to_le_bytes()) {
+            let _ = p.listing();
+        }
+    }
+
+    /// Random non-flow instructions (then `end`) execute or fail with an error; nothing panics.
+    #[test]
+    fn executing_random_instructions_never_panics(
+        ws in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..6)
+    ) {
+        let mut words: Vec<u64> = ws.into_iter().filter(|w| w >> 61 != 0).collect();
+        words.push(END);
+        let _ = exec(&words, 4, &[], &[]);
+    }
+}
