@@ -8,7 +8,8 @@ use core::fmt;
 use modelrt_hal::device::{Arg, Device, KernelId, KernelImage, Queue};
 use modelrt_hal::target::MAX_PARAMS;
 
-use crate::bundle::{ArgRef, BufferDesc, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+use crate::bundle::{ArgRef, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+use crate::log;
 
 /// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,9 +111,8 @@ fn io_slots(
     let mut out = heapless::Vec::new();
     for (i, t) in table.iter().enumerate() {
         let t = t?;
-        let buf: BufferDesc<'_> = bundle.body().buffers.get(t.buffer as usize)?;
         let slot = IoSlot {
-            offset: buf.arena_offset + t.offset,
+            offset: bundle.arena_offset(t.buffer, t.offset)?,
             len: t.byte_len(),
         };
         out.push(slot).map_err(|_| BundleError::Invalid {
@@ -130,7 +130,6 @@ pub(crate) fn record_step<Q: Queue>(
     q: &mut Q,
     step: &Step,
 ) -> Result<(), ExecError<Q::Error>> {
-    let body = bundle.body();
     match step {
         Step::Launch {
             kernel,
@@ -145,13 +144,10 @@ pub(crate) fn record_step<Q: Queue>(
                         buffer,
                         offset,
                         size,
-                    } => {
-                        let b = body.buffers.get(buffer as usize)?;
-                        Arg::Buffer {
-                            offset: b.arena_offset + offset,
-                            size,
-                        }
-                    }
+                    } => Arg::Buffer {
+                        offset: bundle.arena_offset(buffer, offset)?,
+                        size,
+                    },
                     ArgRef::Int(v) => Arg::Int(v),
                 };
                 // Cannot overflow: `args` has the same capacity.
@@ -161,14 +157,9 @@ pub(crate) fn record_step<Q: Queue>(
                 .map_err(ExecError::Device)
         }
         Step::Copy { dst, src, size } => {
-            let d = body.buffers.get(dst.buffer as usize)?;
-            let s = body.buffers.get(src.buffer as usize)?;
-            q.copy(
-                d.arena_offset + dst.offset,
-                s.arena_offset + src.offset,
-                *size,
-            )
-            .map_err(ExecError::Device)
+            let d = bundle.arena_offset(dst.buffer, dst.offset)?;
+            let s = bundle.arena_offset(src.buffer, src.offset)?;
+            q.copy(d, s, *size).map_err(ExecError::Device)
         }
     }
 }
@@ -191,7 +182,22 @@ fn record<D: Device>(
 impl<'b, D: Device> Executor<'b, D> {
     /// Check the target, allocate the arena, upload weights, load kernels, run the init phase once
     /// and record the per-inference queue.
-    pub fn load(bundle: Bundle<'b>, mut device: D) -> Result<Self, ExecError<D::Error>> {
+    pub fn load(bundle: Bundle<'b>, device: D) -> Result<Self, ExecError<D::Error>> {
+        let body = bundle.body();
+        let (kernels, arena) = (body.kernels.len(), body.arena_size);
+        let loaded = Self::load_unlogged(bundle, device);
+        match &loaded {
+            Ok(_) => log::info!(
+                "bundle loaded: {=usize} kernels, arena {=u64} bytes",
+                kernels,
+                arena
+            ),
+            Err(e) => log::error!("bundle load failed: {}", log::debug(e)),
+        }
+        loaded
+    }
+
+    fn load_unlogged(bundle: Bundle<'b>, mut device: D) -> Result<Self, ExecError<D::Error>> {
         let body = bundle.body();
         device
             .check_target(&body.target)
@@ -266,10 +272,10 @@ impl<'b, D: Device> Executor<'b, D> {
                 .map_err(ExecError::Device)?;
         }
         let t1 = self.device.now_ns();
-        let sub = self
-            .device
-            .submit(&mut self.queue)
-            .map_err(ExecError::Device)?;
+        let sub = self.device.submit(&mut self.queue).map_err(|e| {
+            log::error!("submit failed: {}", log::debug(&e));
+            ExecError::Device(e)
+        })?;
         let t2 = self.device.now_ns();
         for (slot, out) in self.outputs.iter().zip(outputs.iter_mut()) {
             self.device

@@ -2,8 +2,10 @@
 //! output verification. It knows no device and no OS: backends come in through `modelrt_hal::Device`.
 //!
 //! Features: `alloc` enables the bundle writer (used by xtask); `std` adds `std::error::Error`
-//! impls. The executor never needs either.
+//! impls. The executor never needs either. `defmt` adds `defmt::Format` impls and logs bundle load,
+//! validation failures and submit errors through `defmt` (see `log`; nothing is logged without it).
 #![no_std]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -12,6 +14,7 @@ extern crate std;
 
 pub mod bundle;
 pub mod exec;
+mod log;
 pub mod plan;
 pub mod profile;
 pub mod verify;

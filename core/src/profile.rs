@@ -107,7 +107,7 @@ pub fn record_steps<D: Device>(
 }
 
 fn arena_offset(bundle: &Bundle<'_>, t: &TensorDesc<'_>) -> Result<u64, BundleError> {
-    Ok(bundle.body().buffers.get(t.buffer as usize)?.arena_offset + t.offset)
+    bundle.arena_offset(t.buffer, t.offset)
 }
 
 fn check_len<E>(

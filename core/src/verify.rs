@@ -47,7 +47,8 @@ pub fn f16_to_f32(h: u16) -> f32 {
 /// Element `i` of a raw tensor as f64, or `None` past the end.
 pub fn element(dtype: DType, bytes: &[u8], i: usize) -> Option<f64> {
     let n = dtype.size();
-    let b = bytes.get(i * n..i * n + n)?;
+    let at = i.checked_mul(n)?;
+    let b = bytes.get(at..at.checked_add(n)?)?;
     Some(match dtype {
         DType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
         DType::F16 => f16_to_f32(u16::from_le_bytes([b[0], b[1]])) as f64,

@@ -187,7 +187,7 @@ pub struct CpuKernelMeta {
 }
 
 /// Launch metadata for an Adreno kernel compiled by mesa ir3, decoded by the exporter from
-/// `IR3Compiler.unpack_lib` (see `shared/spec/tinygrad-export.md` §7.1).
+/// `IR3Compiler.unpack_lib` (see `docs/hw/tinygrad-export.md` §7.1).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ir3KernelMeta<'a> {
     /// ISA length in bytes (`v.info.size`).

@@ -1,9 +1,11 @@
-//! `modelrt-qcom`: Adreno (KGSL + a6xx PM4 command streams) and Hexagon DSP (FastRPC) backends.
+//! `modelrt-qcom`: the Adreno backend (KGSL + a6xx PM4 command streams). A Hexagon DSP backend is planned, not present.
 //!
 //! no_std: [`pm4`] (packet encoding/decoding) and [`a6xx`] (kernel layout, args region, stream builder).
 //! std: [`kgsl`] (ioctl layer behind a trait), [`adreno`] (the HAL `Device`), [`selftest`].
 //! `emu`: [`emu::kgsl`], a KGSL model that validates every submitted stream.
 #![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod a6xx;
 pub mod pm4;

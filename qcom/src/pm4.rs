@@ -1,6 +1,6 @@
 //! PM4 packet encoding and decoding for Adreno a6xx (type-4 register writes, type-7 opcode packets).
 //!
-//! Headers carry odd-parity bits over the count and over the opcode/register (spec §6.1). Pure functions over
+//! Headers carry odd-parity bits over the count and over the opcode/register (docs/hw/adreno-kgsl-pm4.md §6.1). Pure functions over
 //! dwords: the stream builder ([`crate::a6xx::stream`]) encodes with them and the KGSL model decodes with them.
 
 /// Type-7 packet marker (top nibble 7).
@@ -8,7 +8,7 @@ pub const TYPE7: u32 = 0x7000_0000;
 /// Type-4 packet marker (top nibble 4).
 pub const TYPE4: u32 = 0x4000_0000;
 
-/// Type-7 opcodes used by the a6xx compute path (spec §6.2).
+/// Type-7 opcodes used by the a6xx compute path (docs/hw/adreno-kgsl-pm4.md §6.2).
 pub mod op {
     pub const CP_NOP: u8 = 0x10;
     pub const CP_WAIT_MEM_WRITES: u8 = 0x12;
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn headers_match_spec_table() {
-        // spec §6.2 "Header with the count tinygrad uses"
+        // docs/hw/adreno-kgsl-pm4.md §6.2 "Header with the count tinygrad uses"
         assert_eq!(pkt7_hdr(op::CP_WAIT_MEM_WRITES, 0), 0x7092_8000);
         assert_eq!(pkt7_hdr(op::CP_WAIT_FOR_IDLE, 0), 0x7026_8000);
         assert_eq!(pkt7_hdr(op::CP_RUN_OPENCL, 1), 0x7031_0001);

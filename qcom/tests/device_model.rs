@@ -77,8 +77,8 @@ fn ib_at(gpuaddr: u64, size: u64) -> CommandObject {
 fn submit_raw_ib(m: &mut KgslModel, dw: &[u32]) -> KgslError {
     let obj = kgsl::alloc_obj(m, dw.len() as u64 * 4).unwrap();
     let bytes: Vec<u8> = dw.iter().flat_map(|x| x.to_le_bytes()).collect();
-    obj.write(0, &bytes);
-    let r = m.gpu_command(1, &[ib_at(obj.va, bytes.len() as u64)]);
+    obj.write(0, &bytes).unwrap();
+    let r = m.gpu_command(1, &[ib_at(obj.gpu_addr(), bytes.len() as u64)]);
     let _ = kgsl::free_obj(m, obj);
     r.unwrap_err()
 }
@@ -213,7 +213,9 @@ fn zero_copy_binding_repoints_arguments() {
     let frame = vec![0u64; 2 * 4096 / 8];
     let p = frame.as_ptr() as u64;
     let page = (p + 0xFFF) & !0xFFF;
-    let ext = d.import_user_memory(page, 4096).unwrap();
+    // SAFETY: `page..page+4096` lies inside `frame`, which outlives the binding and the release below
+    // and is not touched while the queue is bound (the model does not write it either).
+    let ext = unsafe { d.import_user_memory(page, 4096) }.unwrap();
     assert_eq!(
         d.bind_external(&mut q, B, &ext).unwrap(),
         1,
@@ -238,10 +240,13 @@ fn zero_copy_binding_repoints_arguments() {
         user_mem_efault: true,
         ..Default::default()
     });
-    assert_eq!(
-        d2.import_user_memory(0x1234_5000, 64).unwrap(),
-        ExternalBuffer::from_gpu_addr(0x1234_5000, 64)
-    );
+    // SAFETY: the model never dereferences imported addresses, and nothing is bound or submitted.
+    let imported = unsafe { d2.import_user_memory(0x1234_5000, 64) }.unwrap();
+    assert!(!imported.is_user_mapping());
+    assert_eq!((imported.gpu_addr(), imported.len()), (0x1234_5000, 64));
+    // SAFETY: as above.
+    let raw = unsafe { ExternalBuffer::from_gpu_addr(0x1234_5000, 64) };
+    assert_eq!(raw.as_ref(), Some(&imported));
 }
 
 #[test]

@@ -333,21 +333,19 @@ fn golden_covers_the_listed_kernel_kinds() {
         .any(|k| u(&k["meta"]["tex_cnt"]) > 0 && u(&k["meta"]["ibo_cnt"]) > 0));
 }
 
+/// The one skip helper of the workspace's tests (qcom cannot depend on `modelrt-tests`).
+#[path = "../../tests/src/skip.rs"]
+mod skip;
+
+/// The exporter's Python, or `None` after a reported skip.
 fn python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("MODELRT_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/modelrt-venv/bin/python");
-    p.exists().then_some(p)
+    skip::exporter_python()
 }
 
 /// Re-run capture.py and check the checked-in goldens are up to date (addresses normalised).
 #[test]
 fn capture_regenerates_goldens() {
-    let Some(py) = python() else {
-        println!("SKIPPED capture_regenerates_goldens: no Python (set MODELRT_PYTHON or create target/modelrt-venv)");
-        return;
-    };
+    let Some(py) = python() else { return };
     let out = std::env::temp_dir().join(format!("modelrt-qcom-golden-{}", std::process::id()));
     let st = std::process::Command::new(&py)
         .arg(golden_dir().join("capture.py"))

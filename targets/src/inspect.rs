@@ -19,14 +19,55 @@ use crate::cpu::elf::{KernelObject, PAGE};
 /// `e_machine` of AMD GPU code objects.
 pub const EM_AMDGPU: u16 = 224;
 
-/// `e_flags & 0xff` (EF_AMDGPU_MACH) for the gfx targets we compile for (LLVM's AMDGPUUsage table).
-pub const AMDGPU_MACH: &[(u32, u32)] = &[
-    (0x1100, 0x41),
-    (0x1101, 0x42),
-    (0x1102, 0x43),
-    (0x1200, 0x48),
-    (0x1201, 0x4e),
+/// One row of LLVM's EF_AMDGPU_MACH table: the gfx target and its `e_flags & EF_AMDGPU_MACH_MASK` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AmdgpuMach {
+    /// The gfx target as hex digits (`0x1101` is gfx1101), as in `Target::Amd { gfx }`.
+    pub gfx: u32,
+    /// `EF_AMDGPU_MACH_AMDGCN_GFX*` value.
+    pub mach: u32,
+}
+
+/// Mask of the machine field in AMDGPU `e_flags`.
+pub const EF_AMDGPU_MACH_MASK: u32 = 0xff;
+
+/// The gfx targets we compile for and their `e_flags` machine values, from LLVM's AMDGPUUsage
+/// "AMDGPU ELF Header Enumeration Values" table (`EF_AMDGPU_MACH_AMDGCN_GFX*` in
+/// `llvm/include/llvm/BinaryFormat/ELF.h`). Checked against `llvm-readelf` on objects `llc` compiles
+/// for each target (`tests/tests/amdgpu_mach.rs`).
+pub const AMDGPU_MACH: &[AmdgpuMach] = &[
+    AmdgpuMach {
+        gfx: 0x1100,
+        mach: 0x41,
+    },
+    AmdgpuMach {
+        gfx: 0x1101,
+        mach: 0x46,
+    },
+    AmdgpuMach {
+        gfx: 0x1102,
+        mach: 0x47,
+    },
+    AmdgpuMach {
+        gfx: 0x1200,
+        mach: 0x48,
+    },
+    AmdgpuMach {
+        gfx: 0x1201,
+        mach: 0x4e,
+    },
 ];
+
+/// The `e_flags` machine value of `gfx`, if it is in [`AMDGPU_MACH`].
+pub fn amdgpu_mach_of(gfx: u32) -> Option<u32> {
+    AMDGPU_MACH.iter().find(|r| r.gfx == gfx).map(|r| r.mach)
+}
+
+/// The gfx target whose machine value `e_flags` carries, if it is in [`AMDGPU_MACH`].
+pub fn amdgpu_gfx_of(e_flags: u32) -> Option<u32> {
+    let mach = e_flags & EF_AMDGPU_MACH_MASK;
+    AMDGPU_MACH.iter().find(|r| r.mach == mach).map(|r| r.gfx)
+}
 
 /// Summary of a successful check.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -99,15 +140,13 @@ fn check_amd(
             h.e_machine(e)
         ));
     }
-    let want = AMDGPU_MACH
-        .iter()
-        .find(|(g, _)| *g == gfx)
-        .map(|(_, m)| *m)
-        .ok_or(format!("unknown gfx{gfx:x}"))?;
-    if h.e_flags(e) & 0xff != want {
+    let want = amdgpu_mach_of(gfx).ok_or(format!("unknown gfx{gfx:x}"))?;
+    let got = h.e_flags(e) & EF_AMDGPU_MACH_MASK;
+    if got != want {
+        let name =
+            amdgpu_gfx_of(got).map_or("an unknown target".to_string(), |g| format!("gfx{g:x}"));
         return Err(format!(
-            "e_flags machine {:#x} is not gfx{gfx:x} ({want:#x})",
-            h.e_flags(e) & 0xff
+            "e_flags machine {got:#x} ({name}) is not gfx{gfx:x} ({want:#x})"
         ));
     }
     let sections = h

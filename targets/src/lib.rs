@@ -1,4 +1,6 @@
 //! `modelrt-targets`: platform assemblies of modelrt backends.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 pub mod cpu;
 pub mod inspect;
 pub mod npy;

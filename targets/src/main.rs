@@ -1,5 +1,6 @@
 //! The `modelrt` command-line tool: run, inspect, verify and benchmark model bundles, and talk to
 //! USB-attached GPUs and comma-device accelerators.
+#![forbid(unsafe_code)]
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -13,7 +14,7 @@ mod cli;
     about = "Run precompiled neural-network model bundles (.mrt)",
     after_help = "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. The CPU backend runs here; \
 the Adreno (qcom) and USB-bridge paths are verified against emulators and tinygrad's own command streams, \
-not on real hardware. `--device qcom-emu` validates Adreno command streams without a GPU (no outputs computed)."
+not on real hardware. `--device qcom-emu` validates Adreno command streams without a GPU and computes the outputs with an IR3 interpreter."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use modelrt_core::bundle::Bundle;
 use modelrt_core::{Executor, Timing};
 use modelrt_hal::device::Device;
-use modelrt_hal::target::Target;
+use modelrt_hal::target::{KernelMeta, Target};
 
 use crate::cpu::CpuDevice;
 
@@ -17,8 +17,8 @@ pub enum DeviceChoice {
     Cpu,
     /// Qualcomm Adreno through KGSL (comma devices).
     Qcom,
-    /// The KGSL model: validates every command stream an Adreno bundle submits, but executes no
-    /// kernels, so outputs are not computed (for development without a comma device).
+    /// The KGSL model: validates every command stream an Adreno bundle submits and executes its
+    /// kernels with the IR3 interpreter, so outputs are computed (for development without a comma device).
     QcomEmu,
 }
 
@@ -82,8 +82,38 @@ where
 #[derive(Clone, Copy, Debug)]
 pub struct LoadOptions {
     pub device: DeviceChoice,
-    /// CPU worker threads (0 = one per core id the kernels were split into, capped by the host).
+    /// CPU worker threads (0 = as many as the kernels were split into, capped by the host's cores;
+    /// see [`cpu_threads`]).
     pub threads: usize,
+}
+
+/// CPU worker threads for `bundle` on this machine: [`cpu_threads_for`] with its core count.
+pub fn cpu_threads(bundle: &Bundle<'_>, requested: usize) -> usize {
+    cpu_threads_for(
+        bundle,
+        requested,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    )
+}
+
+/// CPU worker threads for `bundle` on a machine with `cores` cores: `requested`, or for 0 as many
+/// as its kernels were split into (the largest `core_id` split), capped by `cores` — more would
+/// idle, fewer would time-slice.
+pub fn cpu_threads_for(bundle: &Bundle<'_>, requested: usize, cores: usize) -> usize {
+    if requested != 0 {
+        return requested;
+    }
+    let split = bundle
+        .body()
+        .kernels
+        .iter()
+        .filter_map(|k| match k.ok()?.meta {
+            KernelMeta::Cpu(m) => Some(m.threads as usize),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(1);
+    split.min(cores).max(1)
 }
 
 /// Load `bundle` on the device `opts` selects.
@@ -107,23 +137,24 @@ pub fn load<'b>(
             boxed(bundle, dev, name, true)
         }
         DeviceChoice::QcomEmu => {
-            let model = modelrt_qcom::emu::kgsl::KgslModel::new(Default::default());
+            let model =
+                modelrt_qcom::emu::kgsl::KgslModel::new(modelrt_qcom::emu::kgsl::ModelConfig {
+                    execute_shaders: true,
+                    ..Default::default()
+                });
             let dev = modelrt_qcom::adreno::AdrenoDevice::open(model, Default::default())
                 .context("cannot bring up the KGSL model")?;
             boxed(
                 bundle,
                 dev,
-                "qcom-emu (KGSL model: streams validated, kernels NOT executed)".into(),
-                false,
+                "qcom-emu (KGSL model: streams validated, kernels run by the IR3 interpreter)"
+                    .into(),
+                true,
             )
         }
         _ => {
-            let dev = if opts.threads == 0 {
-                CpuDevice::with_host_threads()
-            } else {
-                CpuDevice::new(opts.threads)
-            }
-            .context("cannot create the CPU device")?;
+            let dev = CpuDevice::new(cpu_threads(&bundle, opts.threads))
+                .context("cannot create the CPU device")?;
             let name = format!("cpu ({} threads)", dev.threads());
             boxed(bundle, dev, name, true)
         }

@@ -230,3 +230,95 @@ fn bench_reports_step_statistics() {
         "--iters must be at least 1",
     );
 }
+
+/// The host demo with the ELF magic of its first kernel broken and the checksum resealed, so the
+/// bundle parses and validates but its kernel binaries do not decode.
+fn demo_with_undecodable_kernel() -> PathBuf {
+    let mut bytes = std::fs::read(host_demo()).unwrap();
+    let at = {
+        let b = Bundle::parse(&bytes).unwrap();
+        let k = b.body().kernels.get(0).unwrap();
+        assert_eq!(&k.binary[..4], b"\x7fELF");
+        k.binary.as_ptr() as usize - bytes.as_ptr() as usize
+    };
+    bytes[at..at + 4].copy_from_slice(b"NOPE");
+    let crc = crc32fast::hash(&bytes[modelrt_core::bundle::HEADER_LEN..]);
+    bytes[48..52].copy_from_slice(&crc.to_le_bytes());
+    let path = scratch("undecodable").join("bad-kernel.mrt");
+    std::fs::write(&path, &bytes).unwrap();
+    path
+}
+
+#[test]
+fn info_on_undecodable_kernels_describes_then_exits_1() {
+    let bad = demo_with_undecodable_kernel();
+    let o = modelrt(&["info", bad.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("binaries    DOES NOT DECODE: kernel 0"),
+        "{out}"
+    );
+    assert!(out.contains("input       img"), "still describes it: {out}");
+    assert_one_line_error(&o, "kernel binaries do not decode for cpu");
+}
+
+/// `device` of `modelrt bench --json` with the given extra arguments.
+fn bench_device(extra: &[&str]) -> String {
+    let demo = host_demo();
+    let mut args = vec![
+        "bench",
+        demo.to_str().unwrap(),
+        "--json",
+        "--iters",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let o = modelrt(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    v["device"]
+        .as_str()
+        .expect("device is a string")
+        .to_string()
+}
+
+#[test]
+fn threads_0_means_the_kernel_split_capped_by_the_cores() {
+    let help = stdout(&modelrt(&["run", "--help"]));
+    assert!(
+        help.contains("0 = as many as the kernels were split into, capped by this machine's cores"),
+        "{help}"
+    );
+    let bytes = std::fs::read(host_demo()).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    let split = b
+        .body()
+        .kernels
+        .iter()
+        .map(|k| match k.unwrap().meta {
+            modelrt_hal::target::KernelMeta::Cpu(m) => m.threads as usize,
+            _ => unreachable!("a CPU bundle"),
+        })
+        .max()
+        .unwrap();
+    assert!(split > 1, "the demo is compiled with a thread split");
+    // The policy, on machines with more and with fewer cores than the split.
+    use modelrt_targets::runner::cpu_threads_for;
+    assert_eq!(cpu_threads_for(&b, 0, 64), split, "no more than the split");
+    assert_eq!(
+        cpu_threads_for(&b, 0, split - 1),
+        split - 1,
+        "capped by the cores"
+    );
+    assert_eq!(cpu_threads_for(&b, 3, 64), 3, "an explicit count wins");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let want = split.min(cores);
+    assert_eq!(bench_device(&[]), format!("cpu ({want} threads)"));
+    assert_eq!(
+        bench_device(&["--threads", "0"]),
+        format!("cpu ({want} threads)")
+    );
+    assert_eq!(bench_device(&["--threads", "3"]), "cpu (3 threads)");
+}

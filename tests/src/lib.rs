@@ -3,8 +3,9 @@
 //! same runner the `modelrt` binary uses, and counting a bundle's kernel launches.
 //!
 //! Tests that need Python (tinygrad, onnxruntime) find it via `MODELRT_PYTHON`, else the xtask venv at
-//! `target/modelrt-venv`. Without either they print why and return early — unless
-//! `MODELRT_REQUIRE_PYTHON=1` (set by `cargo xtask ci`), which turns that into a failure.
+//! `target/modelrt-venv`. Without either they skip through [`skip`], which reports every skip and turns
+//! it into a failure under CI (`CI` set, or `MODELRT_REQUIRE_PYTHON=1` as `cargo xtask ci` sets).
+#![forbid(unsafe_code)]
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -13,25 +14,23 @@ use modelrt_core::bundle::Bundle;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use xtask::exporter::ExportArgs;
 
+pub mod skip;
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     xtask::setup::workspace_root()
 }
 
-/// The exporter's Python, or `None` (after printing why) when the test should be skipped.
+/// The exporter's Python, or `None` after reporting a [`skip::skip`] (a failure under CI).
 pub fn python() -> Option<PathBuf> {
     let p = std::env::var_os("MODELRT_PYTHON")
         .map(PathBuf::from)
         .or_else(|| Some(root().join("target/modelrt-venv/bin/python")))
         .filter(|p| p.exists());
-    if p.is_none() {
-        let msg = "no exporter Python (set MODELRT_PYTHON or run `cargo xtask setup`)";
-        if std::env::var("MODELRT_REQUIRE_PYTHON").as_deref() == Ok("1") {
-            panic!("{msg}, but MODELRT_REQUIRE_PYTHON=1");
-        }
-        eprintln!("skipping: {msg}");
-    }
-    p
+    skip::require(
+        p,
+        "no exporter Python (set MODELRT_PYTHON or run `cargo xtask setup`)",
+    )
 }
 
 /// Where the ONNX light zoo lives inside the venv's `onnx` wheel.

@@ -4,20 +4,24 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use modelrt_tests::{compile, python, root};
+use modelrt_tests::{compile, python, root, skip};
 
 fn aarch64_modelrt() -> Option<PathBuf> {
     let bin = std::env::var_os("MODELRT_AARCH64_BIN")
         .map(PathBuf::from)
         .filter(|p| p.exists());
-    if bin.is_none() {
-        let msg = "no aarch64 modelrt (set MODELRT_AARCH64_BIN; `cargo xtask ci` builds it with `cargo xtask dist`)";
-        if std::env::var("MODELRT_REQUIRE_PYTHON").as_deref() == Ok("1") {
-            panic!("{msg}");
-        }
-        eprintln!("skipping: {msg}");
-    }
-    bin
+    let bin = skip::require(
+        bin,
+        "no aarch64 modelrt (set MODELRT_AARCH64_BIN; `cargo xtask ci` builds it with `cargo xtask dist`)",
+    )?;
+    let has_qemu = Command::new("qemu-aarch64")
+        .arg("--version")
+        .output()
+        .is_ok();
+    skip::require(
+        has_qemu.then_some(bin),
+        "no qemu-aarch64 (Debian package qemu-user; `cargo xtask setup` installs it)",
+    )
 }
 
 fn qemu(bin: &PathBuf, args: &[&str]) -> std::process::Output {

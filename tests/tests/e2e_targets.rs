@@ -2,7 +2,7 @@
 //! IMAGE=1 FLOAT16=1) and AMD `gfx1100`/`gfx1201`. These cannot run on this machine, so the bundles
 //! are checked to be well formed and every kernel binary to decode for its target
 //! (`modelrt_targets::inspect`); the Adreno bundles also go through the Adreno backend against the
-//! KGSL model, which validates every PM4 stream they submit (it executes no shaders).
+//! KGSL model, which validates every PM4 stream they submit (shader execution: tests/tests/adreno_ir3.rs).
 use std::path::Path;
 
 use modelrt_core::Bundle;
@@ -66,7 +66,7 @@ fn amd_bundles_decode() {
 /// Load and run twice on the KGSL model; returns (dispatches, submissions) the model saw.
 /// The stored AMD objects are what tinygrad's own AMD runtime loads (ET_REL + its ELF loader); for
 /// HIP/HSA-style loaders they must also link into a code object: `ld.lld-19 -shared` must accept each
-/// one and export the kernel and its `.kd` descriptor (tinygrad-export §8).
+/// one and export the kernel and its `.kd` descriptor (docs/hw/tinygrad-export.md §8).
 fn link_hsa_code_object(k: &modelrt_core::bundle::KernelDesc<'_>) {
     let dir = root().join("target/e2e/amd-link");
     std::fs::create_dir_all(&dir).unwrap();

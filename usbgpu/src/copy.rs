@@ -1,14 +1,14 @@
-//! Bulk copies through the bridge SRAM (the 0xF2 path of spec asm24-bridge.md §5 and the copy
-//! pipelines of amd-gpu-over-usb.md §9), without GPU-side logic: the GPU's part (draining a window
+//! Bulk copies through the bridge SRAM (the 0xF2 path of docs/hw/asm24-bridge.md §5 and the copy
+//! pipelines of docs/hw/asm24-bridge.md §14), without GPU-side logic: the GPU's part (draining a window
 //! into VRAM, filling SRAM and writing the completion-queue dword) is a caller-supplied step.
 //!
 //! - Upload (host → SRAM): chunks of up to 256 KiB alternate between the two copy-in windows
 //!   (slot 0 = PCIe 0x200000, slot 16 = PCIe 0x240000). Each chunk is one 0xF2 write arm + one bulk
-//!   OUT, both submitted asynchronously so the next arm overlaps the previous bulk (spec §5.1).
+//!   OUT, both submitted asynchronously so the next arm overlaps the previous bulk (docs/hw/asm24-bridge.md §5.1).
 //!   `before_chunk(window, index)` runs before a window is rewritten — where the AMD driver waits for
 //!   the GPU to have drained that window's previous occupant (fence ≥ seq−1).
 //! - Download (SRAM → host): chunks of up to 512 KiB; 0xF2 read arm, then `release(len)` (on a GPU:
-//!   SDMA copy into 0x200000 + the write of PCIe 0x82200C), then one bulk IN (spec §5.2).
+//!   SDMA copy into 0x200000 + the write of PCIe 0x82200C), then one bulk IN (docs/hw/asm24-bridge.md §5.2).
 //!
 //! Transfer cost: per 256 KiB uploaded, 1 control + 1 bulk; per 512 KiB downloaded, 1 control + 1 bulk.
 use crate::asm24::proto::{sector_padded, SLOT, SRAM_SIZE};

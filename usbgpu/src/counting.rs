@@ -1,19 +1,39 @@
-//! [`Counting`]: a [`UsbTransport`] wrapper that counts transfers and bytes per direction, so tools
-//! can report round trips per MiB on real hardware exactly as on the emulator.
+//! [`TransferCounts`]: transfers and bytes per direction, kept the same way by the host-side
+//! [`Counting`] wrapper and by the bridge emulator, so tools report round trips per MiB on real
+//! hardware exactly as on the emulator.
+use crate::asm24::proto::request;
 use core::time::Duration;
-use modelrt_hal::usb::{UsbError, UsbTransport};
+use modelrt_hal::usb::{Transfer, UsbError, UsbTransport};
 
-/// Transfers and bytes seen by the host (failed transfers count too).
+/// Transfers and bytes seen on the link (failed transfers count too; their bytes do not).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransferCounts {
+    /// Control OUT transfers (including submitted ones).
     pub control_out: u64,
+    /// Control IN transfers.
     pub control_in: u64,
+    /// Bulk OUT transfers (including submitted ones).
     pub bulk_out: u64,
+    /// Bulk IN transfers.
     pub bulk_in: u64,
+    /// Data-stage bytes of control OUT transfers (counted when issued).
     pub control_bytes_out: u64,
+    /// Data-stage bytes received by control IN transfers.
     pub control_bytes_in: u64,
+    /// Bytes moved by bulk OUT (a submitted bulk OUT counts as sent; its failure is reported later).
     pub bulk_bytes_out: u64,
+    /// Bytes moved by bulk IN.
     pub bulk_bytes_in: u64,
+    /// Mode-0 TLP requests (0xF0 OUT with mode 0 in wIndex bits 1:0): each asks for one PCIe TLP.
+    pub tlps: u64,
+}
+
+/// What [`TransferCounts::issue`] remembers about a transfer until its bytes are known.
+#[derive(Clone, Copy, Debug)]
+pub struct Issued {
+    out: bool,
+    control: bool,
+    len: usize,
 }
 
 impl TransferCounts {
@@ -43,7 +63,46 @@ impl TransferCounts {
             control_bytes_in: self.control_bytes_in.saturating_sub(e.control_bytes_in),
             bulk_bytes_out: self.bulk_bytes_out.saturating_sub(e.bulk_bytes_out),
             bulk_bytes_in: self.bulk_bytes_in.saturating_sub(e.bulk_bytes_in),
+            tlps: self.tlps.saturating_sub(e.tlps),
         }
+    }
+
+    /// Count `t` as issued (whatever its outcome): one transfer, a control OUT's data stage, a TLP.
+    pub fn issue(&mut self, t: &Transfer<'_>) -> Issued {
+        match t {
+            Transfer::ControlOut(setup, data) => {
+                self.control_out += 1;
+                self.control_bytes_out += data.len() as u64;
+                if setup.request == request::TLP && setup.index & 3 == 0 {
+                    self.tlps += 1;
+                }
+            }
+            Transfer::ControlIn(..) => self.control_in += 1,
+            Transfer::BulkOut(..) => self.bulk_out += 1,
+            Transfer::BulkIn(..) => self.bulk_in += 1,
+        }
+        Issued {
+            out: t.is_out(),
+            control: t.is_control(),
+            len: t.len(),
+        }
+    }
+
+    /// Count the `n` bytes an issued transfer moved (control OUT bytes were counted at issue).
+    pub fn moved(&mut self, issued: Issued, n: usize) {
+        let n = n as u64;
+        match (issued.control, issued.out) {
+            (true, true) => {}
+            (true, false) => self.control_bytes_in += n,
+            (false, true) => self.bulk_bytes_out += n,
+            (false, false) => self.bulk_bytes_in += n,
+        }
+    }
+
+    /// Count a submitted transfer as issued and, for a bulk OUT, as fully sent.
+    pub fn submitted(&mut self, t: &Transfer<'_>) {
+        let issued = self.issue(t);
+        self.moved(issued, issued.len);
     }
 }
 
@@ -75,44 +134,10 @@ impl<T> Counting<T> {
 }
 
 impl<T: UsbTransport> UsbTransport for Counting<T> {
-    fn control_out(
-        &mut self,
-        r: u8,
-        v: u16,
-        i: u16,
-        data: &[u8],
-        t: Duration,
-    ) -> Result<(), UsbError> {
-        self.counts.control_out += 1;
-        self.counts.control_bytes_out += data.len() as u64;
-        self.inner.control_out(r, v, i, data, t)
-    }
-
-    fn control_in(
-        &mut self,
-        r: u8,
-        v: u16,
-        i: u16,
-        buf: &mut [u8],
-        t: Duration,
-    ) -> Result<usize, UsbError> {
-        self.counts.control_in += 1;
-        let n = self.inner.control_in(r, v, i, buf, t)?;
-        self.counts.control_bytes_in += n as u64;
-        Ok(n)
-    }
-
-    fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
-        self.counts.bulk_out += 1;
-        let n = self.inner.bulk_out(ep, data, t)?;
-        self.counts.bulk_bytes_out += n as u64;
-        Ok(n)
-    }
-
-    fn bulk_in(&mut self, ep: u8, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
-        self.counts.bulk_in += 1;
-        let n = self.inner.bulk_in(ep, buf, t)?;
-        self.counts.bulk_bytes_in += n as u64;
+    fn transfer(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<usize, UsbError> {
+        let issued = self.counts.issue(&t);
+        let n = self.inner.transfer(t, timeout)?;
+        self.counts.moved(issued, n);
         Ok(n)
     }
 
@@ -120,24 +145,10 @@ impl<T: UsbTransport> UsbTransport for Counting<T> {
         self.inner.sleep(d)
     }
 
-    fn submit_control_out(
-        &mut self,
-        r: u8,
-        v: u16,
-        i: u16,
-        data: &[u8],
-        t: Duration,
-    ) -> Result<(), UsbError> {
-        self.counts.control_out += 1;
-        self.counts.control_bytes_out += data.len() as u64;
-        self.inner.submit_control_out(r, v, i, data, t)
-    }
-
-    fn submit_bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<(), UsbError> {
-        self.counts.bulk_out += 1;
+    fn submit(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<(), UsbError> {
         // Counted as sent; a short or failed submission is reported by `wait_all`.
-        self.counts.bulk_bytes_out += data.len() as u64;
-        self.inner.submit_bulk_out(ep, data, t)
+        self.counts.submitted(&t);
+        self.inner.submit(t, timeout)
     }
 
     fn wait_all(&mut self) -> Result<(), UsbError> {

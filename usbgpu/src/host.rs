@@ -8,7 +8,7 @@
 //! Not verified on hardware in this tree: the reference host also issues a USB device reset after
 //! detaching a kernel driver; this transport relies on `detach_and_claim_interface` alone.
 use crate::asm24::{EP_BULK_IN, EP_BULK_OUT, PRODUCT_PREFIXES, USB_IDS};
-use modelrt_hal::usb::{UsbError, UsbTransport};
+use modelrt_hal::usb::{Setup, Transfer, UsbError, UsbTransport};
 use nusb::transfer::{
     Buffer, Bulk, ControlIn, ControlOut, ControlType, In, Out, Recipient, TransferError,
 };
@@ -32,7 +32,7 @@ pub struct BridgeInfo {
 }
 
 impl BridgeInfo {
-    /// `usb:<bus>-<address>` (spec §1).
+    /// `usb:<bus>-<address>` (docs/hw/asm24-bridge.md §1).
     pub fn name(&self) -> String {
         format!("usb:{}-{}", self.bus, self.address)
     }
@@ -109,7 +109,7 @@ fn classify(name: &str, step: &'static str, e: nusb::Error) -> HostError {
     }
 }
 
-/// All bridges with the custom firmware's USB ids, 0xADD1 first (spec §1).
+/// All bridges with the custom firmware's USB ids, 0xADD1 first (docs/hw/asm24-bridge.md §1).
 pub fn list_bridges() -> Result<Vec<BridgeInfo>, HostError> {
     let devices: Vec<nusb::DeviceInfo> = match nusb::list_devices().wait() {
         Ok(d) => d.collect(),
@@ -170,13 +170,13 @@ fn map_transfer(e: TransferError) -> UsbError {
 }
 
 /// A vendor-type, device-recipient control OUT (every OUT request of the protocol).
-fn vendor_out(request: u8, value: u16, index: u16, data: &[u8]) -> ControlOut<'_> {
+fn vendor_out(setup: Setup, data: &[u8]) -> ControlOut<'_> {
     ControlOut {
         control_type: ControlType::Vendor,
         recipient: Recipient::Device,
-        request,
-        value,
-        index,
+        request: setup.request,
+        value: setup.value,
+        index: setup.index,
         data,
     }
 }
@@ -334,26 +334,23 @@ impl NusbTransport {
     }
 }
 
-impl UsbTransport for NusbTransport {
-    fn control_out(
+impl NusbTransport {
+    fn sync_control_out(
         &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
+        setup: Setup,
         data: &[u8],
         timeout: Duration,
-    ) -> Result<(), UsbError> {
+    ) -> Result<usize, UsbError> {
         self.interface
-            .control_out(vendor_out(request, value, index, data), timeout)
+            .control_out(vendor_out(setup, data), timeout)
             .wait()
-            .map_err(map_transfer)
+            .map_err(map_transfer)?;
+        Ok(data.len())
     }
 
-    fn control_in(
+    fn sync_control_in(
         &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
+        setup: Setup,
         buf: &mut [u8],
         timeout: Duration,
     ) -> Result<usize, UsbError> {
@@ -361,9 +358,9 @@ impl UsbTransport for NusbTransport {
         let req = ControlIn {
             control_type: ControlType::Vendor,
             recipient: Recipient::Device,
-            request,
-            value,
-            index,
+            request: setup.request,
+            value: setup.value,
+            index: setup.index,
             length,
         };
         let data = self
@@ -376,15 +373,7 @@ impl UsbTransport for NusbTransport {
         Ok(n)
     }
 
-    fn bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        if endpoint != EP_BULK_OUT {
-            return Err(UsbError::Stall);
-        }
+    fn sync_bulk_out(&mut self, data: &[u8], timeout: Duration) -> Result<usize, UsbError> {
         self.drain();
         if let Some(e) = self.latched.take() {
             return Err(e);
@@ -396,15 +385,7 @@ impl UsbTransport for NusbTransport {
         Ok(c.actual_len)
     }
 
-    fn bulk_in(
-        &mut self,
-        endpoint: u8,
-        buf: &mut [u8],
-        timeout: Duration,
-    ) -> Result<usize, UsbError> {
-        if endpoint != EP_BULK_IN {
-            return Err(UsbError::Stall);
-        }
+    fn sync_bulk_in(&mut self, buf: &mut [u8], timeout: Duration) -> Result<usize, UsbError> {
         // IN requests must be whole packets; a device sending more than `buf` is an overflow.
         let mps = self.ep_in.max_packet_size().max(1);
         let requested = buf.len().div_ceil(mps).max(1) * mps;
@@ -418,50 +399,53 @@ impl UsbTransport for NusbTransport {
         buf[..c.actual_len].copy_from_slice(&c.buffer[..c.actual_len]);
         Ok(c.actual_len)
     }
+}
+
+impl UsbTransport for NusbTransport {
+    fn transfer(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<usize, UsbError> {
+        match t {
+            Transfer::ControlOut(setup, data) => self.sync_control_out(setup, data, timeout),
+            Transfer::ControlIn(setup, buf) => self.sync_control_in(setup, buf, timeout),
+            Transfer::BulkOut(EP_BULK_OUT, data) => self.sync_bulk_out(data, timeout),
+            Transfer::BulkIn(EP_BULK_IN, buf) => self.sync_bulk_in(buf, timeout),
+            Transfer::BulkOut(..) | Transfer::BulkIn(..) => Err(UsbError::Stall),
+        }
+    }
 
     fn sleep(&mut self, duration: Duration) {
         std::thread::sleep(duration);
     }
 
-    fn submit_control_out(
-        &mut self,
-        request: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        let fut = self
-            .interface
-            .control_out(vendor_out(request, value, index, data), timeout);
-        self.pending_control.push_back(Box::new(move || fut.wait()));
-        // Bound the number of in-flight control submissions.
-        while self.pending_control.len() > 4 {
-            if let Some(wait) = self.pending_control.pop_front() {
-                self.finish_control(wait);
+    fn submit(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<(), UsbError> {
+        match t {
+            Transfer::ControlOut(setup, data) => {
+                let fut = self.interface.control_out(vendor_out(setup, data), timeout);
+                self.pending_control.push_back(Box::new(move || fut.wait()));
+                // Bound the number of in-flight control submissions.
+                while self.pending_control.len() > 4 {
+                    if let Some(wait) = self.pending_control.pop_front() {
+                        self.finish_control(wait);
+                    }
+                }
+                Ok(())
+            }
+            Transfer::BulkOut(EP_BULK_OUT, data) => {
+                let mut buf = self.ep_out.allocate(data.len());
+                buf.extend_from_slice(data);
+                self.ep_out.submit(buf);
+                self.pending.push_back((data.len(), timeout));
+                // Keep at most two transfers in flight (double buffering, like the two copy windows).
+                while self.pending.len() > 2 {
+                    self.complete_one();
+                }
+                Ok(())
+            }
+            Transfer::BulkOut(..) => Err(UsbError::Stall),
+            // IN transfers are not pipelined: run them now.
+            t @ (Transfer::ControlIn(..) | Transfer::BulkIn(..)) => {
+                self.transfer(t, timeout).map(|_| ())
             }
         }
-        Ok(())
-    }
-
-    fn submit_bulk_out(
-        &mut self,
-        endpoint: u8,
-        data: &[u8],
-        timeout: Duration,
-    ) -> Result<(), UsbError> {
-        if endpoint != EP_BULK_OUT {
-            return Err(UsbError::Stall);
-        }
-        let mut buf = self.ep_out.allocate(data.len());
-        buf.extend_from_slice(data);
-        self.ep_out.submit(buf);
-        self.pending.push_back((data.len(), timeout));
-        // Keep at most two transfers in flight (double buffering, like the two copy windows).
-        while self.pending.len() > 2 {
-            self.complete_one();
-        }
-        Ok(())
     }
 
     fn wait_all(&mut self) -> Result<(), UsbError> {

@@ -1,5 +1,7 @@
-//! `modelrt-usbgpu`: ASM24 bridge driver, PCIe bring-up behind it, AMD bring-up and Navi31 firmware tools.
+//! `modelrt-usbgpu`: ASM24 bridge driver, PCIe bring-up behind it and Navi31 firmware tools (AMD GPU execution is planned).
 #![cfg_attr(not(feature = "std"), no_std)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod asm24;
 #[cfg(feature = "emu")]
@@ -10,6 +12,8 @@ pub mod pcie;
 pub mod bench;
 pub mod copy;
 pub mod counting;
+#[cfg(all(feature = "emu", any(target_os = "linux", target_os = "macos")))]
+pub mod flashtool;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod host;
 pub mod navi31;

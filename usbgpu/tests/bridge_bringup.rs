@@ -1,5 +1,5 @@
 //! Emulator tests of PCIe bring-up behind the bridge: link power-on, bus numbering, windows, BAR
-//! addresses and sizes (spec asm24-bridge.md §7.6), resizable BAR, and the resulting device view.
+//! addresses and sizes (docs/hw/asm24-bridge.md §7.6), resizable BAR, and the resulting device view.
 use modelrt_hal::mmio::Mmio;
 use modelrt_hal::pci::PciConfig;
 use modelrt_usbgpu::asm24::proto::CplStatus;

@@ -1,6 +1,6 @@
 //! Protocol efficiency on the emulator: USB round trips per config/MMIO access and per MiB copied.
 //!
-//! Bound for copies (spec §5, §10): the SRAM path needs exactly one 0xF2 arm (a control transfer
+//! Bound for copies (docs/hw/asm24-bridge.md §5, §10): the SRAM path needs exactly one 0xF2 arm (a control transfer
 //! without data stage) per window — 256 KiB for host→device, 512 KiB (the whole SRAM) for
 //! device→host — plus one bulk transfer carrying the payload. So host→device costs 4 control/MiB and
 //! device→host 2 control/MiB, plus at most one extra arm for a final partial chunk; nothing else is
@@ -187,7 +187,7 @@ fn round_trips_per_access() {
         (1, 1),
     ];
     for ((name, got), want) in results.iter().zip(expect) {
-        assert_eq!(*got, want, "{name} (spec §10 cost per primitive)");
+        assert_eq!(*got, want, "{name} (docs/hw/asm24-bridge.md §10)");
     }
 }
 

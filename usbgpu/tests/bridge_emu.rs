@@ -26,7 +26,7 @@ fn xdata_aliases_sram_and_sys_buf() {
     let mut gpu = vec![0u8; 300];
     h.gpu_read(BUS_SRAM, &mut gpu).unwrap();
     assert_eq!(gpu, data, "XDATA 0xF000 aliases SRAM = PCIe 0x200000");
-    // GPU fence write to 0x820800 is visible at XDATA 0xA800 (spec §4).
+    // GPU fence write to 0x820800 is visible at XDATA 0xA800 (docs/hw/asm24-bridge.md §4).
     h.gpu_write(BUS_SYS_BUF + 0x800, &7u64.to_le_bytes())
         .unwrap();
     let mut fence = [0u8; 8];

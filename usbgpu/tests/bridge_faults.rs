@@ -1,5 +1,5 @@
 //! Every injected emulator fault gives a clear error (or the documented recovery) and never hangs:
-//! all waits are bounded by the host timeouts of spec §8, which the emulator charges to emulated time.
+//! all waits are bounded by the host timeouts of docs/hw/asm24-bridge.md §8, which the emulator charges to emulated time.
 use modelrt_hal::mmio::Mmio;
 use modelrt_hal::pci::PciConfig;
 use modelrt_hal::usb::UsbError;
@@ -225,7 +225,7 @@ fn bulk_timeouts_and_short_transfers() {
             source: UsbError::Timeout
         }
     );
-    // The timed-out arm is still pending in the firmware (emulator choice, spec §13: no abort request
+    // The timed-out arm is still pending in the firmware (emulator choice, docs/hw/asm24-bridge.md §13: no abort request
     // is documented), so the next bulk OUT is consumed by it and rejected as mis-sized — a clear error,
     // not silent corruption. Control-only traffic (config TLPs) keeps working.
     let err = dev.bar_mmio(5).unwrap().write32(0x10, 9).unwrap_err();

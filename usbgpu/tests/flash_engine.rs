@@ -112,7 +112,7 @@ fn unprimed_read_returns_stale_bytes() {
     assert_eq!(&id[..3], &[0xC8, 0x60, 0x15]);
     e.close().unwrap();
     drop(e);
-    // One raw RX transaction through the registers (spec §3 steps, forced values set by hand).
+    // One raw RX transaction through the registers (docs/hw/navi31-spi-flash.md §3 steps, forced values set by hand).
     use modelrt_hal::mmio::Mmio;
     mmio.write32(GPIO_PAD_MASK, 0).unwrap();
     mmio.write32(GPIO_PAD_A, 0).unwrap();

@@ -1,8 +1,8 @@
 //! Round-trip measurement: the session/pipelined ROM_SW driver versus the reference tool's naive
-//! sequence (spec §3: save 5, force 5, clear+check, command, TX dwords one by one, control write +
+//! sequence (docs/hw/navi31-spi-flash.md §3: save 5, force 5, clear+check, command, TX dwords one by one, control write +
 //! read-back, poll, RX burst, restore 7 — for the prime *and* the real read of every chunk).
 //! The naive sequence lives only here, as the measured baseline; it also cross-checks that the
-//! emulator serves the spec's own sequence. Run with `--nocapture` to see the figures.
+//! emulator serves the reference sequence of docs/hw/navi31-spi-flash.md §3. Run with `--nocapture` to see the figures.
 use modelrt_hal::embedded_hal::delay::DelayNs;
 use modelrt_hal::embedded_hal::spi::SpiDevice;
 use modelrt_hal::mmio::Mmio;
@@ -28,7 +28,7 @@ fn image() -> Vec<u8> {
         .collect()
 }
 
-/// The reference tool's transaction (spec §3 steps 1–11), one access per register touch.
+/// The reference tool's transaction (docs/hw/navi31-spi-flash.md §3 steps 1–11), one access per register touch.
 fn naive_txn<M: Mmio>(
     m: &mut M,
     opcode: u8,
@@ -83,7 +83,7 @@ fn naive_txn<M: Mmio>(
     Ok(())
 }
 
-/// Reference read: every ≤256-byte chunk = prime + real 0x03 (spec §4, §6 "read").
+/// Reference read: every ≤256-byte chunk = prime + real 0x03 (docs/hw/navi31-spi-flash.md §4, §6 "read").
 fn naive_read<M: Mmio>(m: &mut M, addr: u32, out: &mut [u8]) -> Result<(), M::Error> {
     for (i, chunk) in out.chunks_mut(256).enumerate() {
         let a = addr + 256 * i as u32;
@@ -94,7 +94,7 @@ fn naive_read<M: Mmio>(m: &mut M, addr: u32, out: &mut [u8]) -> Result<(), M::Er
     Ok(())
 }
 
-/// Reference SR1 read: prime with 2 bytes, then the real 1-byte read (spec §4).
+/// Reference SR1 read: prime with 2 bytes, then the real 1-byte read (docs/hw/navi31-spi-flash.md §4).
 fn naive_sr1<M: Mmio>(m: &mut M) -> Result<u8, M::Error> {
     let mut prime = [0u8; 2];
     naive_txn(m, 0x05, 0, 0, &[], Some(&mut prime))?;
@@ -103,7 +103,7 @@ fn naive_sr1<M: Mmio>(m: &mut M) -> Result<u8, M::Error> {
     Ok(sr1[0])
 }
 
-/// Reference WREN + check, command, wait idle polling SR1 every 2 ms (spec §5, §6).
+/// Reference WREN + check, command, wait idle polling SR1 every 2 ms (docs/hw/navi31-spi-flash.md §5, §6).
 fn naive_write_op<M: Mmio>(
     m: &mut M,
     model: &SharedModel<Navi31Bar5>,
@@ -207,7 +207,7 @@ fn direct_mmio_accesses_fast_vs_naive() {
     let naive_dump = m.counts().total() * (MIB2 / CLI_CHUNK) as u64;
     assert_eq!(
         naive_256, 50,
-        "spec §11: ≈25 accesses per transaction, 2 per chunk"
+        "docs/hw/navi31-spi-flash.md §11: ≈25 accesses per transaction, 2 per chunk"
     );
 
     // Session driver.

@@ -37,6 +37,31 @@ fn step(name: &str, cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Where tests append one line per skipped test (`tests/src/skip.rs` reads the same variable).
+const SKIP_LOG_ENV: &str = "MODELRT_SKIP_LOG";
+
+/// Print how many tests skipped and why; any skip fails CI.
+fn skip_summary(log: &Path) -> Result<()> {
+    let text = match std::fs::read_to_string(log) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", log.display())),
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    eprintln!("\n==> skipped tests: {}", lines.len());
+    for l in &lines {
+        eprintln!("    {l}");
+    }
+    if !lines.is_empty() {
+        bail!(
+            "{} test(s) skipped for a missing prerequisite (see {}); CI runs every test",
+            lines.len(),
+            log.display()
+        );
+    }
+    Ok(())
+}
+
 fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
@@ -91,20 +116,34 @@ pub fn run(no_lint: bool) -> Result<()> {
     eprintln!("\n==> cargo xtask dist --target aarch64-unknown-linux-gnu");
     let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
     let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
-    step(
+    let skip_log = workspace_root().join("target/test-skips.log");
+    let _ = std::fs::remove_file(&skip_log);
+    let tests = step(
         "cargo test --workspace --no-fail-fast",
         cargo()
             .args(["test", "--workspace", "--no-fail-fast"])
             .env("MODELRT_PYTHON", &python)
             .env("MODELRT_REQUIRE_PYTHON", "1")
+            .env(SKIP_LOG_ENV, &skip_log)
             .env("MODELRT_AARCH64_BIN", &aarch64_modelrt),
-    )?;
+    );
+    let skips = skip_summary(&skip_log);
+    tests?;
+    skips?;
     step(
         "exporter unit tests (python -m unittest)",
         Command::new(&python)
             .args(["-m", "unittest", "xtask/exporter/test_exporter.py"])
             .env("MODELRT_REQUIRE_PYTHON", "1"),
     )?;
+    step(
+        "fuzz targets, 25 s each (core/fuzz/run.sh: stable libFuzzer; docs/fuzzing.md)",
+        Command::new("bash")
+            .args(["core/fuzz/run.sh", "--seconds", "25"])
+            .current_dir(workspace_root()),
+    )?;
+    eprintln!("\n==> ONNX conformance, CI subset (fails on WRONG, CRASH or a lost baseline PASS)");
+    xtask::conformance::run(&xtask::conformance::Options::ci())?;
     eprintln!("\n==> footprint of the no_std core+hal (budget +10%)");
     xtask::footprint::run()?;
     eprintln!("\n==> benchmark harness (--quick: checks it runs; numbers not representative)");
@@ -157,4 +196,27 @@ pub fn demo(check: bool) -> Result<()> {
         println!("embedded demo bundles are up to date");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skip_summary;
+
+    #[test]
+    fn skip_summary_fails_on_any_logged_skip_and_passes_without_a_log() {
+        let dir = std::env::temp_dir().join(format!("xtask-skips-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("skips.log");
+        let _ = std::fs::remove_file(&log);
+        assert!(skip_summary(&log).is_ok(), "no log file means no skips");
+        std::fs::write(
+            &log,
+            "SKIPPED e2e_cpu::a: no python\nSKIPPED golden::b: no python\n",
+        )
+        .unwrap();
+        let e = skip_summary(&log).unwrap_err().to_string();
+        assert!(e.starts_with("2 test(s) skipped"), "{e}");
+        std::fs::write(&log, "").unwrap();
+        assert!(skip_summary(&log).is_ok(), "an empty log means no skips");
+    }
 }

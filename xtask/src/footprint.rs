@@ -1,6 +1,6 @@
 //! `cargo xtask footprint`: build the no_std probe in `tests/footprint` (modelrt-core's parser and
 //! executor with a dummy device) for `aarch64-unknown-none` in release, measure its allocated
-//! read-only bytes (code + constants, from the ELF section headers) and compare them with
+//! read-only bytes (code + constants, from the ELF section headers via `object`) and compare them with
 //! `tests/footprint/budget.toml`; more than 10% over budget is an error.
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,11 +11,6 @@ use anyhow::{bail, Context, Result};
 pub const TARGET: &str = "aarch64-unknown-none";
 /// Allowed growth over the budget, in percent.
 pub const TOLERANCE_PERCENT: u64 = 10;
-
-const SHF_WRITE: u64 = 0x1;
-const SHF_ALLOC: u64 = 0x2;
-const SHF_EXECINSTR: u64 = 0x4;
-const SHT_NOBITS: u32 = 8;
 
 /// Allocated section sizes of an ELF image, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,42 +32,38 @@ impl Sizes {
     }
 }
 
-fn rd<const N: usize>(b: &[u8], off: usize) -> Result<[u8; N]> {
-    b.get(off..off + N)
-        .and_then(|s| s.try_into().ok())
-        .context("truncated ELF file")
-}
-
-/// Sum the allocated sections of a little-endian ELF64 file by kind.
+/// Sum the allocated sections of an ELF64 file by kind (from the section headers, read
+/// with the `object` crate).
 pub fn elf_sizes(elf: &[u8]) -> Result<Sizes> {
+    use object::elf::{SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE, SHT_NOBITS};
+    use object::read::elf::{FileHeader, SectionHeader};
+    use object::{elf::FileHeader64, Endianness, FileKind};
     if elf.get(..4) != Some(b"\x7fELF") {
         bail!("not an ELF file");
     }
-    if elf.get(4) != Some(&2) || elf.get(5) != Some(&1) {
-        bail!("only little-endian ELF64 is supported");
+    if !matches!(FileKind::parse(elf), Ok(FileKind::Elf64)) {
+        bail!("only ELF64 is supported");
     }
-    let shoff = u64::from_le_bytes(rd(elf, 0x28)?) as usize;
-    let shentsize = u16::from_le_bytes(rd(elf, 0x3a)?) as usize;
-    let shnum = u16::from_le_bytes(rd(elf, 0x3c)?) as usize;
-    if shentsize < 0x28 {
-        bail!("bad ELF section header size {shentsize}");
-    }
+    let header =
+        FileHeader64::<Endianness>::parse(elf).map_err(|e| anyhow::anyhow!("bad ELF file: {e}"))?;
+    let endian = header
+        .endian()
+        .map_err(|e| anyhow::anyhow!("bad ELF file: {e}"))?;
+    let sections = header
+        .section_headers(endian, elf)
+        .map_err(|e| anyhow::anyhow!("bad ELF section table: {e}"))?;
     let mut s = Sizes::default();
-    for i in 0..shnum {
-        let h = shoff
-            .checked_add(i * shentsize)
-            .context("bad ELF section table offset")?;
-        let sh_type = u32::from_le_bytes(rd(elf, h + 4)?);
-        let flags = u64::from_le_bytes(rd(elf, h + 8)?);
-        let size = u64::from_le_bytes(rd(elf, h + 0x20)?);
-        if flags & SHF_ALLOC == 0 {
+    for h in sections {
+        let flags = h.sh_flags(endian);
+        let size = h.sh_size(endian);
+        if flags & u64::from(SHF_ALLOC) == 0 {
             continue;
         }
-        if flags & SHF_EXECINSTR != 0 {
+        if flags & u64::from(SHF_EXECINSTR) != 0 {
             s.text += size;
-        } else if flags & SHF_WRITE == 0 {
+        } else if flags & u64::from(SHF_WRITE) == 0 {
             s.rodata += size;
-        } else if sh_type == SHT_NOBITS {
+        } else if h.sh_type(endian) == SHT_NOBITS {
             s.bss += size;
         } else {
             s.data += size;
@@ -170,22 +161,25 @@ pub fn run() -> Result<(Sizes, u64)> {
 
 #[cfg(test)]
 mod tests {
+    use object::elf::{SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE};
+
     use super::*;
 
     /// A minimal ELF64 with the given (type, flags, size) sections.
-    fn elf(sections: &[(u32, u64, u64)]) -> Vec<u8> {
+    fn elf(sections: &[(u32, u32, u64)]) -> Vec<u8> {
         let shoff = 64usize;
         let mut b = vec![0u8; shoff + sections.len() * 64];
         b[..4].copy_from_slice(b"\x7fELF");
-        b[4] = 2;
-        b[5] = 1;
+        b[4] = 2; // ELFCLASS64
+        b[5] = 1; // little-endian
+        b[6] = 1; // EV_CURRENT
         b[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
         b[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
         b[0x3c..0x3e].copy_from_slice(&(sections.len() as u16).to_le_bytes());
         for (i, (ty, flags, size)) in sections.iter().enumerate() {
             let h = shoff + i * 64;
             b[h + 4..h + 8].copy_from_slice(&ty.to_le_bytes());
-            b[h + 8..h + 16].copy_from_slice(&flags.to_le_bytes());
+            b[h + 8..h + 16].copy_from_slice(&u64::from(*flags).to_le_bytes());
             b[h + 0x20..h + 0x28].copy_from_slice(&size.to_le_bytes());
         }
         b
@@ -195,13 +189,13 @@ mod tests {
     fn sections_are_classified_by_flags() {
         let progbits = 1;
         let image = elf(&[
-            (0, 0, 0),                                   // null section
-            (progbits, SHF_ALLOC | SHF_EXECINSTR, 1000), // .text
-            (progbits, SHF_ALLOC, 300),                  // .rodata
-            (progbits, SHF_ALLOC, 20),                   // .eh_frame
-            (progbits, SHF_ALLOC | SHF_WRITE, 40),       // .data
-            (SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 4096),   // .bss
-            (progbits, 0, 77),                           // .comment (not loaded)
+            (0, 0, 0),                                              // null section
+            (progbits, SHF_ALLOC | SHF_EXECINSTR, 1000),            // .text
+            (progbits, SHF_ALLOC, 300),                             // .rodata
+            (progbits, SHF_ALLOC, 20),                              // .eh_frame
+            (progbits, SHF_ALLOC | SHF_WRITE, 40),                  // .data
+            (object::elf::SHT_NOBITS, SHF_ALLOC | SHF_WRITE, 4096), // .bss
+            (progbits, 0, 77),                                      // .comment (not loaded)
         ]);
         let s = elf_sizes(&image).unwrap();
         assert_eq!(

@@ -19,6 +19,10 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ),
     ("lld-19", "links AMD code objects"),
     (
+        "llvm-19",
+        "llc-19 and llvm-readelf-19 check the AMDGPU e_flags table (tests/tests/amdgpu_mach.rs)",
+    ),
+    (
         "gcc-aarch64-linux-gnu",
         "cross-links modelrt for comma devices (aarch64)",
     ),

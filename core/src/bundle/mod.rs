@@ -2,8 +2,8 @@
 //!
 //! # Layout
 //! ```text
-//! offset 0   Header (48 bytes, fixed, little-endian, outside postcard — see `header`)
-//! offset 48  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
+//! offset 0   Header (56 bytes, fixed, little-endian, outside postcard — see `header`)
+//! offset 56  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
 //!            zero padding up to a multiple of 64
 //! weights    One blob, 64-byte aligned in the file, holding the initial bytes of weight/state buffers
 //! ```
@@ -84,7 +84,10 @@ impl<'a> Bundle<'a> {
             body,
             weights,
         };
-        validate::validate(&bundle)?;
+        if let Err(e) = validate::validate(&bundle) {
+            crate::log::warning!("bundle validation failed: {}", e);
+            return Err(e);
+        }
         Ok(bundle)
     }
 
@@ -106,8 +109,25 @@ impl<'a> Bundle<'a> {
     /// Initial bytes of buffer `b`, if it has any.
     pub fn init_bytes(&self, b: &BufferDesc<'_>) -> Option<&'a [u8]> {
         let (start, len) = b.init?;
-        // Validated in `validate`: the range lies inside the weights blob.
-        self.weights.get(start as usize..(start + len) as usize)
+        // Validated in `validate`: the range lies inside the weights blob (so the casts and the sum
+        // cannot overflow for a parsed bundle; they are checked for any other `BufferDesc`).
+        let start = usize::try_from(start).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        self.weights.get(start..end)
+    }
+
+    /// Arena offset of byte `offset` of buffer `buffer`. Validation bounds every view a parsed
+    /// bundle refers to by the arena size, so this fails only for references the bundle never makes.
+    pub fn arena_offset(&self, buffer: u32, offset: u64) -> Result<u64, BundleError> {
+        self.body
+            .buffers
+            .get(buffer as usize)?
+            .arena_offset
+            .checked_add(offset)
+            .ok_or(BundleError::Invalid {
+                what: "buffer view offset overflows",
+                index: buffer,
+            })
     }
 
     /// Index of the input named `name`.

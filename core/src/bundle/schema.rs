@@ -138,14 +138,18 @@ pub struct TensorDesc<'a> {
 }
 
 impl TensorDesc<'_> {
-    /// Number of elements (validated not to overflow at load).
+    /// Number of elements. Saturates at `u64::MAX`, which no buffer can hold; a validated bundle's
+    /// tensors never saturate (validation checks the product without overflow).
     pub fn numel(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+            .unwrap_or(u64::MAX)
     }
 
-    /// Size in bytes.
+    /// Size in bytes, saturating like [`numel`](Self::numel).
     pub fn byte_len(&self) -> u64 {
-        self.numel() * self.dtype.size() as u64
+        self.numel().saturating_mul(self.dtype.size() as u64)
     }
 }
 

@@ -58,7 +58,8 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
     }
 
     fn offset(&self, i: usize) -> Option<usize> {
-        let b = self.index.get(4 * i..4 * i + 4)?;
+        let at = i.checked_mul(4)?;
+        let b = self.index.get(at..at.checked_add(4)?)?;
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     }
 
@@ -96,7 +97,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
     /// Check the index: right length, first offset 0, strictly increasing, inside `data`.
     pub(crate) fn check_index(&self, table: &'static str) -> Result<(), BundleError> {
         let bad = |index| BundleError::Table { table, index };
-        if self.index.len() != 4 * self.len() {
+        if Some(self.index.len()) != self.len().checked_mul(4) {
             return Err(bad(0));
         }
         let mut prev: Option<usize> = None;

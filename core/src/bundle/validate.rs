@@ -12,6 +12,14 @@ fn invalid(what: &'static str, index: usize) -> BundleError {
     }
 }
 
+/// Byte length of a tensor (shape product × element size), `None` on overflow.
+fn tensor_bytes(t: &TensorDesc<'_>) -> Option<u64> {
+    t.shape
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n))?
+        .checked_mul(t.dtype.size() as u64)
+}
+
 /// `offset + size <= limit` without overflow.
 fn fits(offset: u64, size: u64, limit: u64) -> bool {
     offset.checked_add(size).is_some_and(|end| end <= limit)
@@ -66,12 +74,12 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
             ));
         }
         for (i, (t, d)) in body.inputs.iter().zip(r.inputs.iter()).enumerate() {
-            if d?.data.len() as u64 != t?.byte_len() {
+            if Some(d?.data.len() as u64) != tensor_bytes(&t?) {
                 return Err(invalid("reference input has the wrong size", i));
             }
         }
         for (i, (t, d)) in body.outputs.iter().zip(r.outputs.iter()).enumerate() {
-            if d?.data.len() as u64 != t?.byte_len() {
+            if Some(d?.data.len() as u64) != tensor_bytes(&t?) {
                 return Err(invalid("reference output has the wrong size", i));
             }
         }
@@ -134,9 +142,13 @@ fn check_meta(
                     i,
                 ));
             }
-            let ibo = m.ibo_cnt as usize;
-            if m.tex_to_image.iter().any(|&t| ibo + t as usize >= images)
-                || ibo + m.tex_to_image.len() > images
+            // Images are numbered IBOs first, then textures: every texture's image index
+            // (`ibo_cnt + t`) and the whole texture range must lie inside the image parameters.
+            let ibo = u64::from(m.ibo_cnt);
+            let images = images as u64;
+            let past = |n: u64| ibo.checked_add(n).is_none_or(|end| end > images);
+            if m.tex_to_image.iter().any(|&t| past(u64::from(t) + 1))
+                || past(m.tex_to_image.len() as u64)
             {
                 return Err(invalid(
                     "IR3 texture map points past the image parameters",
@@ -207,9 +219,12 @@ fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError
                                 return Err(invalid("launch argument lies outside its buffer", i));
                             }
                             if let ParamKind::Image { height, width } = p.kind {
-                                let need =
-                                    (height as u64) * (width as u64) * 4 * p.dtype.size() as u64;
-                                if need > *size {
+                                // RGBA texels: height × width × 4 channels × element size.
+                                let need = u64::from(height)
+                                    .checked_mul(u64::from(width))
+                                    .and_then(|n| n.checked_mul(4))
+                                    .and_then(|n| n.checked_mul(p.dtype.size() as u64));
+                                if need.is_none_or(|need| need > *size) {
                                     return Err(invalid(
                                         "image argument is smaller than its image shape",
                                         i,
@@ -242,9 +257,17 @@ fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError
                 if size == 0 || !fits(dst.offset, size, d.size) || !fits(src.offset, size, s.size) {
                     return Err(invalid("copy lies outside its buffers", i));
                 }
-                let (da, sa) = (d.arena_offset + dst.offset, s.arena_offset + src.offset);
-                if da < sa + size && sa < da + size {
-                    return Err(invalid("copy source and destination overlap", i));
+                // Both views lie inside buffers that lie inside the arena, so these sums are
+                // bounded by `arena_size`; they are still computed checked.
+                let overlap = (|| {
+                    let da = d.arena_offset.checked_add(dst.offset)?;
+                    let sa = s.arena_offset.checked_add(src.offset)?;
+                    Some(da < sa.checked_add(size)? && sa < da.checked_add(size)?)
+                })();
+                match overlap {
+                    Some(false) => {}
+                    Some(true) => return Err(invalid("copy source and destination overlap", i)),
+                    None => return Err(invalid("copy lies outside the arena", i)),
                 }
             }
         }
@@ -283,8 +306,7 @@ fn check_tensors(
                 i,
             ));
         }
-        let numel = d.shape.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n));
-        let bytes = numel.and_then(|n| n.checked_mul(d.dtype.size() as u64));
+        let bytes = tensor_bytes(&d);
         let buf = b
             .body()
             .buffers

@@ -195,13 +195,22 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         outputs: outputs.view(),
         reference,
     };
-    let body_bytes = postcard::to_allocvec(&body).map_err(|_| WriteError::Encode)?;
+    let out = seal(&body, &weights)?;
+    Bundle::parse(&out).map_err(WriteError::Invalid)?;
+    Ok(out)
+}
+
+/// Lay out `body` and `weights` as bundle bytes — header (lengths, CRC, schema hash), body, padding,
+/// weights blob — **without** validating them. [`write_bundle`] validates what it seals; tests use this
+/// to build bundles that are well formed but invalid.
+pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
+    let body_bytes = postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?;
 
     let mut out = vec![0u8; HEADER_LEN];
     out.extend_from_slice(&body_bytes);
     pad_to(&mut out, WEIGHTS_ALIGN);
     let weights_offset = out.len() as u64;
-    out.extend_from_slice(&weights);
+    out.extend_from_slice(weights);
     let header = Header {
         major: FORMAT_MAJOR,
         minor: FORMAT_MINOR,
@@ -213,6 +222,5 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         flags: 0,
     };
     out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
-    Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
 }

@@ -1,4 +1,4 @@
-//! The kernel-argument region of one IR3 dispatch (spec §8, IR3 column): constant file with buffer VAs, int
+//! The kernel-argument region of one IR3 dispatch (docs/hw/adreno-kgsl-pm4.md §8, IR3 column): constant file with buffer VAs, int
 //! vars, immediates and the work-group-size param, then texture descriptors, UAV descriptors and samplers.
 use super::layout::{KernelLayout, DESC_BYTES, SAMPLER_BYTES};
 use super::regs::tex;
@@ -102,7 +102,7 @@ fn put_u32s(region: &mut [u8], at: u32, dws: &[u32]) {
     }
 }
 
-/// The 16-dword descriptor of an image `(height, width, 4)` of `dtype` at `addr` (spec §8.3).
+/// The 16-dword descriptor of an image `(height, width, 4)` of `dtype` at `addr` (docs/hw/adreno-kgsl-pm4.md §8.3).
 pub fn image_descriptor(
     height: u32,
     width: u32,

@@ -1,4 +1,4 @@
-//! Per-kernel launch layout derived once from [`Ir3KernelMeta`] (spec §7.1, §8, §8.5): register footprints,
+//! Per-kernel launch layout derived once from [`Ir3KernelMeta`] (docs/hw/adreno-kgsl-pm4.md §7.1, §8, §8.5): register footprints,
 //! private-memory sizes, argument-region offsets and launch limits.
 use modelrt_hal::target::Ir3KernelMeta;
 
@@ -143,7 +143,9 @@ impl KernelLayout {
             });
         }
         if !m.immediates.len().is_multiple_of(4)
-            || m.imm_off as usize + m.immediates.len() > CONST_FILE_BYTES as usize
+            || (m.imm_off as usize)
+                .checked_add(m.immediates.len())
+                .is_none_or(|end| end > CONST_FILE_BYTES as usize)
         {
             return Err(LayoutError::ConstOutOfRange {
                 what: "immediates",
@@ -192,7 +194,7 @@ impl KernelLayout {
         })
     }
 
-    /// Launch checks of spec §7.1 plus the register field limits (LOCALSIZE is 10 bits, counts non-zero).
+    /// Launch checks of docs/hw/adreno-kgsl-pm4.md §7.1 plus the register field limits (LOCALSIZE is 10 bits, counts non-zero).
     pub fn check_launch(&self, global: [u32; 3], local: [u32; 3]) -> Result<(), LayoutError> {
         let bad = LayoutError::BadDims { global, local };
         if global.iter().chain(local.iter()).any(|&x| x == 0) || local.iter().any(|&l| l > 1024) {

@@ -1,4 +1,4 @@
-//! a6xx register addresses and field values used by the compute path (spec §7, new Mesa names; old names in
+//! a6xx register addresses and field values used by the compute path (docs/hw/adreno-kgsl-pm4.md §7, new Mesa names; old names in
 //! comments).
 
 pub const SP_UPDATE_CNTL: u32 = 0xBB08; // HLSQ_INVALIDATE_CMD
@@ -43,7 +43,7 @@ pub const PERFCTR_CS: u32 = 0x20;
 pub const CONST_CONFIG_0_DEFAULT: u32 = 0x00CC_C0CF;
 /// "register not used" id.
 pub const REGID_UNUSED: u32 = 0xFC;
-/// SP_CS_CONST_CONFIG as tinygrad writes it: CONSTLEN 256 unshifted lands on bit 8 = ENABLED (spec §7 note).
+/// SP_CS_CONST_CONFIG as tinygrad writes it: CONSTLEN 256 unshifted lands on bit 8 = ENABLED (docs/hw/adreno-kgsl-pm4.md §7 note).
 pub const CS_CONST_CONFIG: u32 = 0x100;
 /// SP_CS_CONFIG ENABLED bit.
 pub const CS_CONFIG_ENABLED: u32 = 0x100;
@@ -82,6 +82,6 @@ pub mod tex {
     pub const SAMP_1_UNNORM: u32 = 0x30;
     /// TEX_CONST_6: PLANE_PITCH 0x400000 << 8.
     pub const CONST_6_PLANE_PITCH: u32 = 0x4000_0000;
-    /// TEX_CONST_7 raw value tinygrad writes (unexplained, spec §15).
+    /// TEX_CONST_7 raw value tinygrad writes (unexplained, docs/hw/adreno-kgsl-pm4.md §15).
     pub const CONST_7: u32 = 13;
 }

@@ -1,4 +1,4 @@
-//! The a6xx compute command-stream builder: tinygrad's `QCOMComputeQueue` primitives (spec §6.3, §7) as
+//! The a6xx compute command-stream builder: tinygrad's `QCOMComputeQueue` primitives (docs/hw/adreno-kgsl-pm4.md §6.3, §7) as
 //! functions appending dwords to a [`Sink`].
 use super::layout::KernelLayout;
 use super::regs::{self, load_state as ls};
@@ -90,7 +90,7 @@ fn load_state<S: Sink + ?Sized>(
     )
 }
 
-/// Dword counts of the primitives (spec §6.3), for budgeting.
+/// Dword counts of the primitives (docs/hw/adreno-kgsl-pm4.md §6.3), for budgeting.
 pub mod size {
     pub const WAIT: usize = 7;
     pub const BARRIER: usize = 9;
@@ -170,7 +170,7 @@ pub struct DispatchAddrs {
     pub flush: (u64, u32),
 }
 
-/// `exec(prg, args, G, L)` for an IR3 kernel: the 24-step sequence of spec §7. The caller has checked the launch
+/// `exec(prg, args, G, L)` for an IR3 kernel: the 24-step sequence of docs/hw/adreno-kgsl-pm4.md §7. The caller has checked the launch
 /// with [`KernelLayout::check_launch`].
 pub fn exec<S: Sink + ?Sized>(
     s: &mut S,
@@ -275,7 +275,7 @@ pub fn exec<S: Sink + ?Sized>(
     flush_ts(s, a.flush.0, a.flush.1)
 }
 
-/// Dwords `exec` emits for `k` (spec §7 sizes).
+/// Dwords `exec` emits for `k` (docs/hw/adreno-kgsl-pm4.md §7 sizes).
 pub fn exec_len(k: &KernelLayout) -> usize {
     size::EXEC_BASE
         + if k.samp_cnt > 0 {

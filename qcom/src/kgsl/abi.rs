@@ -1,4 +1,4 @@
-//! KGSL UAPI subset used by the Adreno backend: ioctl numbers, `#[repr(C)]` structs and flag values (spec §2).
+//! KGSL UAPI subset used by the Adreno backend: ioctl numbers, `#[repr(C)]` structs and flag values (docs/hw/adreno-kgsl-pm4.md §2).
 
 /// `_IOC(dir, 0x09, nr, size)`.
 pub const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
@@ -40,7 +40,7 @@ pub const MEMFLAGS_USE_CPU_MAP: u64 = 0x1000_0000;
 pub const MEMALIGN_SHIFT: u64 = 16;
 pub const MEMALIGN_MASK: u64 = 0x00FF_0000;
 pub const CACHEMODE_MASK: u64 = 0x0C00_0000;
-/// GPUOBJ_ALLOC flags: USE_CPU_MAP | MEMALIGN(12), cache mode 0 (spec §4.1) = 0x100C0000.
+/// GPUOBJ_ALLOC flags: USE_CPU_MAP | MEMALIGN(12), cache mode 0 (docs/hw/adreno-kgsl-pm4.md §4.1) = 0x100C0000.
 pub const ALLOC_FLAGS: u64 = MEMFLAGS_USE_CPU_MAP | 12 << MEMALIGN_SHIFT;
 pub const PAGE: u64 = 0x1000;
 

@@ -1,10 +1,12 @@
 //! The KGSL layer: a small trait over the nine ioctls (plus mmap/munmap) the backend uses, so everything above it
 //! runs unchanged against the real driver ([`real::KgslNode`], Linux) or the model (`crate::emu::kgsl`).
 pub mod abi;
+mod obj;
 #[cfg(target_os = "linux")]
 pub mod real;
 
 pub use abi::{CommandObject, DevInfo};
+pub use obj::GpuObj;
 
 /// A KGSL call failed.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -22,6 +24,12 @@ pub enum KgslError {
     /// The KGSL model rejected a call or a command stream (only from `emu`).
     #[error("KGSL model: {0}")]
     Model(String),
+    /// A [`GpuObj`] access outside the object (refused, nothing was read or written).
+    #[error("GPU object access {offset:#x}+{len:#x} is outside the {size:#x}-byte object")]
+    OutOfRange { offset: u64, len: u64, size: u64 },
+    /// A volatile [`GpuObj`] access at an offset that is not a multiple of the access size.
+    #[error("GPU object access at {offset:#x} is not aligned to {size} bytes")]
+    Misaligned { offset: u64, size: usize },
 }
 
 impl KgslError {
@@ -42,7 +50,18 @@ pub struct ObjAlloc {
 }
 
 /// The KGSL ioctl surface. GPU addresses equal CPU addresses of the `mmap`ed objects (USE_CPU_MAP).
-pub trait KgslIo {
+///
+/// # Safety
+/// [`GpuObj`] reads and writes the memory behind the addresses this trait hands out, so an implementation
+/// must guarantee:
+/// - [`mmap_obj`](Self::mmap_obj) returns the address of a fresh readable and writable mapping of `len`
+///   bytes, page-aligned, that nothing else owns, and that stays mapped until it is passed to
+///   [`munmap`](Self::munmap) — also after the implementation itself is dropped (a real `mmap` outlives
+///   its file descriptor; the model leaks what was not unmapped);
+/// - [`munmap`](Self::munmap) releases only a range that is exactly one live mapping this implementation
+///   created, and refuses any other range with an error (so an object freed through the wrong
+///   implementation is leaked, never unmapped under someone else).
+pub unsafe trait KgslIo {
     /// DEVICE_GETPROPERTY(KGSL_PROP_DEVICE_INFO).
     fn device_info(&mut self) -> Result<DevInfo, KgslError>;
     /// SETPROPERTY(KGSL_PROP_PWR_CONSTRAINT, {PWRLEVEL, ctx, → PWR_MAX}).
@@ -56,9 +75,18 @@ pub trait KgslIo {
     /// GPUOBJ_FREE(id).
     fn gpuobj_free(&mut self, id: u32) -> Result<(), KgslError>;
     /// `munmap(va, len)` of a mapping returned by [`KgslIo::mmap_obj`].
-    fn munmap(&mut self, va: u64, len: u64) -> Result<(), KgslError>;
+    ///
+    /// # Safety
+    /// `va..va+len` must be exactly one mapping returned by `mmap_obj`, and nothing may access it
+    /// afterwards (use [`free_obj`], which consumes the owning [`GpuObj`]).
+    unsafe fn munmap(&mut self, va: u64, len: u64) -> Result<(), KgslError>;
     /// MAP_USER_MEM(hostptr, len, memtype ADDR); returns the GPU address.
-    fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError>;
+    ///
+    /// # Safety
+    /// The GPU may read and write `hostptr..hostptr+len` until [`sharedmem_free`](Self::sharedmem_free):
+    /// the range must be memory of this process that the caller owns for that long and that no Rust
+    /// reference reads or writes while the GPU may.
+    unsafe fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError>;
     /// SHAREDMEM_FREE(gpuaddr).
     fn sharedmem_free(&mut self, gpuaddr: u64) -> Result<(), KgslError>;
     /// GPU_COMMAND with the given IBs; returns the context timestamp of the submission.
@@ -70,106 +98,26 @@ pub trait KgslIo {
         timestamp: u32,
         timeout_ms: u32,
     ) -> Result<(), KgslError>;
-}
-
-/// A mapped GPU object (CPU VA == GPU VA).
-#[derive(Debug, PartialEq, Eq)]
-pub struct GpuObj {
-    pub id: u32,
-    pub va: u64,
-    /// Mapped bytes (page-rounded).
-    pub size: u64,
-}
-
-impl GpuObj {
-    fn check(&self, off: u64, len: usize) {
-        assert!(
-            off.checked_add(len as u64)
-                .is_some_and(|end| end <= self.size),
-            "GpuObj access out of bounds"
-        );
-    }
-
-    /// Copy `data` into the object at byte `off`.
-    ///
-    /// Panics if the range is outside the object (callers bound-check first; this is an internal invariant).
-    pub fn write(&self, off: u64, data: &[u8]) {
-        self.check(off, data.len());
-        // SAFETY: `va..va+size` is a live RW mapping owned by this object (mmap_obj succeeded and it is only
-        // unmapped when the object is freed, which consumes it); the range was checked above.
-        unsafe {
-            core::ptr::copy_nonoverlapping(data.as_ptr(), (self.va + off) as *mut u8, data.len())
-        }
-    }
-
-    /// Copy bytes at `off` into `out`. Panics on an out-of-range access (internal invariant).
-    pub fn read(&self, off: u64, out: &mut [u8]) {
-        self.check(off, out.len());
-        // SAFETY: as in `write`; the GPU may write concurrently, bytes are plain data.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                (self.va + off) as *const u8,
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        }
-    }
-
-    /// A volatile cell over `size_of::<T>()` bytes at `off`. This is RAM shared with the GPU (a KGSL
-    /// mapping), not device MMIO, so handing out a reference to it is sound; `volatile_register`
-    /// keeps every access volatile because the GPU writes it behind the compiler's back.
-    fn cell<T: Copy>(&self, off: u64) -> &volatile_register::RW<T> {
-        let size = core::mem::size_of::<T>();
-        self.check(off, size);
-        assert!(off.is_multiple_of(size as u64), "unaligned GpuObj cell");
-        // SAFETY: in-bounds (checked), naturally aligned (the mapping is page-aligned and `off` is a
-        // multiple of the size), and the mapping lives as long as `self`, which the returned
-        // reference borrows. `RW<T>` is `repr(transparent)` over `VolatileCell<T>`, itself over `T`.
-        unsafe { &*((self.va + off) as *const volatile_register::RW<T>) }
-    }
-
-    /// Volatile read of a u32 the GPU writes (signals, progress).
-    pub fn read_u32(&self, off: u64) -> u32 {
-        self.cell::<u32>(off).read()
-    }
-
-    /// Volatile read of a u64 (timestamps).
-    pub fn read_u64(&self, off: u64) -> u64 {
-        self.cell::<u64>(off).read()
-    }
-
-    /// Volatile write of a u32 (patching IBs, resetting signals).
-    pub fn write_u32(&self, off: u64, v: u32) {
-        // SAFETY: `RW::write` is unsafe only because writes to device registers can have side
-        // effects; this is plain shared RAM inside a live, checked mapping.
-        unsafe { self.cell::<u32>(off).write(v) }
-    }
-
-    /// Move `len` bytes inside the object (CPU copy; overlapping ranges allowed).
-    pub fn copy_within(&self, dst: u64, src: u64, len: u64) {
-        self.check(dst, len as usize);
-        self.check(src, len as usize);
-        // SAFETY: both ranges in-bounds of the live mapping; `copy` handles overlap.
-        unsafe {
-            core::ptr::copy(
-                (self.va + src) as *const u8,
-                (self.va + dst) as *mut u8,
-                len as usize,
-            )
-        }
-    }
+    /// Name the shader code loaded at `gpuaddr`, for diagnostics (the KGSL model's interpreter errors name
+    /// the kernel); a real node ignores it.
+    fn label_shader(&mut self, _gpuaddr: u64, _name: &str) {}
 }
 
 /// Allocate and map one object the way tinygrad's `_gpu_alloc` does (size rounded to 4 KiB, flags 0x100C0000).
 pub fn alloc_obj<K: KgslIo + ?Sized>(k: &mut K, size: u64) -> Result<GpuObj, KgslError> {
-    let bosz = size.max(1).div_ceil(abi::PAGE) * abi::PAGE;
+    let bosz = size
+        .max(1)
+        .checked_next_multiple_of(abi::PAGE)
+        .ok_or(KgslError::OutOfRange {
+            offset: 0,
+            len: size,
+            size: u64::MAX,
+        })?;
     let a = k.gpuobj_alloc(bosz, abi::ALLOC_FLAGS)?;
     match k.mmap_obj(a.id, bosz) {
-        Ok(va) => Ok(GpuObj {
-            id: a.id,
-            va,
-            size: bosz,
-        }),
+        // SAFETY: `va` is a fresh `bosz`-byte RW mapping of object `a.id` that stays mapped until
+        // munmap (the `unsafe impl KgslIo` contract); the new `GpuObj` is its only owner.
+        Ok(va) => Ok(unsafe { GpuObj::from_mapping(a.id, va, bosz) }),
         Err(e) => {
             let _ = k.gpuobj_free(a.id);
             Err(e)
@@ -177,8 +125,9 @@ pub fn alloc_obj<K: KgslIo + ?Sized>(k: &mut K, size: u64) -> Result<GpuObj, Kgs
     }
 }
 
-/// GPUOBJ_FREE then munmap (tinygrad's order).
-pub fn free_obj<K: KgslIo + ?Sized>(k: &mut K, obj: GpuObj) -> Result<(), KgslError> {
-    k.gpuobj_free(obj.id)?;
-    k.munmap(obj.va, obj.size)
+/// GPUOBJ_FREE then munmap (tinygrad's order). `k` should be the implementation `obj` was allocated
+/// with: any other refuses the mapping it did not make (trait contract), and the object — consumed
+/// either way — is then leaked, never unmapped under its owner.
+pub fn free_obj<K: KgslIo + ?Sized>(k: &mut K, mut obj: GpuObj) -> Result<(), KgslError> {
+    obj.release(k)
 }

@@ -1,6 +1,7 @@
 //! The real KGSL: `libc` ioctls on `/dev/kgsl-3d0` (Linux/Android).
 use super::abi::{self, *};
 use super::{KgslError, KgslIo, ObjAlloc};
+use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// Default device node.
@@ -9,6 +10,8 @@ pub const NODE: &str = "/dev/kgsl-3d0";
 /// An open KGSL device node.
 pub struct KgslNode {
     fd: OwnedFd,
+    /// Live mappings made by `mmap_obj` (address → length): `munmap` releases only these.
+    maps: BTreeMap<u64, u64>,
 }
 
 fn errno_err(call: &'static str) -> KgslError {
@@ -31,12 +34,21 @@ impl KgslNode {
                 path: path.to_string(),
                 reason: e.to_string(),
             })?;
-        Ok(KgslNode { fd: f.into() })
+        Ok(KgslNode {
+            fd: f.into(),
+            maps: BTreeMap::new(),
+        })
     }
 
-    fn ioctl<T>(&self, call: &'static str, req: u32, arg: &mut T) -> Result<(), KgslError> {
-        // SAFETY: `req` encodes size_of::<T>() (the abi constants are built from the struct sizes) and `arg` is a
-        // valid, exclusively borrowed #[repr(C)] struct for the duration of the call.
+    /// Issue KGSL ioctl `req` with argument `arg`.
+    ///
+    /// # Safety
+    /// `req` must be the `abi` ioctl number whose argument struct is `T` (the numbers encode the
+    /// struct size), and every address stored inside `arg` must be valid for the kernel to read or
+    /// write as that ioctl defines, for the duration of the call (or longer where the ioctl says so).
+    unsafe fn ioctl<T>(&self, call: &'static str, req: u32, arg: &mut T) -> Result<(), KgslError> {
+        // SAFETY: `req` encodes size_of::<T>() and `arg` is a valid, exclusively borrowed #[repr(C)]
+        // struct for the duration of the call (and its embedded addresses are valid: fn contract).
         let rc = unsafe { libc::ioctl(self.fd.as_raw_fd(), req as _, arg as *mut T) };
         if rc != 0 {
             return Err(errno_err(call));
@@ -45,7 +57,9 @@ impl KgslNode {
     }
 }
 
-impl KgslIo for KgslNode {
+// SAFETY: `mmap_obj` returns fresh `MAP_SHARED` RW mappings that stay mapped until `munmap`
+// (closing the fd does not unmap them), and `munmap` releases only ranges recorded in `maps`.
+unsafe impl KgslIo for KgslNode {
     fn device_info(&mut self) -> Result<DevInfo, KgslError> {
         let mut info = DevInfo::default();
         let mut p = DeviceGetProperty {
@@ -53,7 +67,8 @@ impl KgslIo for KgslNode {
             value: &mut info as *mut DevInfo as u64,
             sizebytes: core::mem::size_of::<DevInfo>() as u64,
         };
-        self.ioctl("DEVICE_GETPROPERTY", IOCTL_DEVICE_GETPROPERTY, &mut p)?;
+        // SAFETY: the GETPROPERTY struct; `value` points at `info`, `sizebytes` is its size.
+        unsafe { self.ioctl("DEVICE_GETPROPERTY", IOCTL_DEVICE_GETPROPERTY, &mut p)? };
         Ok(info)
     }
 
@@ -70,7 +85,9 @@ impl KgslIo for KgslNode {
             value: &mut c as *mut DeviceConstraint as u64,
             sizebytes: core::mem::size_of::<DeviceConstraint>() as u64,
         };
-        self.ioctl("SETPROPERTY", IOCTL_SETPROPERTY, &mut p)
+        // SAFETY: the property struct; `value` points at `c`, whose `data` points at `level`, all
+        // live locals for the call.
+        unsafe { self.ioctl("SETPROPERTY", IOCTL_SETPROPERTY, &mut p) }
     }
 
     fn drawctxt_create(&mut self, flags: u32) -> Result<u32, KgslError> {
@@ -78,7 +95,8 @@ impl KgslIo for KgslNode {
             flags,
             drawctxt_id: 0,
         };
-        self.ioctl("DRAWCTXT_CREATE", IOCTL_DRAWCTXT_CREATE, &mut c)?;
+        // SAFETY: the DRAWCTXT_CREATE struct; it holds no addresses.
+        unsafe { self.ioctl("DRAWCTXT_CREATE", IOCTL_DRAWCTXT_CREATE, &mut c)? };
         Ok(c.drawctxt_id)
     }
 
@@ -89,7 +107,8 @@ impl KgslIo for KgslNode {
             mmapsize: size,
             ..Default::default()
         };
-        self.ioctl("GPUOBJ_ALLOC", IOCTL_GPUOBJ_ALLOC, &mut a)?;
+        // SAFETY: the GPUOBJ_ALLOC struct; it holds no addresses.
+        unsafe { self.ioctl("GPUOBJ_ALLOC", IOCTL_GPUOBJ_ALLOC, &mut a)? };
         Ok(ObjAlloc {
             id: a.id,
             mmapsize: a.mmapsize,
@@ -111,6 +130,7 @@ impl KgslIo for KgslNode {
         if p == libc::MAP_FAILED {
             return Err(errno_err("mmap"));
         }
+        self.maps.insert(p as u64, len);
         Ok(p as u64)
     }
 
@@ -119,31 +139,44 @@ impl KgslIo for KgslNode {
             id,
             ..Default::default()
         };
-        self.ioctl("GPUOBJ_FREE", IOCTL_GPUOBJ_FREE, &mut f)
+        // SAFETY: the GPUOBJ_FREE struct; it holds no addresses.
+        unsafe { self.ioctl("GPUOBJ_FREE", IOCTL_GPUOBJ_FREE, &mut f) }
     }
 
-    fn munmap(&mut self, va: u64, len: u64) -> Result<(), KgslError> {
-        // SAFETY: `va/len` is a mapping returned by `mmap_obj` that the caller gives up (GpuObj consumed).
+    unsafe fn munmap(&mut self, va: u64, len: u64) -> Result<(), KgslError> {
+        if self.maps.get(&va) != Some(&len) {
+            return Err(KgslError::Errno {
+                call: "munmap",
+                errno: libc::EINVAL,
+                reason: format!("{va:#x}+{len:#x} is not a mapping of this KGSL node"),
+            });
+        }
+        // SAFETY: `va/len` is exactly a mapping `mmap_obj` made (checked against `maps`), and the
+        // caller gives it up (function contract: its `GpuObj` is consumed).
         if unsafe { libc::munmap(va as *mut libc::c_void, len as usize) } != 0 {
             return Err(errno_err("munmap"));
         }
+        self.maps.remove(&va);
         Ok(())
     }
 
-    fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError> {
+    unsafe fn map_user_mem(&mut self, hostptr: u64, len: u64) -> Result<u64, KgslError> {
         let mut m = MapUserMem {
             hostptr,
             len,
             memtype: USER_MEM_TYPE_ADDR,
             ..Default::default()
         };
-        self.ioctl("MAP_USER_MEM", IOCTL_MAP_USER_MEM, &mut m)?;
+        // SAFETY: the MAP_USER_MEM struct; `hostptr..+len` is memory the caller lends to the GPU
+        // until SHAREDMEM_FREE (this function's contract).
+        unsafe { self.ioctl("MAP_USER_MEM", IOCTL_MAP_USER_MEM, &mut m)? };
         Ok(m.gpuaddr)
     }
 
     fn sharedmem_free(&mut self, gpuaddr: u64) -> Result<(), KgslError> {
         let mut f = SharedmemFree { gpuaddr };
-        self.ioctl("SHAREDMEM_FREE", IOCTL_SHAREDMEM_FREE, &mut f)
+        // SAFETY: the SHAREDMEM_FREE struct; `gpuaddr` is a GPU address the kernel validates.
+        unsafe { self.ioctl("SHAREDMEM_FREE", IOCTL_SHAREDMEM_FREE, &mut f) }
     }
 
     fn gpu_command(&mut self, ctx: u32, ibs: &[CommandObject]) -> Result<u32, KgslError> {
@@ -154,7 +187,10 @@ impl KgslIo for KgslNode {
             context_id: ctx,
             ..Default::default()
         };
-        self.ioctl("GPU_COMMAND", IOCTL_GPU_COMMAND, &mut c)?;
+        // SAFETY: the GPU_COMMAND struct; `cmdlist` points at `ibs.len()` CommandObjects of
+        // `cmdsize` bytes each, borrowed for the call. The IB addresses are GPU addresses the kernel
+        // and IOMMU check.
+        unsafe { self.ioctl("GPU_COMMAND", IOCTL_GPU_COMMAND, &mut c)? };
         Ok(c.timestamp)
     }
 
@@ -169,11 +205,15 @@ impl KgslIo for KgslNode {
             timestamp,
             timeout: timeout_ms,
         };
-        match self.ioctl(
-            "DEVICE_WAITTIMESTAMP_CTXTID",
-            IOCTL_DEVICE_WAITTIMESTAMP_CTXTID,
-            &mut w,
-        ) {
+        // SAFETY: the WAITTIMESTAMP_CTXTID struct; it holds no addresses.
+        let r = unsafe {
+            self.ioctl(
+                "DEVICE_WAITTIMESTAMP_CTXTID",
+                IOCTL_DEVICE_WAITTIMESTAMP_CTXTID,
+                &mut w,
+            )
+        };
+        match r {
             Err(KgslError::Errno { errno, .. })
                 if errno == libc::ETIMEDOUT || errno == libc::EBUSY =>
             {

@@ -8,7 +8,7 @@ use modelrt_qcom::selftest;
 pub enum QcomCmd {
     /// Smoke-test the Adreno backend: open KGSL, run a tiny embedded kernel, check outputs, print timing.
     Selftest {
-        /// KGSL device node, or `emu` for the built-in KGSL model (validates streams; executes nothing).
+        /// KGSL device node, or `emu` for the built-in KGSL model (validates streams; runs shaders on its IR3 interpreter).
         #[arg(long, default_value = "/dev/kgsl-3d0")]
         kgsl: String,
         /// Replays of the recorded command stream.
@@ -43,10 +43,14 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
         ..AdrenoOptions::default()
     };
     let report = if kgsl == "emu" {
-        println!("KGSL: built-in model (no GPU): command streams are validated, shaders are NOT executed");
+        println!("KGSL: built-in model (no GPU): command streams are validated, shaders run on the IR3 interpreter");
         use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
-        let mut dev = AdrenoDevice::open(KgslModel::new(ModelConfig::default()), opts)?;
-        let r = selftest::run(&mut dev, false, iters)?;
+        let model = KgslModel::new(ModelConfig {
+            execute_shaders: true,
+            ..ModelConfig::default()
+        });
+        let mut dev = AdrenoDevice::open(model, opts)?;
+        let r = selftest::run(&mut dev, true, iters)?;
         if trace {
             dev.with_kgsl(|m| m.trace().iter().for_each(|l| println!("trace: {l}")));
         }

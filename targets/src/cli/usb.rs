@@ -89,7 +89,7 @@ fn list(c: &Common) -> anyhow::Result<()> {
             if b.emulated { " [emulated]" } else { "" }
         );
     }
-    println!("protocol version: the custom firmware has no version request (spec lists E4/E5/F0/F2/F3 only)");
+    println!("protocol version: the custom firmware has no version request (it has only the E4/E5/F0/F2/F3 requests)");
     Ok(())
 }
 

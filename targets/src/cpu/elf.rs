@@ -7,7 +7,7 @@
 //! Linking copies the PROGBITS bytes and applies every RELA section whose target is a placed
 //! section, with absolute `S + A − P` arithmetic ([`super::reloc`]). Undefined symbols are an error:
 //! tinygrad kernels never need runtime-library calls when compiled for a baseline with the
-//! required features (see `shared/spec/tinygrad-export.md` §6.1, F16C hazard).
+//! required features (see `docs/hw/tinygrad-export.md` §6.1, F16C hazard).
 use modelrt_hal::target::CpuArch;
 use object::elf::{self, FileHeader64, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, Rela, SectionHeader, SectionTable, Sym, SymbolTable};

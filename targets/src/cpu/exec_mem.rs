@@ -76,7 +76,8 @@ impl Mapping {
     /// stays read-write (kernel `.data`/`.bss`); no page is ever writable and executable at once.
     pub fn into_code(self, code_len: usize) -> Result<CodeMapping, CpuError> {
         let code_len = code_len.max(1).next_multiple_of(page_size()).min(self.len);
-        flush_icache(self.ptr.as_ptr(), code_len);
+        // SAFETY: `ptr..ptr+code_len` is a prefix of the live mapping owned by `self`.
+        unsafe { flush_icache(self.ptr.as_ptr(), code_len) };
         // SAFETY: `ptr..ptr+code_len` is a page-aligned prefix of the mapping owned by `self`.
         let rc = unsafe {
             libc::mprotect(
@@ -123,8 +124,12 @@ pub fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
+/// Make instruction fetch see the bytes just written to `start..start+len`.
+///
+/// # Safety
+/// `start..start+len` must be memory mapped by this process (cache maintenance by VA faults otherwise).
 #[cfg(target_arch = "aarch64")]
-fn flush_icache(start: *mut u8, len: usize) {
+unsafe fn flush_icache(start: *mut u8, len: usize) {
     use std::arch::asm;
     // Same sequence as compiler-rt's __clear_cache: clean D-cache lines to the point of
     // unification, then invalidate I-cache lines, with barriers in between.
@@ -153,7 +158,11 @@ fn flush_icache(start: *mut u8, len: usize) {
     unsafe { asm!("dsb ish", "isb", options(nostack, preserves_flags)) };
 }
 
+/// Make instruction fetch see the bytes just written (nothing to do on this architecture).
+///
+/// # Safety
+/// None needed here; `unsafe` only to match the aarch64 version's contract.
 #[cfg(not(target_arch = "aarch64"))]
-fn flush_icache(_start: *mut u8, _len: usize) {
+unsafe fn flush_icache(_start: *mut u8, _len: usize) {
     // x86 keeps instruction fetch coherent with data writes; mprotect serialises the change.
 }

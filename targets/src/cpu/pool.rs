@@ -15,12 +15,12 @@ use super::error::CpuError;
 /// One kernel launch: `threads` calls of `entry`, with `args[core_slot]` set to the core id.
 #[derive(Clone, Copy)]
 pub struct Launch {
-    pub entry: EntryPoint,
+    pub(crate) entry: EntryPoint,
     /// Pointer to the argument slots (owned by the recorded queue, alive for the whole launch).
-    pub args: *const u64,
-    pub nargs: usize,
-    pub core_slot: usize,
-    pub threads: u32,
+    pub(crate) args: *const u64,
+    pub(crate) nargs: usize,
+    pub(crate) core_slot: usize,
+    pub(crate) threads: u32,
 }
 
 // SAFETY: a `Launch` is only shared with pool workers while `Pool::run` blocks the owner of the

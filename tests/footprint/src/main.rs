@@ -4,6 +4,7 @@
 //! dummy that accepts every command; nothing here is meant to execute a real model.
 #![no_std]
 #![no_main]
+#![deny(unsafe_code)]
 
 use core::hint::black_box;
 use core::panic::PanicInfo;
@@ -121,7 +122,9 @@ fn run_once() -> u64 {
     }
 }
 
-/// Entry point (the default linker layout for aarch64-unknown-none starts here).
+/// Entry point (the default linker layout for aarch64-unknown-none starts here). `no_mangle` is the
+/// only unsafe attribute in this probe: the symbol name `_start` is unique in the image.
+#[allow(unsafe_code)]
 #[no_mangle]
 pub extern "C" fn _start() -> ! {
     loop {

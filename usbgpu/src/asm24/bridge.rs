@@ -1,4 +1,4 @@
-//! The ASM24 custom-firmware driver: every vendor request of spec §2 issued over a [`UsbTransport`],
+//! The ASM24 custom-firmware driver: every vendor request of docs/hw/asm24-bridge.md §2 issued over a [`UsbTransport`],
 //! with the host timeouts of §8 and the TLP retry rule of §3.6. `no_std`, no allocation: callers pass
 //! buffers (SRAM transfers must already be sector-padded; see [`sector_padded`]).
 use super::error::BridgeError;
@@ -11,7 +11,7 @@ use core::time::Duration;
 use modelrt_hal::pci::{Bdf, PciConfig};
 use modelrt_hal::usb::{UsbError, UsbTransport};
 
-/// Host timeouts, spec §8.
+/// Host timeouts, docs/hw/asm24-bridge.md §8.
 pub mod timeout {
     use core::time::Duration;
     /// E4 / E5 / F2 control transfers.
@@ -30,7 +30,7 @@ pub mod timeout {
     pub const SRAM_READ: Duration = Duration::from_secs(10);
 }
 
-/// Retries after a non-zero ret_status (11 attempts in total), spec §3.6.
+/// Retries after a non-zero ret_status (11 attempts in total), docs/hw/asm24-bridge.md §3.6.
 pub const TLP_RETRIES: u32 = 10;
 /// Pause before each retry ("very picky").
 pub const TLP_RETRY_PAUSE: Duration = Duration::from_millis(1);
@@ -160,7 +160,7 @@ impl<T: UsbTransport> Bridge<T> {
             .map_err(usb("PCIe power (0xF3)"))
     }
 
-    /// Open sequence of spec §6: if LTSSM ≠ 0x78, power on once and check again (no polling loop).
+    /// Open sequence of docs/hw/asm24-bridge.md §6: if LTSSM ≠ 0x78, power on once and check again (no polling loop).
     pub fn ensure_link(&mut self) -> Result<(), BridgeError> {
         if self.ltssm()? == LTSSM_L0 {
             return Ok(());
@@ -173,7 +173,7 @@ impl<T: UsbTransport> Bridge<T> {
         Ok(())
     }
 
-    /// Issue a mode-0 TLP; returns the completion when the TLP has one (spec §3.6 retry rule:
+    /// Issue a mode-0 TLP; returns the completion when the TLP has one (docs/hw/asm24-bridge.md §3.6 retry rule:
     /// ret_status ≠ 0 → 1 ms pause, re-issue OUT+IN, ≤ 10 retries; completion errors never retried).
     pub fn tlp(&mut self, req: &TlpRequest) -> Result<Option<Completion>, BridgeError> {
         let payload = req.payload();
@@ -244,7 +244,7 @@ impl<T: UsbTransport> Bridge<T> {
     }
 
     /// Mode-1 streaming write: `data.len()` (multiple of 4) bytes to consecutive addresses.
-    /// Empty writes are skipped (spec §3.7).
+    /// Empty writes are skipped (docs/hw/asm24-bridge.md §3.7).
     pub fn stream_write(&mut self, address: u64, data: &[u8]) -> Result<(), BridgeError> {
         if data.is_empty() {
             return Ok(());
@@ -296,7 +296,7 @@ impl<T: UsbTransport> Bridge<T> {
         Ok(())
     }
 
-    /// Host → SRAM (spec §5.1): 0xF2 write arm, then one bulk OUT of `wire` (already padded to
+    /// Host → SRAM (docs/hw/asm24-bridge.md §5.1): 0xF2 write arm, then one bulk OUT of `wire` (already padded to
     /// 512-byte sectors) landing at `first_slot * 16 KiB`. No landing notification exists.
     pub fn sram_write(&mut self, first_slot: usize, wire: &[u8]) -> Result<(), BridgeError> {
         Self::check_padded("SRAM write (wire image must be sector-padded)", wire.len())?;
@@ -309,7 +309,7 @@ impl<T: UsbTransport> Bridge<T> {
     /// which may still be in flight), then this window's bulk OUT is submitted without waiting —
     /// the reference pipeline's order (amd sheet §9.1: wait for the arm, then submit the bulk), so
     /// the firmware never sees data before its arm. Bulk errors show up in
-    /// [`Bridge::wait_pipelined`]. The firmware consumes data in arm order (spec §5.1).
+    /// [`Bridge::wait_pipelined`]. The firmware consumes data in arm order (docs/hw/asm24-bridge.md §5.1).
     pub fn sram_write_async(&mut self, first_slot: usize, wire: &[u8]) -> Result<(), BridgeError> {
         Self::check_padded("SRAM write (wire image must be sector-padded)", wire.len())?;
         let arm = proto::sram_write_arm(first_slot, wire.len())?;
@@ -337,7 +337,7 @@ impl<T: UsbTransport> Bridge<T> {
             .map_err(usb("SRAM arm (0xF2)"))
     }
 
-    /// Arm an SRAM → host read of `len` bytes from SRAM offset 0 (spec §5.2). The data is released
+    /// Arm an SRAM → host read of `len` bytes from SRAM offset 0 (docs/hw/asm24-bridge.md §5.2). The data is released
     /// on bulk IN only after the GPU writes the completion-queue dword (PCIe 0x82200C).
     pub fn sram_read_arm(&mut self, len: usize) -> Result<(), BridgeError> {
         let arm = proto::sram_read_arm(len)?;

@@ -1,4 +1,4 @@
-//! Errors of the ASM24 bridge driver (no_std; one-line `Display`, wording from spec §9).
+//! Errors of the ASM24 bridge driver (no_std; one-line `Display`, wording from docs/hw/asm24-bridge.md §9).
 use super::proto::{CplStatus, EncodeError};
 use core::fmt;
 use modelrt_hal::usb::UsbError;
@@ -8,7 +8,7 @@ use modelrt_hal::usb::UsbError;
 pub enum BridgeError {
     /// A USB transfer failed; `op` names the protocol step.
     Usb { op: &'static str, source: UsbError },
-    /// A control transfer returned fewer bytes than requested (the host aborts, spec §2).
+    /// A control transfer returned fewer bytes than requested (the host aborts, docs/hw/asm24-bridge.md §2).
     ShortControl {
         op: &'static str,
         expected: usize,
@@ -22,7 +22,7 @@ pub enum BridgeError {
     },
     /// LTSSM not 0x78 after power-on.
     LinkDown { ltssm: u8 },
-    /// ret_status ≠ 0 on every attempt (spec §3.6).
+    /// ret_status ≠ 0 on every attempt (docs/hw/asm24-bridge.md §3.6).
     TlpEngine { ret_status: u8, address: u64 },
     /// The completion carried an error status (never retried).
     Completion { status: CplStatus, address: u64 },

@@ -1,7 +1,7 @@
-//! ASM24 USB3 ↔ PCIe bridge running tinygrad's custom firmware (spec asm24-bridge.md): identity,
+//! ASM24 USB3 ↔ PCIe bridge running tinygrad's custom firmware (docs/hw/asm24-bridge.md): identity,
 //! address map, pure request encoders ([`proto`]) and the transport-generic driver ([`bridge`]).
 //!
-//! The firmware documents no protocol-version request (spec §2 lists E4/E5/F0/F2/F3 only, §13 says
+//! The firmware documents no protocol-version request (docs/hw/asm24-bridge.md §2 lists E4/E5/F0/F2/F3 only, §13 says
 //! the firmware source is unavailable), so the driver reports the USB `bcdDevice` and product string
 //! as the firmware identity instead of inventing a query.
 pub mod bridge;
@@ -11,7 +11,7 @@ pub mod proto;
 pub use bridge::Bridge;
 pub use error::BridgeError;
 
-/// (VID, PID) pairs of the custom firmware, in the order the reference host tries them (spec §1).
+/// (VID, PID) pairs of the custom firmware, in the order the reference host tries them (docs/hw/asm24-bridge.md §1).
 pub const USB_IDS: [(u16, u16); 2] = [(0xADD1, 0x0001), (0x3801, 0x0001)];
 /// Accepted iProduct prefixes.
 pub const PRODUCT_PREFIXES: [&str; 2] = ["custom", "AS2462"];
@@ -35,7 +35,7 @@ pub const BUS_SRAM: u64 = 0x20_0000;
 pub const BUS_SYS_BUF: u64 = 0x82_0000;
 /// PCIe bus address of `cq_buf` (4 KiB).
 pub const BUS_CQ: u64 = 0x82_2000;
-/// GPU write here releases an armed SRAM → host read (spec §5.2, inferred).
+/// GPU write here releases an armed SRAM → host read (docs/hw/asm24-bridge.md §5.2, inferred).
 pub const BUS_CQ_RELEASE: u64 = BUS_CQ + 12;
 /// Mock-only 512-byte window (XDATA 0xB000 ↔ PCIe 0x800000).
 pub const BUS_MOCK_WINDOW: u64 = 0x80_0000;

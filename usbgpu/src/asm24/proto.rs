@@ -1,11 +1,12 @@
-//! Pure encoders/decoders of the ASM24 custom-firmware vendor requests (spec asm24-bridge.md §2–§5):
-//! 0xF0 TLP requests and completions, config addresses, byte enables and 0xF2 SRAM DMA arms.
-//! Nothing here does I/O, so the emulator decodes with the same functions the driver encodes with
-//! and both are golden-tested against the spec's tables.
+//! Pure encoders of the ASM24 custom-firmware vendor requests and the parser of the TLP completion
+//! (docs/hw/asm24-bridge.md §2–§5): 0xF0 TLP requests, config addresses, byte enables and 0xF2
+//! SRAM DMA arms. Nothing here does I/O. The emulator does not use these: it decodes with its own
+//! code (`emu::bridge::wire`), and both are checked against tinygrad's recorded traffic
+//! (docs/hw/asm24-bridge.md §15) and against each other (`tests/bridge_proto.rs`).
 use core::fmt;
 use modelrt_hal::pci::Bdf;
 
-/// Vendor request codes (bRequest), spec §2.
+/// Vendor request codes (bRequest), docs/hw/asm24-bridge.md §2.
 pub mod request {
     /// IN: read up to 255 bytes of XDATA at wValue.
     pub const XDATA_READ: u8 = 0xE4;
@@ -19,7 +20,7 @@ pub mod request {
     pub const PCIE_POWER: u8 = 0xF3;
 }
 
-/// TLP fmt_type values used by the host, spec §3.2.
+/// TLP fmt_type values used by the host, docs/hw/asm24-bridge.md §3.2.
 pub mod fmt_type {
     pub const CFG_RD0: u8 = 0x04;
     pub const CFG_RD1: u8 = 0x05;
@@ -46,7 +47,7 @@ pub const SRAM_SIZE: usize = 0x80000;
 /// Number of SRAM slots.
 pub const SRAM_SLOTS: usize = SRAM_SIZE / SLOT;
 
-/// Why a request could not be encoded (or decoded, in the emulator).
+/// Why a request could not be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EncodeError {
     /// Access size not in 1..=4 or crossing a dword boundary.
@@ -57,10 +58,8 @@ pub enum EncodeError {
     BadStreamLength(usize),
     /// SRAM DMA transfer outside the 512 KiB SRAM, empty, or not sector-padded where required.
     BadSramRange { first_slot: usize, len: usize },
-    /// A mode field not in the spec's table.
+    /// A mode field not in the table of docs/hw/asm24-bridge.md §2.
     BadMode(u16),
-    /// Payload of the wrong size.
-    BadPayloadLength(usize),
 }
 
 impl fmt::Display for EncodeError {
@@ -79,14 +78,13 @@ impl fmt::Display for EncodeError {
                 write!(f, "SRAM transfer of {len} bytes at slot {first_slot} does not fit the 512 KiB SRAM")
             }
             EncodeError::BadMode(m) => write!(f, "unknown TLP mode {m}"),
-            EncodeError::BadPayloadLength(n) => write!(f, "bad payload length {n}"),
         }
     }
 }
 
 impl core::error::Error for EncodeError {}
 
-/// 0xF0 wIndex mode (bits 1:0), spec §2/§3.7.
+/// 0xF0 wIndex mode (bits 1:0), docs/hw/asm24-bridge.md §2/§3.7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlpMode {
     /// One TLP; completion fetched with 0xF0 IN.
@@ -97,7 +95,7 @@ pub enum TlpMode {
     StreamRead = 2,
 }
 
-/// One 0xF0 OUT request: setup fields plus the 12-byte payload (spec §3.1).
+/// One 0xF0 OUT request: setup fields plus the 12-byte payload (docs/hw/asm24-bridge.md §3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TlpRequest {
     pub fmt_type: u8,
@@ -130,41 +128,19 @@ impl TlpRequest {
         p
     }
 
-    /// Inverse of [`TlpRequest::value`]/[`TlpRequest::index`]/[`TlpRequest::payload`] (used by the emulator).
-    pub fn decode(value: u16, index: u16, payload: &[u8]) -> Result<Self, EncodeError> {
-        let p: &[u8; TLP_OUT_LEN] = payload
-            .try_into()
-            .map_err(|_| EncodeError::BadPayloadLength(payload.len()))?;
-        let mode = match index & 3 {
-            0 => TlpMode::Single,
-            1 => TlpMode::StreamWrite,
-            2 => TlpMode::StreamRead,
-            _ => return Err(EncodeError::BadMode(index)),
-        };
-        let lo = u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as u64;
-        let hi = u32::from_le_bytes([p[4], p[5], p[6], p[7]]) as u64;
-        Ok(TlpRequest {
-            fmt_type: value as u8,
-            byte_enable: ((value >> 8) & 0xF) as u8,
-            address: (hi << 32) | lo,
-            data: u32::from_le_bytes([p[8], p[9], p[10], p[11]]),
-            mode,
-        })
-    }
-
-    /// Host rule (spec §3.2): no 0xF0 IN for MWr (`fmt & 0xDF == 0x40`) or messages
+    /// Host rule (docs/hw/asm24-bridge.md §3.2): no 0xF0 IN for MWr (`fmt & 0xDF == 0x40`) or messages
     /// (`fmt & 0xB8 == 0x30`); streaming modes never read a completion.
     pub fn expects_completion(&self) -> bool {
         self.mode == TlpMode::Single && !is_posted(self.fmt_type)
     }
 }
 
-/// True for fmt_types the host sends without reading a completion (spec §3.2).
+/// True for fmt_types the host sends without reading a completion (docs/hw/asm24-bridge.md §3.2).
 pub fn is_posted(fmt: u8) -> bool {
     (fmt & 0xDF) == 0x40 || (fmt & 0xB8) == 0x30
 }
 
-/// Byte-enable mask for `size` bytes at byte `offset` of a dword (spec §3.3).
+/// Byte-enable mask for `size` bytes at byte `offset` of a dword (docs/hw/asm24-bridge.md §3.3).
 pub fn byte_enable(offset: u8, size: u8) -> Result<u8, EncodeError> {
     if !(1..=4).contains(&size) || offset > 3 || offset + size > 4 {
         return Err(EncodeError::BadAccess { offset, size });
@@ -172,25 +148,12 @@ pub fn byte_enable(offset: u8, size: u8) -> Result<u8, EncodeError> {
     Ok((((1u16 << size) - 1) << offset) as u8)
 }
 
-/// `bus<<24 | dev<<19 | fn<<16 | reg` (spec §3.4); `reg` keeps its byte offset here.
+/// `bus<<24 | dev<<19 | fn<<16 | reg` (docs/hw/asm24-bridge.md §3.4); `reg` keeps its byte offset here.
 pub fn config_address(bdf: Bdf, reg: u16) -> Result<u32, EncodeError> {
     if reg >= 0x1000 || bdf.dev >= 32 || bdf.func >= 8 {
         return Err(EncodeError::BadConfigAddress);
     }
     Ok((bdf.bus as u32) << 24 | (bdf.dev as u32) << 19 | (bdf.func as u32) << 16 | reg as u32)
-}
-
-/// Inverse of [`config_address`] on the dword-aligned address field: (bdf, dword-aligned reg).
-pub fn decode_config_address(address: u64) -> (Bdf, u16) {
-    let a = address as u32;
-    (
-        Bdf {
-            bus: (a >> 24) as u8,
-            dev: ((a >> 19) & 0x1F) as u8,
-            func: ((a >> 16) & 7) as u8,
-        },
-        (a & 0xFFC) as u16,
-    )
 }
 
 fn single(fmt: u8, address: u64, size: u8, value: u32) -> Result<TlpRequest, EncodeError> {
@@ -210,7 +173,7 @@ fn single(fmt: u8, address: u64, size: u8, value: u32) -> Result<TlpRequest, Enc
     })
 }
 
-/// Config read of `size` bytes; type 1 when `bus > 0` (spec §3.2).
+/// Config read of `size` bytes; type 1 when `bus > 0` (docs/hw/asm24-bridge.md §3.2).
 pub fn config_read(bdf: Bdf, reg: u16, size: u8) -> Result<TlpRequest, EncodeError> {
     let fmt = if bdf.bus > 0 {
         fmt_type::CFG_RD1
@@ -263,7 +226,7 @@ pub fn stream_read(address: u64, len: usize) -> Result<TlpRequest, EncodeError> 
     stream(fmt_type::MRD64, TlpMode::StreamRead, address, len)
 }
 
-/// PCIe completion status, bits 7:5 of completion byte 4 (spec §3.5).
+/// PCIe completion status, bits 7:5 of completion byte 4 (docs/hw/asm24-bridge.md §3.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CplStatus {
     Success,
@@ -309,7 +272,7 @@ impl fmt::Display for CplStatus {
     }
 }
 
-/// The 8-byte 0xF0 IN completion (spec §3.5).
+/// The 8-byte 0xF0 IN completion (docs/hw/asm24-bridge.md §3.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Completion {
     /// Completion data (whole dword; select lanes with [`extract_lanes`]).
@@ -332,37 +295,13 @@ impl Completion {
         }
     }
 
-    pub fn to_bytes(&self) -> [u8; COMPLETION_LEN] {
-        let d = self.data.to_le_bytes();
-        [
-            d[0],
-            d[1],
-            d[2],
-            d[3],
-            self.header[0],
-            self.header[1],
-            self.compl_status,
-            self.ret_status,
-        ]
-    }
-
     /// Completion status from byte 4 bits 7:5.
     pub fn status(&self) -> CplStatus {
         CplStatus::from_bits(self.header[0] >> 5)
     }
-
-    /// A completion with `status` in the header (byte count left 0; the host does not read it).
-    pub fn with_status(data: u32, status: CplStatus) -> Self {
-        Completion {
-            data,
-            header: [status.bits() << 5, 0],
-            compl_status: 0,
-            ret_status: 0,
-        }
-    }
 }
 
-/// Bytes `offset..offset+size` of a completion dword (spec §3.3).
+/// Bytes `offset..offset+size` of a completion dword (docs/hw/asm24-bridge.md §3.3).
 pub fn extract_lanes(data: u32, offset: u8, size: u8) -> u32 {
     let v = data >> (8 * (offset as u32 & 3));
     if size >= 4 {
@@ -372,7 +311,7 @@ pub fn extract_lanes(data: u32, offset: u8, size: u8) -> u32 {
     }
 }
 
-/// One 0xF2 SRAM DMA arm (spec §5).
+/// One 0xF2 SRAM DMA arm (docs/hw/asm24-bridge.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SramArm {
     /// Number of 512-byte sectors (15 bits).
@@ -395,15 +334,6 @@ impl SramArm {
         self.first_slot as u16 | (self.slots as u16) << 8
     }
 
-    pub fn decode(value: u16, index: u16) -> Self {
-        SramArm {
-            sectors: value & 0x7FFF,
-            to_host: value & 0x8000 != 0,
-            first_slot: index as u8,
-            slots: (index >> 8) as u8,
-        }
-    }
-
     /// Bytes moved on the bulk endpoint after this arm.
     pub fn wire_len(&self) -> usize {
         self.sectors as usize * SECTOR
@@ -415,7 +345,7 @@ pub fn sector_padded(len: usize) -> usize {
     len.div_ceil(SECTOR) * SECTOR
 }
 
-/// Write arm for `len` payload bytes landing at `first_slot` (spec §5.1; padded to sectors).
+/// Write arm for `len` payload bytes landing at `first_slot` (docs/hw/asm24-bridge.md §5.1; padded to sectors).
 pub fn sram_write_arm(first_slot: usize, len: usize) -> Result<SramArm, EncodeError> {
     let padded = sector_padded(len);
     if len == 0 || first_slot >= SRAM_SLOTS || first_slot * SLOT + padded > SRAM_SIZE {
@@ -429,7 +359,7 @@ pub fn sram_write_arm(first_slot: usize, len: usize) -> Result<SramArm, EncodeEr
     })
 }
 
-/// Read arm for `len` bytes from SRAM offset 0 (spec §5.2).
+/// Read arm for `len` bytes from SRAM offset 0 (docs/hw/asm24-bridge.md §5.2).
 pub fn sram_read_arm(len: usize) -> Result<SramArm, EncodeError> {
     if len == 0 || len > SRAM_SIZE {
         return Err(EncodeError::BadSramRange { first_slot: 0, len });
@@ -454,7 +384,7 @@ mod tests {
 
     #[test]
     fn byte_enable_table() {
-        // spec §3.3: ((1<<size)-1) << offset
+        // docs/hw/asm24-bridge.md §3.3: ((1<<size)-1) << offset
         assert_eq!(byte_enable(0, 4), Ok(0x0F));
         assert_eq!(byte_enable(0, 1), Ok(0x01));
         assert_eq!(byte_enable(3, 1), Ok(0x08));
@@ -467,7 +397,7 @@ mod tests {
 
     #[test]
     fn config_address_layout() {
-        // spec §3.4: bus<<24 | dev<<19 | fn<<16 | reg
+        // docs/hw/asm24-bridge.md §3.4: bus<<24 | dev<<19 | fn<<16 | reg
         let bdf = Bdf {
             bus: 4,
             dev: 0,
@@ -525,7 +455,7 @@ mod tests {
 
     #[test]
     fn config_write_golden() {
-        // spec §7.6: command = 0x07 (1 byte at 0x04) on bus 4 → 0x45, BE 0x1.
+        // docs/hw/asm24-bridge.md §7.6: command = 0x07 (1 byte at 0x04) on bus 4 → 0x45, BE 0x1.
         let r = config_write(GPU, 0x04, 1, 0x07).unwrap();
         assert_eq!(r.value(), 0x0145);
         assert_eq!(r.payload(), [0x04, 0, 0, 4, 0, 0, 0, 0, 0x07, 0, 0, 0]);
@@ -561,7 +491,7 @@ mod tests {
         let r = mem_read(0x8_0000_0001, 1).unwrap();
         assert_eq!((r.value(), r.address), (0x0220, 0x8_0000_0000));
         assert_eq!(r.payload()[4..8], [8, 0, 0, 0]);
-        // spec §3.7: modes 1/2 use 0x60/0x20 with BE 0x0F, data = dword count.
+        // docs/hw/asm24-bridge.md §3.7: modes 1/2 use 0x60/0x20 with BE 0x0F, data = dword count.
         let w = stream_write(0x1020_0000, 16).unwrap();
         assert_eq!((w.value(), w.index(), w.data), (0x0F60, 1, 4));
         assert!(!w.expects_completion());
@@ -574,7 +504,7 @@ mod tests {
 
     #[test]
     fn posted_rule() {
-        // spec §3.2: (fmt & 0xDF) == 0x40 or (fmt & 0xB8) == 0x30 skip the completion.
+        // docs/hw/asm24-bridge.md §3.2: (fmt & 0xDF) == 0x40 or (fmt & 0xB8) == 0x30 skip the completion.
         for f in [0x40u8, 0x60, 0x30, 0x31, 0x34, 0x70, 0x72] {
             assert!(is_posted(f), "{f:#x}");
         }
@@ -585,7 +515,7 @@ mod tests {
 
     #[test]
     fn completion_status_table() {
-        // spec §3.5: bits 7:5 of byte 4.
+        // docs/hw/asm24-bridge.md §3.5: bits 7:5 of byte 4.
         let c = |b4: u8| Completion::from_bytes(&[0, 0, 0, 0, b4, 0, 0, 0]).status();
         assert_eq!(c(0x00), CplStatus::Success);
         assert_eq!(c(0x20), CplStatus::UnsupportedRequest);
@@ -603,7 +533,6 @@ mod tests {
             (cpl.data, cpl.compl_status, cpl.ret_status),
             (0x1234_5678, 0x11, 2)
         );
-        assert_eq!(cpl.to_bytes(), raw);
     }
 
     #[test]
@@ -616,14 +545,14 @@ mod tests {
 
     #[test]
     fn sram_arm_golden() {
-        // spec §9.1: full window at slot 16: wire = round_up(0x3FFFC + 4, 512) = 0x40000
+        // docs/hw/asm24-bridge.md §14.1: full window at slot 16: wire = round_up(0x3FFFC + 4, 512) = 0x40000
         // → wValue 0x200 sectors, wIndex 16 | 16<<8.
         let a = sram_write_arm(16, 0x40000).unwrap();
         assert_eq!((a.value(), a.index()), (0x0200, 0x1010));
         // 1 byte at slot 0 pads to one sector, one slot.
         let a = sram_write_arm(0, 1).unwrap();
         assert_eq!((a.value(), a.index(), a.wire_len()), (0x0001, 0x0100, 512));
-        // spec §5.2: read arm of 0x80000 → 0x400 | 0x8000, 32 slots.
+        // docs/hw/asm24-bridge.md §5.2: read arm of 0x80000 → 0x400 | 0x8000, 32 slots.
         let r = sram_read_arm(0x80000).unwrap();
         assert_eq!((r.value(), r.index()), (0x8400, 0x2000));
         let r = sram_read_arm(1000).unwrap();
@@ -631,9 +560,5 @@ mod tests {
         assert!(sram_write_arm(16, 0x40001).is_err());
         assert!(sram_write_arm(32, 512).is_err());
         assert!(sram_read_arm(0x80001).is_err());
-        assert_eq!(
-            SramArm::decode(0x8400, 0x2000),
-            sram_read_arm(0x80000).unwrap()
-        );
     }
 }

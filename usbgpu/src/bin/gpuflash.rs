@@ -1,30 +1,25 @@
 //! `gpuflash`: Navi31 (RX 7900 class) SPI-flash and PSP firmware tool over BAR5 — romless SPI
 //! access through the ROM_SW engine, the ROM aperture dump and the PSP early-boot mailbox.
-//! The CLI only parses, draws progress and hashes; the work is in `modelrt_usbgpu::navi31`.
-use std::fs;
+//! This binary only parses arguments and draws progress and results; the engine (opening the board,
+//! every command) is `modelrt_usbgpu::flashtool`.
+#![forbid(unsafe_code)]
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use modelrt_hal::embedded_hal::delay::DelayNs;
-use modelrt_hal::mmio::Mmio;
-use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
-use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{EngineMode, Navi31Bar5, Navi31Config, PspPhase};
-use modelrt_usbgpu::host::{self, Selector};
-use modelrt_usbgpu::navi31::psp::{error_text, Mailbox, Reply, StreamEvent, ERR_PARTITION_UPDATE};
-use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig};
-use modelrt_usbgpu::navi31::spi_nor::SpiNor;
-use modelrt_usbgpu::navi31::writer::{write_image, SectorEvent, WriteOptions};
-use modelrt_usbgpu::navi31::{aperture, chips};
-#[cfg(target_os = "linux")]
-use modelrt_usbgpu::pcie::mapped::MappedMmio;
-use modelrt_usbgpu::pcie::PciDevice;
-use modelrt_usbgpu::session::{Session, TransportKind};
-use sha2::{Digest, Sha256};
+use modelrt_usbgpu::flashtool::firmware::{self, IFWI_SIZE};
+use modelrt_usbgpu::flashtool::flash::{
+    self, load_image, save, BackupOutcome, FlashOptions, ReadOptions, WriteRequest,
+};
+use modelrt_usbgpu::flashtool::{
+    sha256_hex, Board, BoardOptions, EmuBoot, FlashEvent, FlashTransport, Unit,
+};
+use modelrt_usbgpu::navi31::chips;
+use modelrt_usbgpu::navi31::psp::{error_text, Reply, StreamEvent, ERR_PARTITION_UPDATE};
+use modelrt_usbgpu::navi31::writer::{SectorEvent, WriteOptions};
 
 /// Navi31 SPI-flash and PSP firmware tool.
 ///
@@ -49,17 +44,16 @@ struct Cli {
     /// the emulated ASM24 bridge; its flash is the 2 MiB file IMAGE and writes persist to that
     /// file) or emu-direct:IMAGE (the same board model without the bridge, like native PCI).
     #[arg(long, default_value = "auto", global = true)]
-    transport: String,
+    transport: FlashTransport,
     /// Device index in the combined USB+PCI list.
     #[arg(long, default_value_t = 0, global = true)]
     device: usize,
     /// SPI clock prescaler 0..15 (ROM_CNTL bits 27:24).
     #[arg(long, default_value_t = 8, global = true)]
     prescale: u8,
-    /// Emulator only: boot state of the emulated board: stalled (romless works), healthy (ROM_SW
-    /// gated, PSP early phase), sos (ROM_SW gated, host driver loaded SOS).
-    #[arg(long, default_value = "stalled", global = true)]
-    emu_boot: String,
+    /// Emulator only: boot state of the emulated board.
+    #[arg(long, value_enum, default_value_t = EmuBoot::Stalled, global = true)]
+    emu_boot: EmuBoot,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -157,284 +151,72 @@ enum RomCmd {
     },
 }
 
-/// Any transport's BAR5, errors as text, with an access counter.
-struct DynMmio<'a> {
-    inner: Box<dyn Mmio<Error = String> + 'a>,
-    accesses: u64,
+/// Draws [`FlashEvent`]s: one progress bar per phase; note lines go above the bar, or to stdout when
+/// there is no terminal to draw on.
+struct Draw {
+    bar: ProgressBar,
+    started: Instant,
+    sectors: u64,
 }
 
-impl<'a> DynMmio<'a> {
-    fn new(m: impl Mmio + 'a) -> Self {
-        DynMmio {
-            inner: Box::new(TextErr(m)),
-            accesses: 0,
-        }
-    }
-}
-
-struct TextErr<M>(M);
-
-impl<M: Mmio> Mmio for TextErr<M> {
-    type Error = String;
-    fn read32(&mut self, o: u64) -> Result<u32, String> {
-        self.0.read32(o).map_err(|e| e.to_string())
-    }
-    fn write32(&mut self, o: u64, v: u32) -> Result<(), String> {
-        self.0.write32(o, v).map_err(|e| e.to_string())
-    }
-    fn write32_posted(&mut self, o: u64, v: u32) -> Result<(), String> {
-        self.0.write32_posted(o, v).map_err(|e| e.to_string())
-    }
-    fn flush(&mut self) -> Result<(), String> {
-        self.0.flush().map_err(|e| e.to_string())
-    }
-    fn read_block(&mut self, o: u64, out: &mut [u32]) -> Result<(), String> {
-        self.0.read_block(o, out).map_err(|e| e.to_string())
-    }
-    fn write_block(&mut self, o: u64, d: &[u32]) -> Result<(), String> {
-        self.0.write_block(o, d).map_err(|e| e.to_string())
-    }
-}
-
-impl Mmio for DynMmio<'_> {
-    type Error = String;
-    fn read32(&mut self, o: u64) -> Result<u32, String> {
-        self.accesses += 1;
-        self.inner.read32(o)
-    }
-    fn write32(&mut self, o: u64, v: u32) -> Result<(), String> {
-        self.accesses += 1;
-        self.inner.write32(o, v)
-    }
-    fn write32_posted(&mut self, o: u64, v: u32) -> Result<(), String> {
-        self.accesses += 1;
-        self.inner.write32_posted(o, v)
-    }
-    fn flush(&mut self) -> Result<(), String> {
-        self.inner.flush()
-    }
-    fn read_block(&mut self, o: u64, out: &mut [u32]) -> Result<(), String> {
-        self.accesses += 1;
-        self.inner.read_block(o, out)
-    }
-    fn write_block(&mut self, o: u64, d: &[u32]) -> Result<(), String> {
-        self.accesses += 1;
-        self.inner.write_block(o, d)
-    }
-}
-
-/// Any delay source.
-struct DynDelay(Box<dyn DelayNs>);
-
-impl DelayNs for DynDelay {
-    fn delay_ns(&mut self, ns: u32) {
-        self.0.delay_ns(ns)
-    }
-}
-
-/// Wall-clock delay for hardware.
-struct SleepDelay;
-
-impl DelayNs for SleepDelay {
-    fn delay_ns(&mut self, ns: u32) {
-        std::thread::sleep(Duration::from_nanos(ns as u64));
-    }
-}
-
-/// An opened board.
-struct Board<'a> {
-    mmio: DynMmio<'a>,
-    emulated: Option<SharedModel<Navi31Bar5>>,
-    usb: Option<EmuHandle>,
-}
-
-impl Board<'_> {
-    /// A polling delay: emulated time on the emulator, sleeping on hardware.
-    fn delay(&self) -> DynDelay {
-        match &self.emulated {
-            Some(s) => DynDelay(Box::new(s.delay())),
-            None => DynDelay(Box::new(SleepDelay)),
+impl Draw {
+    fn new(sectors: u64) -> Self {
+        Draw {
+            bar: ProgressBar::hidden(),
+            started: Instant::now(),
+            sectors,
         }
     }
 
-    fn report(&self, accesses: u64) {
-        match &self.usb {
-            Some(h) => eprintln!(
-                "BAR5 accesses: {accesses}; USB transfers: {}",
-                h.counters().transfers()
-            ),
-            None => eprintln!("BAR5 accesses: {accesses}"),
+    fn say(&self, line: String) {
+        if self.bar.is_hidden() {
+            println!("{line}");
+        } else {
+            self.bar.println(line);
         }
     }
-}
 
-fn emu_config(boot: &str) -> Result<Navi31Config> {
-    let mut cfg = Navi31Config::default();
-    match boot {
-        "stalled" => {}
-        "healthy" => cfg.engine = EngineMode::Gated,
-        "sos" => {
-            cfg.engine = EngineMode::Gated;
-            cfg.psp.phase = PspPhase::Sos;
-        }
-        other => bail!("unknown --emu-boot {other:?} (stalled, healthy, sos)"),
-    }
-    Ok(cfg)
-}
-
-/// Native PCI Navi31 GPUs (vendor 0x1002, device 0x744C) in sysfs, sorted by address.
-fn pci_candidates() -> Vec<PathBuf> {
-    let Ok(dir) = fs::read_dir("/sys/bus/pci/devices") else {
-        return Vec::new();
-    };
-    let read_id = |p: &Path, f: &str| {
-        fs::read_to_string(p.join(f))
-            .ok()
-            .and_then(|s| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok())
-    };
-    let mut v: Vec<PathBuf> = dir
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| read_id(p, "vendor") == Some(0x1002) && read_id(p, "device") == Some(0x744C))
-        .collect();
-    v.sort();
-    v
-}
-
-fn usb_candidates() -> usize {
-    host::list_bridges().map(|l| l.len()).unwrap_or(0)
-}
-
-/// Open the selected board and run `f` on it.
-fn with_board<R>(cli: &Cli, f: impl FnOnce(&mut Board<'_>) -> Result<R>) -> Result<R> {
-    if let Some(path) = cli.transport.strip_prefix("emu-direct:") {
-        let shared = open_emu(cli, path)?;
-        eprintln!(
-            "transport: emulator, direct BAR5 model (native-PCI-like; board state {}); the flash is EMULATED, backed by {path} (writes persist to that file)",
-            cli.emu_boot
-        );
-        let mut b = Board {
-            mmio: DynMmio::new(DirectMmio::new(shared.clone())),
-            emulated: Some(shared),
-            usb: None,
-        };
-        return finish(&mut b, f);
-    }
-    if let Some(path) = cli.transport.strip_prefix("emu:") {
-        let shared = open_emu(cli, path)?;
-        let emu = BridgeEmulator::builder()
-            .gpu_bar(5, Box::new(shared.clone()))
-            .build();
-        let handle = emu.handle();
-        let session = Session::from_emulator(emu);
-        let mut dev = PciDevice::open(session.bridge).map_err(fe)?;
-        check_navi31(&mut dev)?;
-        eprintln!(
-            "transport: emulator, ASM24 bridge emulator + BAR5 model (board state {}); the flash is EMULATED, backed by {path} (writes persist to that file)",
-            cli.emu_boot
-        );
-        let mmio = dev.bar_mmio(5).map_err(fe)?;
-        let mut b = Board {
-            mmio: DynMmio::new(mmio),
-            emulated: Some(shared),
-            usb: Some(handle),
-        };
-        return finish(&mut b, f);
-    }
-    let (usb, pci) = match cli.transport.as_str() {
-        "auto" => (usb_candidates(), pci_candidates()),
-        "usb" => (usb_candidates(), Vec::new()),
-        "pci" => (0, pci_candidates()),
-        other => bail!("unknown transport {other:?} (auto, usb, pci, emu:IMAGE, emu-direct:IMAGE)"),
-    };
-    if usb + pci.len() == 0 {
-        bail!(
-            "no supported USB bridge or PCI AMD GPU found (transport {})",
-            cli.transport
-        );
-    }
-    if cli.device >= usb + pci.len() {
-        bail!(
-            "device index {} out of range ({} devices)",
-            cli.device,
-            usb + pci.len()
-        );
-    }
-    if cli.device < usb {
-        let session = Session::open(TransportKind::Usb, Selector::Index(cli.device)).map_err(fe)?;
-        let name = session.name();
-        let mut dev = PciDevice::open(session.bridge).map_err(fe)?;
-        check_navi31(&mut dev)?;
-        eprintln!("transport: USB bridge {name} (real hardware)");
-        let mmio = dev.bar_mmio(5).map_err(fe)?;
-        let mut b = Board {
-            mmio: DynMmio::new(mmio),
-            emulated: None,
-            usb: None,
-        };
-        return finish(&mut b, f);
-    }
-    open_pci(&pci[cli.device - usb], f)
-}
-
-#[cfg(target_os = "linux")]
-fn open_pci<R>(dev: &Path, f: impl FnOnce(&mut Board<'_>) -> Result<R>) -> Result<R> {
-    if dev.join("driver").exists() {
-        bail!("{} is bound to a kernel driver; unbind it first (this tool never unbinds drivers itself)", dev.display());
-    }
-    let mmio = MappedMmio::open_path(&dev.join("resource5")).map_err(fe)?;
-    eprintln!(
-        "transport: native PCI {} BAR5 (real hardware)",
-        dev.display()
-    );
-    let mut b = Board {
-        mmio: DynMmio::new(mmio),
-        emulated: None,
-        usb: None,
-    };
-    finish(&mut b, f)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_pci<R>(dev: &Path, _f: impl FnOnce(&mut Board<'_>) -> Result<R>) -> Result<R> {
-    bail!(
-        "native PCI access to {} is only supported on Linux",
-        dev.display()
-    )
-}
-
-fn open_emu(cli: &Cli, path: &str) -> Result<SharedModel<Navi31Bar5>> {
-    let model = Navi31Bar5::open_image(Path::new(path), emu_config(&cli.emu_boot)?)
-        .map_err(|e| anyhow!(e))?;
-    Ok(SharedModel::new(model))
-}
-
-fn check_navi31<T: modelrt_hal::usb::UsbTransport>(dev: &mut PciDevice<T>) -> Result<()> {
-    let id = dev.config_read(0, 4).map_err(fe)?;
-    if id != 0x744C_1002 {
-        bail!(
-            "no supported AMD GPU behind the bridge (ids {:04x}:{:04x}, need 1002:744c)",
-            id & 0xFFFF,
-            id >> 16
-        );
-    }
-    Ok(())
-}
-
-fn finish<R>(b: &mut Board<'_>, f: impl FnOnce(&mut Board<'_>) -> Result<R>) -> Result<R> {
-    let r = f(b);
-    let accesses = b.mmio.accesses;
-    b.report(accesses);
-    if let Some(m) = &b.emulated {
-        if let Some(e) = m.lock().flash().io_error() {
-            bail!("{e}");
+    fn event(&mut self, ev: FlashEvent) {
+        match ev {
+            FlashEvent::Start { what, unit, total } => {
+                self.bar = ProgressBar::new(total);
+                let template = match unit {
+                    Unit::Bytes => {
+                        "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"
+                    }
+                    Unit::Sectors => "{msg} [{bar:40}] sector {pos}/{len}",
+                };
+                if let Ok(style) = ProgressStyle::with_template(template) {
+                    self.bar.set_style(style);
+                }
+                self.bar.set_message(what);
+            }
+            FlashEvent::Position(n) => self.bar.set_position(n),
+            FlashEvent::Sector(s) => {
+                self.bar.inc(1);
+                match s {
+                    SectorEvent::Skipped { sector } => {
+                        self.bar.set_message(format!("write {sector:3} unchanged"))
+                    }
+                    SectorEvent::Written { sector, .. } => self.say(format!(
+                        "OK sector {sector:03}/{} @0x{:06X} elapsed={:.1?}",
+                        self.sectors.saturating_sub(1),
+                        sector * 0x1000,
+                        self.started.elapsed()
+                    )),
+                }
+            }
+            FlashEvent::Stream(StreamEvent::Item { item, phase, len }) => {
+                self.say(format!(
+                    "streaming item 0x{item:02X} (phase {phase}, {len} bytes)"
+                ));
+                self.bar.set_length(len as u64);
+                self.bar.set_position(0);
+            }
+            FlashEvent::Stream(StreamEvent::Bytes { sent }) => self.bar.set_position(sent as u64),
+            FlashEvent::Finish => self.bar.finish_and_clear(),
         }
     }
-    r
-}
-
-/// Library errors (manual `Display`, no_std) as one-line anyhow errors.
-fn fe<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("{e}")
 }
 
 fn parse_num(s: &str) -> Result<u32> {
@@ -442,77 +224,17 @@ fn parse_num(s: &str) -> Result<u32> {
         Some(h) => u32::from_str_radix(h, 16),
         None => s.parse(),
     };
-    r.map_err(|_| anyhow!("invalid number {s:?}"))
+    r.map_err(|_| anyhow::anyhow!("invalid number {s:?}"))
 }
 
-fn sha_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn bar(len: u64, what: &str) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-    ) {
-        pb.set_style(style);
-    }
-    pb.set_message(what.to_string());
-    pb
-}
-
-/// Write `data` to `path` atomically (temp file + rename).
-fn save(path: &Path, data: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("partial");
-    fs::write(&tmp, data).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
-}
-
-type Nor<'b, 'a> = SpiNor<RomSw<&'b mut DynMmio<'a>, DynDelay>, DynDelay>;
-
-fn open_flash<'b, 'a>(cli: &Cli, board: &'b mut Board<'a>) -> Result<Nor<'b, 'a>> {
-    let (d1, d2) = (board.delay(), board.delay());
-    let cfg = RomSwConfig {
-        prescale: cli.prescale,
-        ..RomSwConfig::default()
-    };
-    let engine = RomSw::open(&mut board.mmio, d1, cfg).map_err(fe)?;
-    SpiNor::probe(engine, d2).map_err(fe)
-}
-
-fn read_range(nor: &mut Nor, addr: u32, out: &mut [u8], what: &str) -> Result<()> {
-    let pb = bar(out.len() as u64, what);
-    const CHUNK: usize = 0x1_0000;
-    for (i, chunk) in out.chunks_mut(CHUNK).enumerate() {
-        nor.read(addr + (i * CHUNK) as u32, chunk).map_err(fe)?;
-        pb.inc(chunk.len() as u64);
-    }
-    pb.finish_and_clear();
-    Ok(())
-}
-
-fn close_flash(mut nor: Nor) -> Result<()> {
-    let stats = nor.spi_mut().stats();
-    nor.spi_mut().close().map_err(fe)?;
-    eprintln!("SPI transactions: {}", stats.transactions);
-    Ok(())
-}
-
-fn chip_size(nor: &Nor) -> u32 {
-    nor.chip().map(|c| c.size).unwrap_or(chips::GD25LQ16E.size)
-}
-
-fn cmd_info(cli: &Cli, board: &mut Board) -> Result<()> {
-    let mut nor = open_flash(cli, board)?;
-    let cap = nor.jedec_capture();
+fn cmd_info(board: &mut Board, opts: &FlashOptions) -> Result<()> {
+    let i = flash::info(board, opts)?;
+    let cap = i.jedec;
     println!(
         "JEDEC capture: {:02X} {:02X} {:02X} {:02X}",
         cap[0], cap[1], cap[2], cap[3]
     );
-    match nor.chip() {
+    match i.chip {
         Some(c) => println!(
             "chip: {} ({} KiB, {} sectors of {} B)",
             c.name,
@@ -522,214 +244,127 @@ fn cmd_info(cli: &Cli, board: &mut Board) -> Result<()> {
         ),
         None => println!("chip: unknown (not in the chip table; read-only)"),
     }
-    let (sr1, sr2, sr3) = (
-        nor.status1().map_err(fe)?,
-        nor.status2().map_err(fe)?,
-        nor.status3().map_err(fe)?,
-    );
+    let [sr1, sr2, sr3] = i.status;
     println!("SR1=0x{sr1:02X} SR2=0x{sr2:02X} SR3=0x{sr3:02X}");
-    if let Some(c) = nor.chip() {
-        let bp = sr1 & c.sr1_bp_mask;
-        let cmp = c.sr2_cmp.map(|b| sr2 & b != 0).unwrap_or(false);
+    if let (Some(bp), Some(cmp)) = (i.block_protect(), i.cmp()) {
         let cmp_text = if cmp {
             "set (array write-protected; write needs --clear-cmp)"
         } else {
             "clear"
         };
-        println!("protection: BP=0x{:02X} CMP {cmp_text}", bp >> 2);
+        println!("protection: BP=0x{bp:02X} CMP {cmp_text}");
     }
-    let mut sfdp = [0u8; 23];
-    nor.read_sfdp(0, &mut sfdp).map_err(fe)?;
-    let hex: Vec<String> = sfdp.iter().map(|b| format!("{b:02X}")).collect();
-    let sig = if &sfdp[..4] == b"SFDP" {
+    let hex: Vec<String> = i.sfdp.iter().map(|b| format!("{b:02X}")).collect();
+    let sig = if i.sfdp_signature_ok() {
         "signature OK"
     } else {
         "no SFDP signature"
     };
     println!("SFDP: {} ({sig})", hex.join(" "));
-    close_flash(nor)
+    eprintln!("SPI transactions: {}", i.spi_transactions);
+    Ok(())
 }
 
 fn cmd_read(
-    cli: &Cli,
     board: &mut Board,
+    opts: &FlashOptions,
     addr: &str,
     size: &str,
     output: Option<&Path>,
 ) -> Result<()> {
-    let (addr, size) = (parse_num(addr)?, parse_num(size)?);
-    let mut nor = open_flash(cli, board)?;
-    let total = chip_size(&nor);
-    if size == 0 || addr as u64 + size as u64 > total as u64 {
-        bail!("range 0x{addr:X}+0x{size:X} is outside the {total}-byte flash");
-    }
-    let mut buf = vec![0u8; size as usize];
-    read_range(&mut nor, addr, &mut buf, "read")?;
-    close_flash(nor)?;
+    let req = ReadOptions {
+        flash: *opts,
+        addr: parse_num(addr)?,
+        size: parse_num(size)?,
+    };
+    let mut draw = Draw::new(0);
+    let r = flash::read(board, &req, &mut |ev| draw.event(ev))?;
+    eprintln!("SPI transactions: {}", r.spi_transactions);
     match output {
         Some(p) => {
-            save(p, &buf)?;
-            println!("wrote {} bytes to {}", buf.len(), p.display());
+            save(p, &r.data)?;
+            println!("wrote {} bytes to {}", r.data.len(), p.display());
         }
         None => {
             let mut out = std::io::stdout().lock();
-            for (i, line) in buf.chunks(16).enumerate() {
+            for (i, line) in r.data.chunks(16).enumerate() {
                 let hex: Vec<String> = line.iter().map(|b| format!("{b:02x}")).collect();
-                writeln!(out, "{:06x}: {}", addr as usize + 16 * i, hex.join(" "))?;
+                writeln!(out, "{:06x}: {}", req.addr as usize + 16 * i, hex.join(" "))?;
             }
         }
     }
-    println!("sha256 {}", sha_hex(&buf));
+    println!("sha256 {}", sha256_hex(&r.data));
     Ok(())
 }
 
-fn cmd_dump(cli: &Cli, board: &mut Board, file: &Path) -> Result<()> {
-    let mut nor = open_flash(cli, board)?;
-    let mut buf = vec![0u8; chip_size(&nor) as usize];
+fn cmd_dump(board: &mut Board, opts: &FlashOptions, file: &Path) -> Result<()> {
     let t = Instant::now();
-    read_range(&mut nor, 0, &mut buf, "dump")?;
-    close_flash(nor)?;
-    save(file, &buf)?;
+    let mut draw = Draw::new(0);
+    let r = flash::dump(board, opts, &mut |ev| draw.event(ev))?;
+    eprintln!("SPI transactions: {}", r.spi_transactions);
+    save(file, &r.data)?;
     println!(
         "dumped {} bytes to {} in {:.1?}; sha256 {}",
-        buf.len(),
+        r.data.len(),
         file.display(),
         t.elapsed(),
-        sha_hex(&buf)
+        sha256_hex(&r.data)
     );
     Ok(())
 }
 
-fn load_image(path: &Path, size: u32) -> Result<Vec<u8>> {
-    let img = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if img.len() != size as usize {
-        bail!(
-            "image {} is {} bytes, the flash is exactly {size} bytes",
-            path.display(),
-            img.len()
-        );
-    }
-    Ok(img)
-}
-
-fn cmd_verify(cli: &Cli, board: &mut Board, file: &Path) -> Result<()> {
+fn cmd_verify(board: &mut Board, opts: &FlashOptions, file: &Path) -> Result<()> {
     let img = load_image(file, chips::GD25LQ16E.size)?;
-    let mut nor = open_flash(cli, board)?;
-    if chip_size(&nor) as usize != img.len() {
-        bail!(
-            "image size does not match the {}-byte flash",
-            chip_size(&nor)
-        );
-    }
-    let mut buf = vec![0u8; img.len()];
-    read_range(&mut nor, 0, &mut buf, "verify")?;
-    close_flash(nor)?;
-    if let Some(i) = (0..img.len()).find(|&i| buf[i] != img[i]) {
-        bail!(
-            "verify mismatch at 0x{i:06X}: flash={:02x} image={:02x}",
-            buf[i],
-            img[i]
-        );
-    }
-    println!("verify OK; sha256 {}", sha_hex(&buf));
+    let mut draw = Draw::new(0);
+    let r = flash::verify(board, opts, &img, &mut |ev| draw.event(ev))?;
+    eprintln!("SPI transactions: {}", r.spi_transactions);
+    println!("verify OK; sha256 {}", sha256_hex(&r.data));
     Ok(())
 }
 
-fn backup_path(dir: &Path, data: &[u8]) -> PathBuf {
-    dir.join(format!("gpuflash-backup-{}.bin", &sha_hex(data)[..16]))
-}
-
-fn say(pb: &ProgressBar, line: String) {
-    if pb.is_hidden() {
-        println!("{line}");
-    } else {
-        pb.println(line);
-    }
-}
-
-fn cmd_write(cli: &Cli, board: &mut Board, a: &WriteArgs) -> Result<()> {
-    if !a.yes {
-        bail!("refusing to write without --yes");
-    }
+fn cmd_write(board: &mut Board, opts: &FlashOptions, a: &WriteArgs) -> Result<()> {
     let img = load_image(&a.file, chips::GD25LQ16E.size)?;
-    let mut nor = open_flash(cli, board)?;
-    if nor.chip().is_none() {
-        bail!(
-            "unknown flash chip (JEDEC capture {:02X?}); refusing to write",
-            nor.jedec_capture()
-        );
-    }
-    if chip_size(&nor) as usize != img.len() {
-        bail!(
-            "image size does not match the {}-byte flash",
-            chip_size(&nor)
-        );
-    }
-    let t = Instant::now();
-    let backup = if a.no_backup {
+    if a.no_backup {
         println!("no backup taken (--no-backup)");
-        None
-    } else {
-        let mut cur = vec![0u8; img.len()];
-        read_range(&mut nor, 0, &mut cur, "backup")?;
-        let p = backup_path(&a.backup_dir, &cur);
-        if p.exists() && fs::read(&p).map(|d| d == cur).unwrap_or(false) {
-            println!(
-                "backup already present: {} (sha256 {})",
-                p.display(),
-                sha_hex(&cur)
-            );
-        } else {
-            save(&p, &cur)?;
-            println!("backup: {} (sha256 {})", p.display(), sha_hex(&cur));
-        }
-        Some(cur)
-    };
-    let opts = WriteOptions {
-        start_sector: a.start_sector,
-        sector_count: a.sector_count,
-        clear_cmp: a.clear_cmp,
-    };
-    let total = chip_size(&nor) / chips::GD25LQ16E.sector_size;
-    let pb = ProgressBar::new(
-        a.sector_count
-            .unwrap_or(total.saturating_sub(a.start_sector)) as u64,
-    );
-    if let Ok(style) = ProgressStyle::with_template("write [{bar:40}] sector {pos}/{len} {msg}") {
-        pb.set_style(style);
     }
-    let result = write_image(&mut nor, &img, backup.as_deref(), &opts, |ev| {
-        pb.inc(1);
-        match ev {
-            SectorEvent::Skipped { sector } => pb.set_message(format!("{sector:3} unchanged")),
-            SectorEvent::Written { sector, .. } => say(
-                &pb,
-                format!(
-                    "OK sector {sector:03}/{} @0x{:06X} elapsed={:.1?}",
-                    total - 1,
-                    sector * 0x1000,
-                    t.elapsed()
-                ),
-            ),
-        }
-    });
-    pb.finish_and_clear();
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = nor.spi_mut().close();
-            bail!("{e} (re-run the same write to resume; identical sectors are skipped)");
-        }
+    let req = WriteRequest {
+        flash: *opts,
+        range: WriteOptions {
+            start_sector: a.start_sector,
+            sector_count: a.sector_count,
+            clear_cmp: a.clear_cmp,
+        },
+        backup_dir: (!a.no_backup).then(|| a.backup_dir.clone()),
     };
-    close_flash(nor)?;
+    let t = Instant::now();
+    let sectors = (chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size) as u64;
+    let mut draw = Draw::new(sectors);
+    let report = flash::write(
+        board,
+        &req,
+        &img,
+        |b| match b {
+            BackupOutcome::NotTaken => {}
+            BackupOutcome::AlreadyPresent { path, sha256 } => println!(
+                "backup already present: {} (sha256 {sha256})",
+                path.display()
+            ),
+            BackupOutcome::Saved { path, sha256 } => {
+                println!("backup: {} (sha256 {sha256})", path.display())
+            }
+        },
+        &mut |ev| draw.event(ev),
+    )?;
+    eprintln!("SPI transactions: {}", report.spi_transactions);
+    let s = report.summary;
     println!(
         "write done: {} sectors checked, {} written, {} unchanged, {} pages programmed{}; image sha256 {}; {:.1?}",
-        summary.sectors,
-        summary.written,
-        summary.skipped,
-        summary.pages,
-        if summary.cleared_cmp { ", CMP cleared" } else { "" },
-        sha_hex(&img),
+        s.sectors,
+        s.written,
+        s.skipped,
+        s.pages,
+        if s.cleared_cmp { ", CMP cleared" } else { "" },
+        sha256_hex(&img),
         t.elapsed()
     );
     Ok(())
@@ -749,9 +384,7 @@ fn show_reply(name: &str, r: &Reply) {
 }
 
 fn cmd_psp_probe(board: &mut Board) -> Result<()> {
-    let delay = board.delay();
-    let mut mb = Mailbox::new(&mut board.mmio, delay);
-    let p = mb.probe().map_err(fe)?;
+    let p = firmware::psp_probe(board)?;
     show_reply("GET_BOOT_PARTITION", &p.boot_partition);
     show_reply("GET_FB_STATE", &p.fb_state);
     show_reply("SPI_GET_MODEL_ID", &p.spi_model_id);
@@ -765,52 +398,31 @@ fn cmd_psp_probe(board: &mut Board) -> Result<()> {
     Ok(())
 }
 
-fn cmd_psp_ifwi_all(board: &mut Board, file: &Path, yes: bool) -> Result<()> {
-    if !yes {
-        bail!("refusing to stream firmware without --yes");
-    }
-    let img = load_image(file, 0x20_0000)?;
-    let emulated = board.emulated.is_some();
-    let delay = board.delay();
-    let mut mb = Mailbox::new(&mut board.mmio, delay);
-    let pb = bar(0, "item");
-    let items = mb.ifwi_all(&img, |ev| match ev {
-        StreamEvent::Item { item, phase, len } => {
-            say(
-                &pb,
-                format!("streaming item 0x{item:02X} (phase {phase}, {len} bytes)"),
-            );
-            pb.set_length(len as u64);
-            pb.set_position(0);
-        }
-        StreamEvent::Bytes { sent } => pb.set_position(sent as u64),
-    });
-    pb.finish_and_clear();
-    let items = items.map_err(fe)?;
+fn cmd_psp_ifwi_all(board: &mut Board, file: &Path) -> Result<()> {
+    let img = load_image(file, IFWI_SIZE)?;
+    let mut draw = Draw::new(0);
+    let items = firmware::psp_ifwi_all(board, &img, &mut |ev| draw.event(ev))?;
     println!(
         "streamed {} items; image sha256 {}",
         items.len(),
-        sha_hex(&img)
+        sha256_hex(&img)
     );
     println!("PSP reported the final phase: a hard power cycle is required");
-    if emulated {
+    if board.is_emulated() {
         println!("note: the emulator records the streamed items; it does not reproduce the PSP's partition rewrite");
     }
     Ok(())
 }
 
 fn cmd_rom_dump(board: &mut Board, file: &Path) -> Result<()> {
-    let mut buf = vec![0u8; aperture::DUMP_SIZE];
-    let pb = bar(buf.len() as u64, "rom dump");
-    let r = aperture::dump(&mut board.mmio, &mut buf, |n| pb.set_position(n as u64));
-    pb.finish_and_clear();
-    r.map_err(fe)?;
+    let mut draw = Draw::new(0);
+    let buf = firmware::rom_dump(board, &mut |ev| draw.event(ev))?;
     save(file, &buf)?;
     println!(
         "ROM aperture dump: {} bytes to {}; sha256 {}",
         buf.len(),
         file.display(),
-        sha_hex(&buf)
+        sha256_hex(&buf)
     );
     Ok(())
 }
@@ -819,27 +431,51 @@ fn run(cli: &Cli) -> Result<()> {
     if cli.prescale > 15 {
         bail!("--prescale must be 0..15");
     }
-    // Validate write arguments before touching the device.
-    if let Cmd::Write(a) = &cli.cmd {
-        if !a.yes {
-            bail!("refusing to write without --yes");
+    // Refuse before touching the device.
+    match &cli.cmd {
+        Cmd::Write(a) => {
+            if !a.yes {
+                bail!("refusing to write without --yes");
+            }
+            load_image(&a.file, chips::GD25LQ16E.size)?;
         }
-        load_image(&a.file, chips::GD25LQ16E.size)?;
-    }
-    with_board(cli, |board| match &cli.cmd {
-        Cmd::Info => cmd_info(cli, board),
-        Cmd::Read { addr, size, output } => cmd_read(cli, board, addr, size, output.as_deref()),
-        Cmd::Dump { file } => cmd_dump(cli, board, file),
-        Cmd::Verify { file } => cmd_verify(cli, board, file),
-        Cmd::Write(a) => cmd_write(cli, board, a),
-        Cmd::Psp { cmd: PspCmd::Probe } => cmd_psp_probe(board),
         Cmd::Psp {
-            cmd: PspCmd::IfwiAll { file, yes },
-        } => cmd_psp_ifwi_all(board, file, *yes),
+            cmd: PspCmd::IfwiAll { yes: false, .. },
+        } => bail!("refusing to stream firmware without --yes"),
+        _ => {}
+    }
+    let mut board = Board::open(&BoardOptions {
+        transport: cli.transport.clone(),
+        device: cli.device,
+        emu_boot: cli.emu_boot,
+    })?;
+    eprintln!("transport: {}", board.description());
+    let opts = FlashOptions {
+        prescale: cli.prescale,
+    };
+    let b = &mut board;
+    let result = match &cli.cmd {
+        Cmd::Info => cmd_info(b, &opts),
+        Cmd::Read { addr, size, output } => cmd_read(b, &opts, addr, size, output.as_deref()),
+        Cmd::Dump { file } => cmd_dump(b, &opts, file),
+        Cmd::Verify { file } => cmd_verify(b, &opts, file),
+        Cmd::Write(a) => cmd_write(b, &opts, a),
+        Cmd::Psp { cmd: PspCmd::Probe } => cmd_psp_probe(b),
+        Cmd::Psp {
+            cmd: PspCmd::IfwiAll { file, .. },
+        } => cmd_psp_ifwi_all(b, file),
         Cmd::Rom {
             cmd: RomCmd::Dump { file },
-        } => cmd_rom_dump(board, file),
-    })
+        } => cmd_rom_dump(b, file),
+    };
+    match board.usb_transfers() {
+        Some(n) => eprintln!("BAR5 accesses: {}; USB transfers: {n}", board.accesses()),
+        None => eprintln!("BAR5 accesses: {}", board.accesses()),
+    }
+    if let Some(e) = board.emulated_flash_error() {
+        return Err(e.into());
+    }
+    result
 }
 
 fn main() {

@@ -1,8 +1,8 @@
-//! Raw ROM dump through the SMUIO ROM_INDEX/ROM_DATA aperture (spec §7): exactly 2 MiB, read one
+//! Raw ROM dump through the SMUIO ROM_INDEX/ROM_DATA aperture (docs/hw/navi31-spi-flash.md §7): exactly 2 MiB, read one
 //! dword at a time from the auto-advancing data port (a burst would read consecutive registers,
 //! not the port). The controller state is restored on every path before the result is judged.
 //!
-//! Restore choice: the reference tool restores *byte-swapped* originals (spec §7 flags this as
+//! Restore choice: the reference tool restores *byte-swapped* originals (docs/hw/navi31-spi-flash.md §7 flags this as
 //! unclear: they differ from what was read). We write back exactly the values read, the only
 //! choice that returns the registers to their observed state under the documented register model.
 use modelrt_hal::mmio::Mmio;
@@ -115,7 +115,7 @@ pub fn validate<E>(image: &[u8]) -> Result<(), ApertureError<E>> {
 mod tests {
     #[test]
     fn index_encoding_equals_byte_address_below_16mib() {
-        // Spec §7: for every 64 KiB-aligned p below 16 MiB, bswap32(p >> 8) == p.
+        // docs/hw/navi31-spi-flash.md §7: for every 64 KiB-aligned p below 16 MiB, bswap32(p >> 8) == p.
         for p in (0..0x100_0000u32).step_by(0x1_0000) {
             assert_eq!((p >> 8).swap_bytes(), p);
         }

@@ -35,7 +35,7 @@ impl ChipInfo {
     }
 }
 
-/// GigaDevice GD25LQ16E, the Navi31 board flash (spec §5): 2 MiB, 4 KiB sectors, 256-byte pages.
+/// GigaDevice GD25LQ16E, the Navi31 board flash (docs/hw/navi31-spi-flash.md §5): 2 MiB, 4 KiB sectors, 256-byte pages.
 pub const GD25LQ16E: ChipInfo = ChipInfo {
     name: "GD25LQ16E",
     jedec: [0xC8, 0x60, 0x15],
@@ -64,7 +64,7 @@ pub enum Identify {
     Unknown,
 }
 
-/// Match a 4-byte RDID capture. Tolerates a byte rotation of the capture (spec §4: the reference
+/// Match a 4-byte RDID capture. Tolerates a byte rotation of the capture (docs/hw/navi31-spi-flash.md §4: the reference
 /// tool searches the id inside the capture concatenated with its first two bytes).
 pub fn identify(capture: &[u8; 4]) -> Identify {
     if capture.iter().all(|&b| b == 0xFF) || capture.iter().all(|&b| b == 0) {

@@ -1,4 +1,4 @@
-//! IFWI item resolution for PSP early-boot streaming (spec §9): which byte range of a 2 MiB image
+//! IFWI item resolution for PSP early-boot streaming (docs/hw/navi31-spi-flash.md §9): which byte range of a 2 MiB image
 //! the firmware means by an item id. All integers little-endian u32.
 use core::ops::Range;
 

@@ -1,4 +1,4 @@
-//! Navi31 (RX 7900 class) SPI-flash and PSP firmware tools over BAR5 (spec `navi31-spi-flash.md`).
+//! Navi31 (RX 7900 class) SPI-flash and PSP firmware tools over BAR5 (docs/hw/navi31-spi-flash.md).
 //!
 //! Everything here is written against [`modelrt_hal::mmio::Mmio`], so the same code runs over the
 //! ASM24 USB bridge, a native PCI BAR mapping and the emulator, and stays `no_std` (no allocation).

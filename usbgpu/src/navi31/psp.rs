@@ -1,4 +1,4 @@
-//! PSP early-boot flash mailbox (spec §8): the command handshake, the error-code table, the
+//! PSP early-boot flash mailbox (docs/hw/navi31-spi-flash.md §8): the command handshake, the error-code table, the
 //! read-only `probe`, payload streaming and `ifwi_all` (the one enabled firmware write path; the
 //! CLI guards it with `--yes`). The other firmware-write paths of the reference tool (`stream`,
 //! `ifwi-step`, `live-flash`) stay disabled there and are not offered here.
@@ -37,7 +37,7 @@ pub const MAX_ITEMS: usize = 19;
 /// Mailbox error 0x0A, which GET_TRANSFER_TYPE returns once SOS owns the PSP.
 pub const ERR_PARTITION_UPDATE: u16 = 0x0A;
 
-/// Text of a mailbox error code (spec §8 table).
+/// Text of a mailbox error code (docs/hw/navi31-spi-flash.md §8 table).
 pub fn error_text(code: u16) -> &'static str {
     match code {
         0x00 => "ok",
@@ -183,7 +183,7 @@ impl<M: Mmio, D: DelayNs> Mailbox<M, D> {
         Ok(v)
     }
 
-    /// One handshake (spec §8 steps 1–6). Error codes are returned, not raised.
+    /// One handshake (docs/hw/navi31-spi-flash.md §8 steps 1–6). Error codes are returned, not raised.
     pub fn command(
         &mut self,
         id: u8,

@@ -1,5 +1,5 @@
 //! Navi31 BAR5 register offsets and bit fields used by the flash and PSP tools
-//! (spec `navi31-spi-flash.md` §2). Byte offsets into BAR5; all registers are 32-bit little-endian.
+//! (docs/hw/navi31-spi-flash.md §2). Byte offsets into BAR5; all registers are 32-bit little-endian.
 
 /// SPI controller control: prescaler (27:24), prescaler select (28), aperture swap bit (29).
 pub const ROM_CNTL: u64 = 0x5A380;
@@ -64,7 +64,7 @@ pub const ALL_ONES: u32 = 0xFFFF_FFFF;
 /// Maximum data bytes of one ROM_SW transaction (TX or RX).
 pub const SW_MAX_DATA: usize = 256;
 
-/// ROM_CNTL value at engine open: prescaler programmed and selected, bit 0 set (spec §3).
+/// ROM_CNTL value at engine open: prescaler programmed and selected, bit 0 set (docs/hw/navi31-spi-flash.md §3).
 pub const fn rom_cntl_engine_open(original: u32, prescale: u8) -> u32 {
     (original & 0xE0FF_FFFF)
         | ROM_CNTL_PRESCALE_SELECT
@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn control_words_match_spec_sequence() {
-        // Spec §6 sequence: RDSR prime 0x80002, RDSR real 0x80001, PP 256 bytes 0x30100, WREN 0.
+        // docs/hw/navi31-spi-flash.md §6 sequence: RDSR prime 0x80002, RDSR real 0x80001, PP 256 bytes 0x30100, WREN 0.
         assert_eq!(sw_control(0, true, 2), 0x80002);
         assert_eq!(sw_control(0, true, 1), 0x80001);
         assert_eq!(sw_control(3, false, 256), 0x30100);

@@ -1,4 +1,4 @@
-//! The Navi31 SMUIO ROM_SW software SPI engine on BAR5 (spec §3–§4), exposed as an
+//! The Navi31 SMUIO ROM_SW software SPI engine on BAR5 (docs/hw/navi31-spi-flash.md §3–§4), exposed as an
 //! [`SpiDevice`] so flash drivers are written against the standard trait.
 //!
 //! # Session model (why it is fast over USB)
@@ -21,7 +21,7 @@
 //!
 //! # RX lag (priming)
 //! The data window shows the capture of the *preceding* transaction. A read of ≤ 256 bytes is a
-//! priming transaction (count `max(2, n)`, spec §4) followed by the same command with count `n`,
+//! priming transaction (count `max(2, n)`, docs/hw/navi31-spi-flash.md §4) followed by the same command with count `n`,
 //! after which the window holds the prime's capture. A longer read with a 3-byte address (array
 //! and SFDP reads auto-increment on the flash) is pipelined: chunk k+1 is started before the
 //! capture of chunk k is fetched, so `N` chunks cost `N + 1` transactions instead of `2N`.
@@ -46,11 +46,11 @@ use super::regs::*;
 /// Engine options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RomSwConfig {
-    /// SCK prescaler 0..=15 (spec default 8).
+    /// SCK prescaler 0..=15 (reference default 8, docs/hw/navi31-spi-flash.md §2).
     pub prescale: u8,
-    /// Completion timeout per transaction in milliseconds (spec default 2000).
+    /// Completion timeout per transaction in milliseconds (reference default 2000, docs/hw/navi31-spi-flash.md §3).
     pub timeout_ms: u32,
-    /// STATUS poll interval in microseconds after the fast phase (spec: 1 ms).
+    /// STATUS poll interval in microseconds after the fast phase (reference: 1 ms, docs/hw/navi31-spi-flash.md §3).
     pub poll_interval_us: u32,
     /// Poll interval during the fast phase. The first poll is always immediate; a short fast
     /// phase keeps native PCI (where the first poll comes ~1 µs after the start, before a 256-byte
@@ -246,7 +246,7 @@ impl<M: Mmio, D: DelayNs> RomSw<M, D> {
     }
 
     /// Restore every register the session touched (ROM_SW_CNTL/STATUS cleared, then ROM_CNTL,
-    /// PAGE_MIRROR_CNTL, GPIO_PAD_A, GPIO_PAD_EN, GPIO_PAD_MASK — the spec's restore order).
+    /// PAGE_MIRROR_CNTL, GPIO_PAD_A, GPIO_PAD_EN, GPIO_PAD_MASK — the restore order of docs/hw/navi31-spi-flash.md §3).
     /// Idempotent; every restore write is attempted even if an earlier one fails.
     pub fn close(&mut self) -> Result<(), RomSwError<M::Error>> {
         if !self.open {

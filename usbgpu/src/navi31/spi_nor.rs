@@ -1,4 +1,4 @@
-//! SPI NOR flash driver over any [`SpiDevice`] (spec §5): JEDEC identification
+//! SPI NOR flash driver over any [`SpiDevice`] (docs/hw/navi31-spi-flash.md §5): JEDEC identification
 //! against the chip table, status registers 1–3, SFDP, checked write enable, 4 KiB sector erase,
 //! page program that never crosses a page, reads, bounded busy polling and the SR2.CMP bit.
 //!
@@ -37,7 +37,7 @@ pub mod op {
 pub const SR1_BUSY: u8 = 0x01;
 /// SR1 bit 1: write enable latch.
 pub const SR1_WEL: u8 = 0x02;
-/// Busy polling interval (spec §5: 2 ms).
+/// Busy polling interval (docs/hw/navi31-spi-flash.md §5: 2 ms).
 pub const BUSY_POLL_US: u32 = 2000;
 
 /// Flash driver failure.

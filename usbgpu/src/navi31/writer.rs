@@ -1,4 +1,4 @@
-//! Verified, resumable image writer (spec §6 "flash", §10), flashrom-style: sectors already equal
+//! Verified, resumable image writer (docs/hw/navi31-spi-flash.md §6 "flash", §10), flashrom-style: sectors already equal
 //! to the image are skipped; each changed sector is erased, its non-0xFF pages programmed, and the
 //! whole sector read back and compared before the next one; the first mismatch stops the run with
 //! its address. Because unchanged sectors are skipped, re-running the same write after an

@@ -1,9 +1,9 @@
-//! PCIe bring-up behind the bridge (spec asm24-bridge.md §7.6): bus numbers and memory windows of the
+//! PCIe bring-up behind the bridge (docs/hw/asm24-bridge.md §7.6): bus numbers and memory windows of the
 //! bridge chain (buses 0..3), resizable-BAR enlargement, BAR sizing/assignment and command enables of
 //! the GPU at bus 4. Generic over [`PciConfig`], so it runs unchanged against the emulator.
 use modelrt_hal::pci::{Bdf, PciConfig};
 
-/// Parameters of the bus setup (defaults are the spec's).
+/// Parameters of the bus setup (defaults are those of docs/hw/asm24-bridge.md §7.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BusSetup {
     /// Bus of the GPU endpoint; bridges sit on buses `0..gpu_bus`.
@@ -100,7 +100,7 @@ pub fn enlarge_rebar<C: PciConfig>(cfg: &mut C, bdf: Bdf) -> Result<(), C::Error
     Ok(())
 }
 
-/// Size and place BAR0..BAR5 (spec §7.6 steps 1–5).
+/// Size and place BAR0..BAR5 (docs/hw/asm24-bridge.md §7.6 steps 1–5).
 pub fn assign_bars<C: PciConfig>(cfg: &mut C, bdf: Bdf, p: &BusSetup) -> Result<BarMap, C::Error> {
     let mut bars: BarMap = [None; 6];
     let mut mem_cursor = p.mem_base;

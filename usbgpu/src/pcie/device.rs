@@ -28,7 +28,7 @@ pub struct PciDevice<T> {
 }
 
 impl<T: UsbTransport> PciDevice<T> {
-    /// Link up (spec §6) and bus/BAR setup (spec §7.6) with the spec's parameters.
+    /// Link up (docs/hw/asm24-bridge.md §6) and bus/BAR setup (docs/hw/asm24-bridge.md §7.6) with its default parameters.
     pub fn open(bridge: Bridge<T>) -> Result<Self, BridgeError> {
         Self::open_with(bridge, &BusSetup::default())
     }
@@ -94,7 +94,7 @@ impl<T: UsbTransport> PciDevice<T> {
         self.bridge
     }
 
-    /// Bump-allocate `len` bytes of bridge SRAM for GPU DMA (non-wrapping, spec §4).
+    /// Bump-allocate `len` bytes of bridge SRAM for GPU DMA (non-wrapping, docs/hw/asm24-bridge.md §4).
     pub fn alloc_sysmem(&mut self, len: usize) -> Result<SramRegion, BridgeError> {
         let offset = self.sram_next;
         if len == 0 || len > SRAM_SIZE - offset {

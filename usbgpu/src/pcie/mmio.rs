@@ -1,6 +1,6 @@
 //! [`BridgedMmio`]: a BAR's register space where every access is a TLP through the ASM24 bridge.
 //!
-//! Like the reference driver, BAR accesses use the streaming modes (spec §3.7): a read is
+//! Like the reference driver, BAR accesses use the streaming modes (docs/hw/asm24-bridge.md §3.7): a read is
 //! 0xF0 OUT (mode 2) + bulk IN, a write is 0xF0 OUT (mode 1) + bulk OUT — two USB transfers each.
 //! Posted writes ([`Mmio::write32_posted`]) to consecutive addresses are merged into one stream
 //! (up to [`BATCH_BYTES`]), so a run of N register writes costs 2 transfers instead of 2·N. A write to a
@@ -14,7 +14,7 @@ use modelrt_hal::usb::UsbTransport;
 /// Largest merged posted-write stream and the chunk of `read_block`/`write_block` conversions.
 pub const BATCH_BYTES: usize = 8192;
 /// Largest single stream of [`BridgedMmio::read_bytes`]/[`BridgedMmio::write_bytes`] (the reference
-/// host's 4 MiB bulk buffer, spec §1).
+/// host's 4 MiB bulk buffer, docs/hw/asm24-bridge.md §1).
 pub const STREAM_MAX: usize = 4 << 20;
 
 /// MMIO over the bridge for one BAR (`base`, `size` from bring-up).

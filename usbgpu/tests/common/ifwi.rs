@@ -1,4 +1,4 @@
-//! IFWI directory structures (spec §9) written into a test image, shared by the PSP streaming tests
+//! IFWI directory structures (docs/hw/navi31-spi-flash.md §9) written into a test image, shared by the PSP streaming tests
 //! (library and `gpuflash psp ifwi-all`).
 
 /// Store `v` little-endian at `off`.

@@ -1,4 +1,4 @@
-//! The emulated PCIe fabric behind the bridge (spec asm24-bridge.md §7.6, §12 items 7–8): a chain of
+//! The emulated PCIe fabric behind the bridge (docs/hw/asm24-bridge.md §7.6, §12 items 7–8): a chain of
 //! type-1 bridges (bus 0..3 by default) and one type-0 endpoint with real BAR sizing semantics, a
 //! resizable-BAR capability and BAR contents routed to pluggable [`RegisterModel`]s.
 //!
@@ -10,7 +10,7 @@
 //! - memory TLPs pass a bridge only with its memory-space enable set and the address inside its
 //!   memory or prefetchable window, and hit an endpoint BAR only with the endpoint's memory enable set.
 //!
-//! Emulator choices where the spec says nothing: bridges have no capability list and Secondary Bus
+//! Emulator choices where docs/hw/asm24-bridge.md says nothing: bridges have no capability list and Secondary Bus
 //! Reset is accepted but has no effect; partial-byte-enable memory writes are a read-modify-write of
 //! the dword in the model; BAR models see offsets relative to the BAR.
 use super::super::RegisterModel;

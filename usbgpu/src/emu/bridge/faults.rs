@@ -1,4 +1,4 @@
-//! Fault injection and transfer counters of the bridge emulator (spec asm24-bridge.md §12 "fault
+//! Fault injection of the bridge emulator (docs/hw/asm24-bridge.md §12 "fault
 //! injection hooks"). Faults are armed through [`super::EmuHandle::faults`] and consumed as they fire.
 use crate::asm24::proto::CplStatus;
 
@@ -33,56 +33,6 @@ pub struct Faults {
     pub hold_read_release: bool,
 }
 
-/// LTSSM value the emulator shows when training fails or power is off (emulator choice: the spec
+/// LTSSM value the emulator shows when training fails or power is off (emulator choice: docs/hw/asm24-bridge.md §6
 /// only says "≠ 0x78").
 pub const LTSSM_DETECT: u8 = 0x00;
-
-/// Transfer counters, for protocol-efficiency assertions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Control OUT transfers (including pipelined submissions).
-    pub control_out: u64,
-    /// Control IN transfers.
-    pub control_in: u64,
-    /// Bulk OUT transfers.
-    pub bulk_out: u64,
-    /// Bulk IN transfers.
-    pub bulk_in: u64,
-    /// Data-stage bytes of control OUT transfers.
-    pub control_bytes_out: u64,
-    /// Data-stage bytes of control IN transfers.
-    pub control_bytes_in: u64,
-    /// Bytes moved by bulk OUT.
-    pub bulk_bytes_out: u64,
-    /// Bytes moved by bulk IN.
-    pub bulk_bytes_in: u64,
-    /// Mode-0 TLPs executed.
-    pub tlps: u64,
-}
-
-impl Counters {
-    /// All USB transfers (round trips).
-    pub fn transfers(&self) -> u64 {
-        self.control_out + self.control_in + self.bulk_out + self.bulk_in
-    }
-
-    /// All control transfers.
-    pub fn control(&self) -> u64 {
-        self.control_out + self.control_in
-    }
-
-    /// Difference `self − earlier`.
-    pub fn since(&self, earlier: &Counters) -> Counters {
-        Counters {
-            control_out: self.control_out - earlier.control_out,
-            control_in: self.control_in - earlier.control_in,
-            bulk_out: self.bulk_out - earlier.bulk_out,
-            bulk_in: self.bulk_in - earlier.bulk_in,
-            control_bytes_out: self.control_bytes_out - earlier.control_bytes_out,
-            control_bytes_in: self.control_bytes_in - earlier.control_bytes_in,
-            bulk_bytes_out: self.bulk_bytes_out - earlier.bulk_bytes_out,
-            bulk_bytes_in: self.bulk_bytes_in - earlier.bulk_bytes_in,
-            tlps: self.tlps - earlier.tlps,
-        }
-    }
-}

@@ -1,5 +1,5 @@
 //! Software model of the ASM24 bridge (custom firmware) with a PCIe fabric and a GPU endpoint behind
-//! it, driven through the same [`UsbTransport`] trait as the real device (spec asm24-bridge.md §12).
+//! it, driven through the same [`UsbTransport`] trait as the real device (docs/hw/asm24-bridge.md §12).
 //!
 //! ```text
 //! let emu = BridgeEmulator::builder()
@@ -12,7 +12,7 @@
 //! REBAR capability (256 MiB … 32 GiB, boots at 256 MiB), BAR2 32-bit 8 KiB doorbell memory and BAR5
 //! 32-bit 1 MiB plain register file; [`Builder::gpu_bar`] / [`Builder::gpu_bar_kind`] replace any of
 //! them. Bridges on buses 0..3 (ASMedia 0x1B21:0x2464 for bus 0..1, AMD switch 0x1002:0x1478/0x1479
-//! for 2..3 — emulator choice, the spec gives no ids).
+//! for 2..3 — emulator choice, the sources give no ids).
 //!
 //! BAR models run with the emulator's state lock held: they must not call back into an
 //! [`EmuHandle`] from `read32`/`write32` (GPU-side DMA into the bridge windows goes through
@@ -24,34 +24,40 @@
 //! bulk OUT, one read arm released only by a GPU write to PCIe 0x82200C); bulk IN before the release
 //! times out. Emulated time advances per transfer ([`Timing`]) and is passed to BAR models.
 //!
-//! Emulator choices (spec silent, §13): a bulk transfer with nothing armed or of the wrong size
+//! Emulator choices (the sources are silent, docs/hw/asm24-bridge.md §13): a bulk transfer with nothing armed or of the wrong size
 //! stalls; a write arm outside the SRAM stalls; at most [`Builder::max_pending_arms`] write arms may
-//! wait behind the active one (default 2, spec: "at least one"); with the link down mode-0 TLPs
+//! wait behind the active one (default 2, docs/hw/asm24-bridge.md §5.1: "at least one"); with the link down mode-0 TLPs
 //! complete with ret_status 0xFF and streaming reads time out; mode-2 reads of unclaimed addresses
 //! return all-ones dwords; XDATA 0xB800 is not aliased to the CQ window (the host never uses it).
-//! An arm whose bulk transfer failed (timeout, short, stall) stays queued, as nothing in the spec
+//! An arm whose bulk transfer failed (timeout, short, stall) stays queued, as nothing in the protocol
 //! aborts it: the next bulk transfer is consumed by it (and usually rejected as mis-sized), so after
 //! a failed bulk transfer a session should be re-opened; 0xF3 (power on or off) drops all pending
 //! streams and arms (emulator choice).
 //! The bulk IN "blocks until released" rule is modelled as an immediate [`UsbError::Timeout`] with
 //! the timeout added to emulated time (tests stay fast, and the outcome is what the host would see).
+//!
+//! Requests are decoded by [`wire`], the emulator's own reading of the protocol tables
+//! (docs/hw/asm24-bridge.md), never by the driver's encoders in `asm24::proto`.
 pub mod fabric;
 pub mod faults;
 pub mod memory;
+pub mod wire;
 
 use self::fabric::{BarKind, Bridge as FabricBridge, Endpoint, Fabric, Rebar};
-use self::faults::{Counters, Faults, LTSSM_DETECT};
+use self::faults::{Faults, LTSSM_DETECT};
 use self::memory::SparseMemory;
-use super::RegisterModel;
-use crate::asm24::proto::{
-    self, fmt_type, request, Completion, CplStatus, SramArm, TlpMode, TlpRequest, COMPLETION_LEN,
-    SLOT, SRAM_SIZE, XDATA_READ_MAX,
+use self::wire::{
+    InRequest, OutRequest, TlpKind, TlpRequest, COMPLETION_BYTES, SRAM_BYTES, XDATA_READ_LIMIT,
 };
+use super::RegisterModel;
+use crate::asm24::proto::CplStatus;
 use crate::asm24::{
     BUS_CQ, BUS_CQ_RELEASE, BUS_MOCK_WINDOW, BUS_SRAM, BUS_SYS_BUF, EP_BULK_IN, EP_BULK_OUT,
     LTSSM_L0, XDATA_LTSSM, XDATA_MOCK_WINDOW, XDATA_SRAM, XDATA_SYS_BUF,
 };
-use modelrt_hal::usb::{UsbError, UsbTransport};
+use crate::counting::TransferCounts;
+use modelrt_hal::pci::Bdf;
+use modelrt_hal::usb::{Setup, Transfer, UsbError, UsbTransport};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -83,7 +89,7 @@ impl Default for Timing {
     }
 }
 
-/// USB identity the emulator reports (spec §12 state 1).
+/// USB identity the emulator reports (docs/hw/asm24-bridge.md §12 state 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     pub vendor_id: u16,
@@ -125,7 +131,7 @@ pub struct EmuState {
     sys_buf: Box<[u8; 0x1000]>,
     cq_buf: Box<[u8; 0x1000]>,
     mock_window: Box<[u8; 0x200]>,
-    completion: [u8; COMPLETION_LEN],
+    completion: [u8; COMPLETION_BYTES],
     out_queue: VecDeque<Consumer>,
     in_queue: VecDeque<Consumer>,
     read_released: bool,
@@ -133,7 +139,7 @@ pub struct EmuState {
     fabric: Fabric,
     /// Armed faults.
     pub faults: Faults,
-    counters: Counters,
+    counters: TransferCounts,
     timing: Timing,
     clock_ns: u64,
     disconnected: bool,
@@ -282,18 +288,18 @@ impl Builder {
         let state = EmuState {
             identity: self.identity,
             xdata,
-            sram: vec![0; SRAM_SIZE],
+            sram: vec![0; SRAM_BYTES],
             sys_buf: Box::new([0; 0x1000]),
             cq_buf: Box::new([0; 0x1000]),
             mock_window: Box::new([0; 0x200]),
-            completion: [0; COMPLETION_LEN],
+            completion: [0; COMPLETION_BYTES],
             out_queue: VecDeque::new(),
             in_queue: VecDeque::new(),
             read_released: false,
             max_pending_arms: self.max_pending_arms,
             fabric: Fabric { bridges, endpoint },
             faults: Faults::default(),
-            counters: Counters::default(),
+            counters: TransferCounts::default(),
             timing: self.timing,
             clock_ns: 0,
             disconnected: false,
@@ -345,8 +351,8 @@ impl Default for BridgeEmulator {
 }
 
 impl EmuHandle {
-    /// Transfer counters so far.
-    pub fn counters(&self) -> Counters {
+    /// Transfer counters so far (counted like the host-side [`crate::counting::Counting`]).
+    pub fn counters(&self) -> TransferCounts {
         lock(&self.state).counters
     }
 
@@ -488,27 +494,19 @@ impl EmuState {
         Ok(len)
     }
 
-    fn execute_single(&mut self, req: &TlpRequest) {
-        self.counters.tlps += 1;
-        let posted = proto::is_posted(req.fmt_type);
+    /// Run one mode-0 TLP and leave its completion (if it has one) for the next 0xF0 IN.
+    fn execute_single(&mut self, kind: TlpKind, byte_enable: u8, address: u64, data: u32) {
+        let posted = kind.posted();
         if !self.link_up() {
             if !posted {
-                self.completion = Completion {
-                    ret_status: 0xFF,
-                    ..Completion::default()
-                }
-                .to_bytes();
+                self.completion = wire::completion(0, CplStatus::Success, 0xFF);
             }
             return;
         }
         if self.faults.engine_errors > 0 && !posted {
             self.faults.engine_errors -= 1;
             let code = self.faults.engine_error_code.max(1);
-            self.completion = Completion {
-                ret_status: code,
-                ..Completion::default()
-            }
-            .to_bytes();
+            self.completion = wire::completion(0, CplStatus::Success, code);
             return;
         }
         if let Some(status) = self.faults.completion_status {
@@ -517,77 +515,76 @@ impl EmuState {
                 if self.faults.completion_status_count == 0 {
                     self.faults.completion_status = None;
                 }
-                self.completion = Completion::with_status(0, status).to_bytes();
+                self.completion = wire::completion(0, status, 0);
                 return;
             }
         }
-        let result: Result<u32, CplStatus> = match req.fmt_type {
-            fmt_type::CFG_RD0 | fmt_type::CFG_RD1 => {
-                let (bdf, reg) = proto::decode_config_address(req.address);
-                self.fabric
-                    .config_read(bdf, reg, req.fmt_type == fmt_type::CFG_RD1)
+        let config = |address| {
+            let t = wire::config_target(address);
+            let bdf = Bdf {
+                bus: t.bus,
+                dev: t.device,
+                func: t.function,
+            };
+            (bdf, t.register)
+        };
+        let result: Result<u32, CplStatus> = match kind {
+            TlpKind::ConfigRead { type1 } => {
+                let (bdf, reg) = config(address);
+                self.fabric.config_read(bdf, reg, type1)
             }
-            fmt_type::CFG_WR0 | fmt_type::CFG_WR1 => {
-                let (bdf, reg) = proto::decode_config_address(req.address);
-                let t1 = req.fmt_type == fmt_type::CFG_WR1;
+            TlpKind::ConfigWrite { type1 } => {
+                let (bdf, reg) = config(address);
                 self.fabric
-                    .config_write(bdf, reg, t1, req.byte_enable, req.data)
+                    .config_write(bdf, reg, type1, byte_enable, data)
                     .map(|_| 0)
             }
-            fmt_type::MRD64 => self.fabric.mem_read32(req.address),
-            fmt_type::MWR64 => {
-                self.fabric
-                    .mem_write32(req.address, req.byte_enable, req.data);
+            TlpKind::MemRead => self.fabric.mem_read32(address),
+            TlpKind::MemWrite => {
+                self.fabric.mem_write32(address, byte_enable, data);
                 return;
             }
             // Other posted TLPs (messages) are accepted and ignored; anything else is unsupported.
-            f if proto::is_posted(f) => return,
+            k if k.posted() => return,
             _ => Err(CplStatus::UnsupportedRequest),
         };
         self.completion = match result {
-            Ok(data) => Completion::with_status(data, CplStatus::Success),
-            Err(status) => Completion::with_status(0, status),
-        }
-        .to_bytes();
+            Ok(data) => wire::completion(data, CplStatus::Success, 0),
+            Err(status) => wire::completion(0, status, 0),
+        };
     }
 
-    fn control_out(
-        &mut self,
-        req: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        t: Duration,
-    ) -> Result<(), UsbError> {
-        self.counters.control_out += 1;
-        self.counters.control_bytes_out += data.len() as u64;
-        self.control_prologue(req, t)?;
-        match req {
-            request::XDATA_WRITE if data.is_empty() => {
+    fn control_out(&mut self, setup: Setup, data: &[u8], t: Duration) -> Result<(), UsbError> {
+        self.control_prologue(setup.request, t)?;
+        let decoded = wire::decode_out(setup.request, setup.value, setup.index, data);
+        match decoded.map_err(|_| UsbError::Stall)? {
+            OutRequest::XdataWrite { address, value } => {
                 // The LTSSM byte reflects link state; host writes to it are ignored (emulator choice).
-                if value != XDATA_LTSSM {
-                    *self.xdata_byte(value) = index as u8;
+                if address != XDATA_LTSSM {
+                    *self.xdata_byte(address) = value;
                 }
             }
-            request::TLP => {
-                let tlp = TlpRequest::decode(value, index, data).map_err(|_| UsbError::Stall)?;
-                match tlp.mode {
-                    TlpMode::Single => self.execute_single(&tlp),
-                    TlpMode::StreamWrite => self.out_queue.push_back(Consumer::Stream {
-                        address: tlp.address,
-                        len: 4 * tlp.data as usize,
-                    }),
-                    TlpMode::StreamRead => self.in_queue.push_back(Consumer::Stream {
-                        address: tlp.address,
-                        len: 4 * tlp.data as usize,
-                    }),
-                }
+            OutRequest::Tlp(TlpRequest::Single {
+                kind,
+                byte_enable,
+                address,
+                data,
+            }) => self.execute_single(kind, byte_enable, address, data),
+            OutRequest::Tlp(TlpRequest::StreamWrite { address, dwords }) => {
+                self.out_queue.push_back(Consumer::Stream {
+                    address,
+                    len: 4 * dwords as usize,
+                })
             }
-            request::SRAM_DMA if data.is_empty() => {
-                let arm = SramArm::decode(value, index);
-                let offset = arm.first_slot as usize * SLOT;
-                let len = arm.wire_len();
-                if len == 0 || offset + len > SRAM_SIZE {
+            OutRequest::Tlp(TlpRequest::StreamRead { address, dwords }) => {
+                self.in_queue.push_back(Consumer::Stream {
+                    address,
+                    len: 4 * dwords as usize,
+                })
+            }
+            OutRequest::Sram(arm) => {
+                let (offset, len) = (arm.offset(), arm.bytes());
+                if len == 0 || offset + len > SRAM_BYTES {
                     return Err(UsbError::Stall);
                 }
                 if arm.to_host {
@@ -607,12 +604,12 @@ impl EmuState {
                     self.out_queue.push_back(Consumer::Sram { offset, len });
                 }
             }
-            request::PCIE_POWER if data.is_empty() => {
+            OutRequest::Power { on } => {
                 // Either direction restarts the PCIe side: pending streams and arms are dropped.
                 self.out_queue.clear();
                 self.in_queue.clear();
                 self.read_released = false;
-                if value & 1 == 1 {
+                if on {
                     if self.timing.link_train_ns >= t.as_nanos() as u64 {
                         self.elapse(t.as_nanos() as u64);
                         return Err(UsbError::Timeout);
@@ -627,43 +624,29 @@ impl EmuState {
                     self.xdata[XDATA_LTSSM as usize] = LTSSM_DETECT;
                 }
             }
-            _ => return Err(UsbError::Stall),
         }
         Ok(())
     }
 
-    fn control_in(
-        &mut self,
-        req: u8,
-        value: u16,
-        buf: &mut [u8],
-        t: Duration,
-    ) -> Result<usize, UsbError> {
-        self.counters.control_in += 1;
-        self.control_prologue(req, t)?;
-        let n = match req {
-            request::XDATA_READ if buf.len() <= XDATA_READ_MAX => {
-                if value as usize + buf.len() > 0x10000 {
-                    return Err(UsbError::Stall);
-                }
+    fn control_in(&mut self, setup: Setup, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
+        self.control_prologue(setup.request, t)?;
+        match wire::decode_in(setup.request, setup.value, buf.len()).map_err(|_| UsbError::Stall)? {
+            InRequest::XdataRead { address, len } => {
+                debug_assert!(len <= XDATA_READ_LIMIT);
                 for (i, b) in buf.iter_mut().enumerate() {
-                    *b = *self.xdata_byte(value + i as u16);
+                    *b = *self.xdata_byte(address + i as u16);
                 }
-                buf.len()
+                Ok(len)
             }
-            request::TLP => {
-                let n = buf.len().min(COMPLETION_LEN);
+            InRequest::Completion => {
+                let n = buf.len().min(COMPLETION_BYTES);
                 buf[..n].copy_from_slice(&self.completion[..n]);
-                n
+                Ok(n)
             }
-            _ => return Err(UsbError::Stall),
-        };
-        self.counters.control_bytes_in += n as u64;
-        Ok(n)
+        }
     }
 
     fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
-        self.counters.bulk_out += 1;
         self.check_connected()?;
         if ep != EP_BULK_OUT {
             return Err(UsbError::Stall);
@@ -680,7 +663,6 @@ impl EmuState {
             .short_bulk_out
             .take()
             .map_or(len, |n| n.min(len));
-        self.counters.bulk_bytes_out += accepted as u64;
         let consumer = self.out_queue.pop_front().ok_or(UsbError::Stall)?;
         if accepted < len {
             // The firmware got a short transfer: the armed operation is abandoned.
@@ -706,7 +688,6 @@ impl EmuState {
     }
 
     fn bulk_in(&mut self, ep: u8, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
-        self.counters.bulk_in += 1;
         self.check_connected()?;
         if ep != EP_BULK_IN {
             return Err(UsbError::Stall);
@@ -755,75 +736,50 @@ impl EmuState {
         let n = self.faults.short_bulk_in.take().map_or(len, |s| s.min(len));
         buf[..n].copy_from_slice(&produced[..n]);
         self.elapse(self.bulk_cost(n));
-        self.counters.bulk_bytes_in += n as u64;
         Ok(n)
+    }
+
+    /// One transfer, counted like the host-side `Counting` wrapper counts it.
+    fn transfer(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<usize, UsbError> {
+        let issued = self.counters.issue(&t);
+        let n = match t {
+            Transfer::ControlOut(setup, data) => {
+                self.control_out(setup, data, timeout).map(|()| data.len())
+            }
+            Transfer::ControlIn(setup, buf) => self.control_in(setup, buf, timeout),
+            Transfer::BulkOut(endpoint, data) => self.bulk_out(endpoint, data, timeout),
+            Transfer::BulkIn(endpoint, buf) => self.bulk_in(endpoint, buf, timeout),
+        }?;
+        self.counters.moved(issued, n);
+        Ok(n)
+    }
+
+    /// A submitted transfer runs at once; its failure (or a short bulk OUT) is latched for `wait_all`.
+    fn submit(&mut self, t: Transfer<'_>, timeout: Duration) {
+        let (expected, control) = (t.len(), t.is_control());
+        let error = match self.transfer(t, timeout) {
+            Ok(n) if control || n == expected => return,
+            Ok(n) => UsbError::Short {
+                expected,
+                actual: n,
+            },
+            Err(e) => e,
+        };
+        self.latched.get_or_insert(error);
     }
 }
 
 impl UsbTransport for BridgeEmulator {
-    fn control_out(
-        &mut self,
-        req: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        t: Duration,
-    ) -> Result<(), UsbError> {
-        lock(&self.state).control_out(req, value, index, data, t)
-    }
-
-    fn control_in(
-        &mut self,
-        req: u8,
-        value: u16,
-        _index: u16,
-        buf: &mut [u8],
-        t: Duration,
-    ) -> Result<usize, UsbError> {
-        lock(&self.state).control_in(req, value, buf, t)
-    }
-
-    fn bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<usize, UsbError> {
-        lock(&self.state).bulk_out(ep, data, t)
-    }
-
-    fn bulk_in(&mut self, ep: u8, buf: &mut [u8], t: Duration) -> Result<usize, UsbError> {
-        lock(&self.state).bulk_in(ep, buf, t)
+    fn transfer(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<usize, UsbError> {
+        lock(&self.state).transfer(t, timeout)
     }
 
     fn sleep(&mut self, duration: Duration) {
         lock(&self.state).elapse(duration.as_nanos() as u64);
     }
 
-    fn submit_control_out(
-        &mut self,
-        req: u8,
-        value: u16,
-        index: u16,
-        data: &[u8],
-        t: Duration,
-    ) -> Result<(), UsbError> {
-        let mut s = lock(&self.state);
-        if let Err(e) = s.control_out(req, value, index, data, t) {
-            s.latched.get_or_insert(e);
-        }
-        Ok(())
-    }
-
-    fn submit_bulk_out(&mut self, ep: u8, data: &[u8], t: Duration) -> Result<(), UsbError> {
-        let mut s = lock(&self.state);
-        match s.bulk_out(ep, data, t) {
-            Ok(n) if n == data.len() => {}
-            Ok(n) => {
-                s.latched.get_or_insert(UsbError::Short {
-                    expected: data.len(),
-                    actual: n,
-                });
-            }
-            Err(e) => {
-                s.latched.get_or_insert(e);
-            }
-        }
+    fn submit(&mut self, t: Transfer<'_>, timeout: Duration) -> Result<(), UsbError> {
+        lock(&self.state).submit(t, timeout);
         Ok(())
     }
 

@@ -1,4 +1,4 @@
-//! GD25LQ16E SPI NOR model (spec §5, §12 item 5) as a byte-level SPI target: chip select,
+//! GD25LQ16E SPI NOR model (docs/hw/navi31-spi-flash.md §5, §12 item 5) as a byte-level SPI target: chip select,
 //! one byte exchanged per 8 clocks, commands executed at chip-select release like a real part.
 //!
 //! Modelled: JEDEC `C8 60 15`; SR1 (BUSY, WEL, BP/SRP), SR2 (CMP, QE …), SR3; WEL required for
@@ -8,7 +8,7 @@
 //! protected areas are silently not modified; SFDP with one dummy byte; power loss in the middle
 //! of an operation leaves it partially applied.
 //!
-//! Emulator choices (not in the spec, configurable where it matters):
+//! Emulator choices (not in docs/hw/navi31-spi-flash.md, configurable where it matters):
 //! * protection: BP bits all zero → CMP=0 protects nothing, CMP=1 protects the whole array (the
 //!   case `--clear-cmp` exists for); any non-zero BP value is treated as protecting the whole
 //!   array (the part's full BP/CMP table is not in the sources);

@@ -1,13 +1,13 @@
-//! Navi31 BAR5 model (spec §12 (b)): the SMUIO ROM_SW SPI engine wired to a GD25LQ16E model,
+//! Navi31 BAR5 model (docs/hw/navi31-spi-flash.md §12 (b)): the SMUIO ROM_SW SPI engine wired to a GD25LQ16E model,
 //! the ROM_INDEX/ROM_DATA aperture and the PSP flash mailbox, with emulated time, gating, the RX
 //! lag quirk, strict checking of the forced pad/mirror/ROM_CNTL values and power-loss injection.
 //!
 //! Backed by an image file for `--transport emu:IMAGE`: every completed (or power-cut, partially
 //! applied) erase/program is written through to the file, so **writes persist**.
 //!
-//! Emulator choices (spec marks them inferred/unknown), each explicit in [`Navi31Config`]:
+//! Emulator choices (docs/hw/navi31-spi-flash.md §13 marks them inferred/unknown), each explicit in [`Navi31Config`]:
 //! * transaction trigger: a ROM_SW_CNTL write that follows a ROM_SW_COMMAND write starts the
-//!   transaction (the spec's consistent model); other CNTL writes only store the value;
+//!   transaction (the consistent model of docs/hw/navi31-spi-flash.md §3); other CNTL writes only store the value;
 //! * RX lag: [`RxLag`] selects whether the window shows the previous transaction of any type
 //!   (default) or the previous RX transaction; TX transactions capture nothing (zeros);
 //! * the ROM_SW_DATA registers read the RX window; writes fill a separate TX buffer;
@@ -79,7 +79,7 @@ pub struct Navi31Config {
     pub aperture_mirror_fault: bool,
     /// Emulated wire time per SPI byte of a ROM_SW transaction (ns); STATUS.done appears after
     /// `(1 + address bytes + data bytes) ×` this. 0 = done at once (emulator choice; the real
-    /// SCK rate behind the prescaler is not in the spec).
+    /// SCK rate behind the prescaler is not documented).
     pub spi_ns_per_byte: u64,
     /// Flash chip timing/status.
     pub flash: Gd25Config,

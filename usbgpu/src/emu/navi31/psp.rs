@@ -1,12 +1,12 @@
-//! PSP early-boot flash mailbox model (spec §8, §12 item 7): COMMAND/COMMAND_DATA/DOORBELL, the
+//! PSP early-boot flash mailbox model (docs/hw/navi31-spi-flash.md §8, §12 item 7): COMMAND/COMMAND_DATA/DOORBELL, the
 //! boot phase, the transfer state machine and the item request schedule, with error injection.
 //!
 //! Emulator choices (not in the sources), all configurable through [`PspConfig`]:
-//! * the default item schedule and the probe values are invented but shaped like the spec's
+//! * the default item schedule and the probe values are invented but shaped like the reference's
 //!   `(phase << 8) | item` words, ending with phase 2;
-//! * in the SOS phase GET_TRANSFER_TYPE and the transfer commands return 0x0A (spec: "update
+//! * in the SOS phase GET_TRANSFER_TYPE and the transfer commands return 0x0A (docs/hw/navi31-spi-flash.md §8: "update
 //!   commands gated"); the probe queries still answer;
-//! * DATA without a transfer → 0x11, overflow → 0x02 (the spec's suggested codes); START with
+//! * DATA without a transfer → 0x11, overflow → 0x02 (suggested codes, docs/hw/navi31-spi-flash.md §12); START with
 //!   an item the firmware did not request or a bad length → 0x03; an END whose count does not
 //!   match → 0x11 and the transfer is dropped without advancing the schedule;
 //! * after the phase-2 item the model refuses further transfers with 0x10 until power-on, like a

@@ -1,0 +1,206 @@
+//! Shared pieces of the fuzz targets: resealing mutated inputs, the seed bundles, and the rule that
+//! decides when a fuzzed CPU bundle may actually be *run*.
+//!
+//! A bundle's kernels are native code: running one is trusting it, whatever the validator says, so
+//! the load-and-run target executes only kernels it knows (byte-identical to a tinygrad-compiled
+//! fixture) with launch arguments that cover what the kernel is known to touch. Every other kernel
+//! is still parsed, laid out and linked by the CPU loader — the part that must survive hostile ELF
+//! bytes — but never called.
+#![forbid(unsafe_code)]
+use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
+use modelrt_core::bundle::{
+    ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc, HEADER_LEN,
+};
+use modelrt_core::Bundle;
+use modelrt_hal::target::{
+    CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
+};
+use modelrt_targets::cpu::features_for_baseline;
+
+/// tinygrad 0.14.0 `E_1024_4` for x86-64-v3 (`targets/tests/fixtures/cpu/tinygrad_E_1024_4.c`):
+/// `out[i] = max(a[i]*b[i], 0) + 1.5` over 4096 f32, with 16-byte-aligned float4 loads and stores.
+pub const E_1024_4: &[u8] =
+    include_bytes!("../../../targets/tests/fixtures/cpu/x86_64/tinygrad_E_1024_4.o");
+/// Entry symbol of [`E_1024_4`].
+pub const E_1024_4_ENTRY: &str = "E_1024_4";
+/// Bytes `E_1024_4` reads or writes through each of its three pointer parameters.
+pub const E_1024_4_EXTENT: u64 = 4096 * 4;
+/// Alignment `E_1024_4` needs of each pointer (its float4 type is `aligned(16)`).
+pub const E_1024_4_ALIGN: u64 = 16;
+
+/// Header offsets of the file length and the body CRC (see `core/src/bundle/header.rs`).
+const LEN_FIELD: core::ops::Range<usize> = 24..32;
+const CRC_FIELD: core::ops::Range<usize> = 48..52;
+
+/// `data` with its length and CRC fields fixed up, so that mutations reach the body decoder and the
+/// validator instead of stopping at the checksum. `None` when `data` is shorter than a header.
+pub fn reseal(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() < HEADER_LEN {
+        return None;
+    }
+    let mut sealed = data.to_vec();
+    let len = sealed.len() as u64;
+    sealed[LEN_FIELD].copy_from_slice(&len.to_le_bytes());
+    let crc = crc32fast::hash(&sealed[HEADER_LEN..]);
+    sealed[CRC_FIELD].copy_from_slice(&crc.to_le_bytes());
+    Some(sealed)
+}
+
+/// True if running `b` on the CPU backend executes only known kernels within their known extents:
+/// every kernel is [`E_1024_4`] with its exact parameter list and one thread, and every launch
+/// passes it buffer views of at least [`E_1024_4_EXTENT`] bytes at 16-byte-aligned arena offsets.
+pub fn runnable(b: &Bundle<'_>) -> bool {
+    let body = b.body();
+    let known = body.kernels.iter().all(|k| {
+        k.is_ok_and(|k| {
+            k.binary == E_1024_4
+                && k.entry == E_1024_4_ENTRY
+                && k.params.as_slice() == e_1024_4_params()
+                && k.meta == KernelMeta::Cpu(CpuKernelMeta { threads: 1 })
+        })
+    });
+    known
+        && body
+            .init
+            .iter()
+            .chain(body.run.iter())
+            .all(|s| s.is_ok_and(|s| launch_in_extent(b, &s)))
+}
+
+fn launch_in_extent(b: &Bundle<'_>, step: &Step) -> bool {
+    let Step::Launch { args, .. } = step else {
+        return true; // copies are fully bounds-checked by the validator and the backend
+    };
+    args.iter().all(|a| match *a {
+        ArgRef::Buffer {
+            buffer,
+            offset,
+            size,
+        } => b.body().buffers.get(buffer as usize).is_ok_and(|d| {
+            size >= E_1024_4_EXTENT
+                && d.arena_offset
+                    .checked_add(offset)
+                    .is_some_and(|at| at % E_1024_4_ALIGN == 0)
+        }),
+        ArgRef::Int(_) => false,
+    })
+}
+
+fn e_1024_4_params() -> [ParamDesc; 3] {
+    [ParamDesc {
+        kind: ParamKind::Buffer,
+        dtype: DType::F32,
+    }; 3]
+}
+
+fn f32_bytes(v: impl Iterator<Item = f32>) -> Vec<u8> {
+    v.flat_map(f32::to_le_bytes).collect()
+}
+
+/// Seed bundles for the corpus: `(file name, bytes)`. Both run `E_1024_4` on the CPU target; one
+/// also copies through a scratch buffer and carries reference data so the self-check path is fuzzed.
+pub fn seed_bundles() -> Vec<(&'static str, Vec<u8>)> {
+    let n = (E_1024_4_EXTENT / 4) as usize;
+    let w = f32_bytes((0..n).map(|i| (i % 7) as f32 - 2.0));
+    let x = f32_bytes((0..n).map(|i| ((i % 5) as f32) * 0.25));
+    // y = max(x*w, 0) + 1.5, written out from the kernel's C source (tinygrad_E_1024_4.c).
+    let y = f32_bytes(
+        (0..n).map(|i| ((((i % 5) as f32) * 0.25) * ((i % 7) as f32 - 2.0)).max(0.0) + 1.5),
+    );
+    let plain = spec(&w, false, None);
+    let checked = spec(&w, true, Some((&x, &y)));
+    vec![
+        ("cpu_e1024.mrt", write_bundle(&plain).expect("seed bundle")),
+        (
+            "cpu_e1024_copy_ref.mrt",
+            write_bundle(&checked).expect("seed bundle"),
+        ),
+    ]
+}
+
+fn spec<'a>(w: &'a [u8], copy: bool, reference: Option<(&'a [u8], &'a [u8])>) -> BundleSpec<'a> {
+    let size = E_1024_4_EXTENT;
+    let buffer = |label, kind, init| BufferSpec {
+        label,
+        size,
+        dtype: DType::F32,
+        kind,
+        init,
+    };
+    let whole = |buffer| ArgRef::Buffer {
+        buffer,
+        offset: 0,
+        size,
+    };
+    let mut buffers = vec![
+        buffer("input:x", BufferKind::Input, None),
+        buffer("onnx:w", BufferKind::Weight, Some(w)),
+        buffer("output:y", BufferKind::Output, None),
+    ];
+    let out = if copy {
+        buffers.push(buffer("arena", BufferKind::Scratch, None));
+        3
+    } else {
+        2
+    };
+    let mut run = vec![Step::Launch {
+        kernel: 0,
+        args: [whole(out), whole(0), whole(1)].into_iter().collect(),
+        global: [1, 1, 1],
+        local: [1, 1, 1],
+    }];
+    if copy {
+        run.push(Step::Copy {
+            dst: BufRef {
+                buffer: 2,
+                offset: 0,
+            },
+            src: BufRef {
+                buffer: 3,
+                offset: 0,
+            },
+            size,
+        });
+    }
+    let tensor = |name, buffer| TensorDesc {
+        name,
+        buffer,
+        offset: 0,
+        dtype: DType::F32,
+        shape: [size / 4].into_iter().collect(),
+    };
+    BundleSpec {
+        target: Target::Cpu {
+            arch: CpuArch::X86_64,
+            baseline: "x86-64-v3",
+            features: features_for_baseline(CpuArch::X86_64, "x86-64-v3").expect("known baseline"),
+        },
+        producer: Producer {
+            tinygrad: "0.14.0",
+            tinymesa: None,
+            source_sha256: [0; 32],
+            dev: "CPU:CLANG:x86_64,x86-64-v3",
+            flags: "",
+        },
+        buffers,
+        kernels: vec![KernelDesc {
+            name: E_1024_4_ENTRY,
+            entry: E_1024_4_ENTRY,
+            binary: E_1024_4,
+            source: None,
+            params: e_1024_4_params().into_iter().collect(),
+            meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
+        }],
+        init: Vec::new(),
+        run,
+        inputs: vec![tensor("x", 0)],
+        outputs: vec![tensor("y", 2)],
+        reference: reference.map(|(x, y)| ReferenceSpec {
+            seed: 0,
+            atol: 1e-6,
+            rtol: 1e-6,
+            inputs: vec![x],
+            outputs: vec![y],
+        }),
+    }
+}

@@ -1,0 +1,84 @@
+//! The model's memory: GPU objects backed by zeroed host allocations (mapped at their host address, as
+//! KGSL's USE_CPU_MAP makes GPU and CPU addresses equal), user-memory imports, and the checked address
+//! lookups the validator reads and writes through. Nothing here trusts an address from a stream.
+use super::{KgslModel, R};
+
+/// One GPU object; `mem` is its host allocation once mapped. A mapped object's memory is released only
+/// by `munmap`: the model has no `Drop` that frees it, so a [`crate::kgsl::GpuObj`] that outlives the
+/// model stays valid (its memory is leaked instead), as a real `mmap` outlives its file descriptor.
+pub(super) struct Obj {
+    pub(super) size: u64,
+    pub(super) mem: Option<(*mut u8, std::alloc::Layout)>,
+}
+
+impl KgslModel {
+    pub(super) fn find(&self, addr: u64, len: u64) -> Option<(u32, u64)> {
+        let (&va, &id) = self.by_va.range(..=addr).next_back()?;
+        let o = self.objs.get(&id)?;
+        (addr.checked_add(len)? <= va + o.size).then_some((id, addr - va))
+    }
+
+    pub(super) fn in_user_map(&self, addr: u64, len: u64) -> bool {
+        self.user_maps
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&b, &l)| {
+                addr.checked_add(len)
+                    .is_some_and(|end| b.checked_add(l).is_some_and(|map_end| end <= map_end))
+            })
+    }
+
+    pub(super) fn check_range(&self, what: &str, addr: u64, len: u64) -> R<()> {
+        if self.find(addr, len).is_some() || self.in_user_map(addr, len) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} {addr:#x}+{len:#x} is not inside a live GPU object"
+            ))
+        }
+    }
+
+    pub(super) fn ptr(&self, addr: u64, len: u64, what: &str) -> R<*mut u8> {
+        let (id, off) = self
+            .find(addr, len)
+            .ok_or_else(|| format!("{what} {addr:#x}+{len:#x} outside GPU objects"))?;
+        let (p, _) = self.objs[&id]
+            .mem
+            .ok_or_else(|| format!("{what} {addr:#x}: object {id} is not mapped"))?;
+        // SAFETY: off+len ≤ object size (find checked), so the offset pointer stays inside the allocation.
+        Ok(unsafe { p.add(off as usize) })
+    }
+
+    /// Read `len` bytes of GPU memory (only model-owned objects).
+    pub fn read(&self, addr: u64, len: usize) -> R<Vec<u8>> {
+        let p = self.ptr(addr, len as u64, "read")?;
+        let mut v = vec![0u8; len];
+        // SAFETY: `p..p+len` lies inside a live allocation owned by the model.
+        unsafe { core::ptr::copy_nonoverlapping(p, v.as_mut_ptr(), len) };
+        Ok(v)
+    }
+
+    pub(super) fn write(&mut self, addr: u64, data: &[u8]) -> R<()> {
+        let p = self.ptr(addr, data.len() as u64, "store")?;
+        // SAFETY: inside a live allocation owned by the model (checked by `ptr`).
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    pub(super) fn read_u32(&self, addr: u64) -> R<u32> {
+        let b = self.read(addr, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    pub(super) fn dwords(&self, addr: u64, n: usize) -> R<Vec<u32>> {
+        let b = self.read(addr, n * 4)?;
+        Ok(b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    pub(super) fn is_dummy(&self, addr: u64) -> bool {
+        self.find(addr, 4)
+            .is_some_and(|(id, _)| Some(id) == self.dummy)
+    }
+}

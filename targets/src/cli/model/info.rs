@@ -1,0 +1,194 @@
+//! `modelrt info`: describe a bundle — header, target, producer, arena, buffers, schedule, kernels,
+//! inputs/outputs, reference — and check that every kernel binary decodes for the bundle's target
+//! (a bundle whose kernels do not decode is an error).
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::bail;
+use modelrt_core::bundle::{BufferKind, Step, TensorDesc};
+use modelrt_hal::target::{cpu_features, KernelMeta, Target};
+
+use super::{mib, parse_bundle, read_bundle_file, shape_str};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn target_str(t: &Target<'_>) -> String {
+    match t {
+        Target::Cpu {
+            arch,
+            baseline,
+            features,
+        } => {
+            let names: Vec<&str> = cpu_features::NAMES
+                .iter()
+                .filter(|(bit, _)| features & bit != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            format!(
+                "cpu {} (baseline {baseline}; requires {})",
+                arch.name(),
+                if names.is_empty() {
+                    "-".into()
+                } else {
+                    names.join(",")
+                }
+            )
+        }
+        Target::Adreno { chip, image, half } => {
+            format!(
+                "adreno a{chip} (IMAGE={} FLOAT16={})",
+                *image as u8, *half as u8
+            )
+        }
+        Target::Amd { gfx } => format!("amd gfx{gfx:x}"),
+        Target::Hexagon { version } => format!("hexagon v{version}"),
+    }
+}
+
+/// `modelrt info`: describe the bundle; an error (exit 1) after the description when its kernel
+/// binaries do not decode for its target.
+pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
+    let bytes = read_bundle_file(path)?;
+    let b = parse_bundle(&bytes, path)?;
+    let h = b.header();
+    let body = b.body();
+    println!(
+        "bundle      {} ({} bytes, format {}.{}, crc32 {:08x}, schema {:016x})",
+        path.display(),
+        h.total_len,
+        h.major,
+        h.minor,
+        h.body_crc,
+        h.schema_hash
+    );
+    println!("target      {}", target_str(&body.target));
+    let p = body.producer;
+    println!(
+        "producer    tinygrad {}{} dev {}",
+        p.tinygrad,
+        p.tinymesa
+            .map(|m| format!(", tinymesa {m}"))
+            .unwrap_or_default(),
+        p.dev
+    );
+    println!(
+        "flags       {}",
+        if p.flags.is_empty() { "-" } else { p.flags }
+    );
+    println!("source      sha256 {}", hex(&p.source_sha256));
+    println!(
+        "arena       {} ({} bytes)",
+        mib(body.arena_size),
+        body.arena_size
+    );
+    let mut by_kind: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
+    for buf in body.buffers.iter() {
+        let buf = buf?;
+        let k = match buf.kind {
+            BufferKind::Weight => "weight",
+            BufferKind::State => "state",
+            BufferKind::Input => "input",
+            BufferKind::Output => "output",
+            BufferKind::Scratch => "scratch",
+        };
+        let e = by_kind.entry(k).or_default();
+        e.0 += 1;
+        e.1 += buf.size;
+    }
+    let kinds: Vec<String> = by_kind
+        .iter()
+        .map(|(k, (n, sz))| format!("{n} {k} ({})", mib(*sz)))
+        .collect();
+    println!("buffers     {} — {}", body.buffers.len(), kinds.join(", "));
+    println!("weights     {}", mib(b.weights().len() as u64));
+    let count = |steps: modelrt_core::bundle::Table<'_, Step>| -> anyhow::Result<(usize, usize)> {
+        let mut l = 0;
+        let mut c = 0;
+        for s in steps.iter() {
+            match s? {
+                Step::Launch { .. } => l += 1,
+                Step::Copy { .. } => c += 1,
+            }
+        }
+        Ok((l, c))
+    };
+    let (il, ic) = count(body.init)?;
+    let (rl, rc) = count(body.run)?;
+    println!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
+    let code: usize = body
+        .kernels
+        .iter()
+        .map(|k| k.map(|k| k.binary.len()))
+        .sum::<Result<_, _>>()?;
+    println!(
+        "kernels     {} ({} of code)",
+        body.kernels.len(),
+        mib(code as u64)
+    );
+    let mut decode_error = None;
+    match modelrt_targets::inspect::check_kernels(&b) {
+        Ok(c) => println!(
+            "binaries    all {} kernel binaries decode for {}",
+            c.kernels,
+            body.target.family()
+        ),
+        Err(e) => {
+            println!("binaries    DOES NOT DECODE: {e}");
+            decode_error = Some(e);
+        }
+    }
+    if verbose {
+        for (i, k) in body.kernels.iter().enumerate() {
+            let k = k?;
+            let meta = match &k.meta {
+                KernelMeta::Cpu(m) => format!("threads {}", m.threads),
+                KernelMeta::Ir3(m) => format!(
+                    "isa {} B, fregs {}, hregs {}, tex {}, ibo {}",
+                    m.image_size, m.fregs, m.hregs, m.tex_cnt, m.ibo_cnt
+                ),
+                KernelMeta::Amd(m) => format!(
+                    "kernarg {} B, lds {} B, wave{}",
+                    m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size
+                ),
+            };
+            println!(
+                "  [{i:3}] {:40} {:7} B  {} params  {meta}",
+                k.name,
+                k.binary.len(),
+                k.params.len()
+            );
+        }
+    }
+    let io =
+        |label: &str, t: modelrt_core::bundle::Table<'_, TensorDesc<'_>>| -> anyhow::Result<()> {
+            for d in t.iter() {
+                let d = d?;
+                println!(
+                    "{label:11} {} {} {}",
+                    d.name,
+                    shape_str(&d.shape),
+                    d.dtype.name()
+                );
+            }
+            Ok(())
+        };
+    io("input", body.inputs)?;
+    io("output", body.outputs)?;
+    match body.reference {
+        Some(r) => println!(
+            "reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it",
+            r.seed, r.atol, r.rtol
+        ),
+        None => println!("reference   none"),
+    }
+    if let Some(e) = decode_error {
+        bail!(
+            "{}: kernel binaries do not decode for {}: {e}",
+            path.display(),
+            body.target.family()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! `modelrt verify` (and the verifying half of `modelrt demo`): run the bundle's embedded reference
+//! inputs and compare every output with the embedded expected outputs within the bundle's tolerances.
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use modelrt_core::bundle::Bundle;
+use modelrt_core::verify::compare;
+use modelrt_targets::runner::load;
+
+use super::run::print_output_summary;
+use super::{alloc_outputs, ms, parse_bundle, reference_inputs, run_once, DeviceArgs};
+
+/// Check outputs against the embedded reference; prints one line per output. Returns whether all pass.
+fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> {
+    let r = b
+        .body()
+        .reference
+        .context("this bundle has no embedded reference (compile it with --reference)")?;
+    let mut all = true;
+    for ((t, want), got) in b.body().outputs.iter().zip(r.outputs.iter()).zip(outputs) {
+        let (t, want) = (t?, want?);
+        let c = compare(t.dtype, got, want.data, r.atol as f64, r.rtol as f64);
+        all &= c.ok();
+        println!(
+            "verify {}: {} — max abs err {:.3e}, max rel err {:.3e}, {} of {} outside atol {:e} rtol {:e}",
+            t.name,
+            if c.ok() { "ok" } else { "FAILED" },
+            c.max_abs,
+            c.max_rel,
+            c.mismatches,
+            c.count,
+            r.atol,
+            r.rtol
+        );
+    }
+    Ok(all)
+}
+
+/// `modelrt verify` (and the verification half of `demo`). Errors if verification fails.
+pub fn verify_bytes(
+    bytes: &[u8],
+    path: &Path,
+    dev: DeviceArgs,
+    summary: bool,
+) -> anyhow::Result<()> {
+    let b = parse_bundle(bytes, path)?;
+    let inputs = reference_inputs(&b)?;
+    let mut model = load(b, dev.options())?;
+    println!("device      {}", model.device_name());
+    let mut outputs = alloc_outputs(model.bundle())?;
+    let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    if !model.computes_outputs() {
+        bail!(
+            "{}: the command streams were validated, but this device executes no kernels, so the outputs cannot be verified",
+            model.device_name()
+        );
+    }
+    if summary {
+        print_output_summary(model.bundle(), &outputs)?;
+    }
+    let ok = check_reference(model.bundle(), &outputs)?;
+    // A second, warm run is the representative timing (the first includes page faults).
+    let t2 = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    println!(
+        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {})",
+        ms(t.total_ns),
+        ms(t2.total_ns),
+        ms(t2.enqueue_ns),
+        ms(t2.device_ns),
+        ms(t2.upload_ns),
+        ms(t2.download_ns)
+    );
+    if !ok {
+        bail!("verification FAILED against the bundle's embedded reference");
+    }
+    println!("verified    outputs match the embedded reference");
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! Running the worker processes: each round starts one fresh process per runtime (modelrt, tinygrad,
+//! onnxruntime) in rotated order; plus the Perfetto trace of one run and the dispatch-overhead chains.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::prepare::Prepared;
+use super::stats::{stats_json, steps_for, summarize, Acc};
+use super::{overhead, proc, BenchOptions, RUNTIMES};
+
+/// Upper bound for one worker process (resnet50 in tinygrad's runtime is the slowest).
+const WORKER_TIMEOUT: Duration = Duration::from_secs(900);
+/// Launches of the long overhead chain (the short one has 1).
+const CHAIN_LAUNCHES: usize = 201;
+
+/// The order of the runtimes in round `r` (rotated so no runtime always runs first or last).
+pub fn round_order(r: usize) -> [&'static str; 3] {
+    let mut o = RUNTIMES;
+    o.rotate_left(r % RUNTIMES.len());
+    o
+}
+
+/// What every worker run needs.
+pub(super) struct Ctx<'a> {
+    pub(super) python: &'a Path,
+    pub(super) modelrt: &'a Path,
+    pub(super) refbench: PathBuf,
+    pub(super) opts: &'a BenchOptions,
+    pub(super) threads: usize,
+    pub(super) out_dir: PathBuf,
+}
+
+fn run_worker(
+    ctx: &Ctx<'_>,
+    runtime: &str,
+    onnx: &Path,
+    p: &Prepared,
+    iters: usize,
+) -> Result<Value> {
+    let (iters, warmup) = (iters.to_string(), ctx.opts.warmup.to_string());
+    let mut cmd = match runtime {
+        "modelrt" => {
+            let mut c = Command::new(ctx.modelrt);
+            c.arg("bench")
+                .arg(&p.bundle)
+                .args(["--json", "--iters", &iters, "--warmup", &warmup]);
+            c.args(["--threads", &ctx.threads.to_string()]);
+            c
+        }
+        "tinygrad" => {
+            let mut c = Command::new(ctx.python);
+            c.arg(&ctx.refbench)
+                .arg("tinygrad")
+                .arg("--pickle")
+                .arg(&p.pickle);
+            c.args(["--iters", &iters, "--warmup", &warmup]);
+            c
+        }
+        _ => {
+            let mut c = Command::new(ctx.python);
+            c.arg(&ctx.refbench)
+                .arg("onnxruntime")
+                .arg("--onnx")
+                .arg(onnx);
+            c.arg("--meta").arg(p.pickle.with_extension("pkl.json"));
+            c.args([
+                "--threads",
+                &ctx.threads.to_string(),
+                "--iters",
+                &iters,
+                "--warmup",
+                &warmup,
+            ]);
+            c
+        }
+    };
+    proc::run_json(&mut cmd, runtime, WORKER_TIMEOUT)
+}
+
+/// All rounds of one model; its results object.
+pub(super) fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<Value> {
+    let mut accs: [Acc; 3] = Default::default();
+    let mut iters = ctx.opts.iters;
+    for r in 0..ctx.opts.rounds {
+        for rt in round_order(r) {
+            eprintln!(
+                "[bench] {name}: round {}/{} {rt} ({iters} steps)",
+                r + 1,
+                ctx.opts.rounds
+            );
+            let v = run_worker(ctx, rt, onnx, p, iters).with_context(|| format!("{name}: {rt}"))?;
+            let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
+            accs[i].add(&v)?;
+        }
+        if r == 0 && !ctx.opts.quick {
+            let slowest = accs
+                .iter()
+                .filter_map(|a| summarize(&a.samples))
+                .map(|(_, med, _)| med)
+                .max();
+            iters = steps_for(slowest.unwrap_or(0), ctx.opts.iters);
+        }
+    }
+    let [m, t, o] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
+    let trace = write_trace(ctx, name, p)?;
+    let ratio = |a: u64, b: u64| {
+        if b == 0 {
+            Value::Null
+        } else {
+            json!(a as f64 / b as f64)
+        }
+    };
+    Ok(json!({
+        "model": name, "onnx": onnx.display().to_string(), "kernels": p.kernels, "launches": p.launches,
+        "same_kernels_as_tinygrad": true, "trace": trace.display().to_string(),
+        "modelrt": stats_json(&m), "tinygrad": stats_json(&t), "onnxruntime": stats_json(&o),
+        "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
+        "ratio_modelrt_over_onnxruntime": ratio(m.median_ns, o.median_ns),
+    }))
+}
+
+/// Write `target/bench/NAME.trace.json` with `modelrt bench --trace` (untimed) and check that it is a
+/// trace-event document with one slice per launch.
+fn write_trace(ctx: &Ctx<'_>, name: &str, p: &Prepared) -> Result<PathBuf> {
+    let file = ctx.out_dir.join(format!("{name}.trace.json"));
+    let mut c = Command::new(ctx.modelrt);
+    c.arg("bench").arg(&p.bundle).args([
+        "--json",
+        "--iters",
+        "1",
+        "--warmup",
+        "1",
+        "--threads",
+        &ctx.threads.to_string(),
+    ]);
+    c.arg("--trace").arg(&file);
+    proc::run_json(&mut c, "modelrt bench --trace", WORKER_TIMEOUT)?;
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file)?)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
+    let launches = doc["traceEvents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["cat"] == "launch")
+        .count();
+    if launches != p.launches {
+        bail!(
+            "{}: {launches} launch slices for {} launches",
+            file.display(),
+            p.launches
+        );
+    }
+    Ok(file)
+}
+
+/// Median step time of the overhead chains with 1 and [`CHAIN_LAUNCHES`] launches, interleaved,
+/// for a single-threaded kernel (`threads` = 1) or one split over `threads` core ids.
+pub(super) fn bench_overhead(ctx: &Ctx<'_>, dir: &Path, threads: u32) -> Result<Value> {
+    let scratch = dir.join("overhead");
+    let obj = overhead::compile_kernel(&scratch, threads)?;
+    let mut paths = Vec::new();
+    for n in [1, CHAIN_LAUNCHES] {
+        let p = scratch.join(format!("chain{n}_t{threads}.mrt"));
+        std::fs::write(&p, overhead::chain_bundle(&obj, threads, n)?)?;
+        paths.push(p);
+    }
+    let iters = if ctx.opts.quick { "200" } else { "2000" };
+    let mut medians: [Vec<u64>; 2] = Default::default();
+    for _ in 0..ctx.opts.rounds.max(3) {
+        for (i, p) in paths.iter().enumerate() {
+            let mut c = Command::new(ctx.modelrt);
+            c.arg("bench").arg(p).args([
+                "--json",
+                "--iters",
+                iters,
+                "--warmup",
+                "100",
+                "--threads",
+                &threads.to_string(),
+            ]);
+            let v = proc::run_json(&mut c, "modelrt bench (overhead chain)", WORKER_TIMEOUT)?;
+            medians[i].push(v["median_ns"].as_u64().context("no median_ns")?);
+        }
+    }
+    let (_, short, _) = summarize(&medians[0]).context("no samples")?;
+    let (_, long, _) = summarize(&medians[1]).context("no samples")?;
+    let per = long.saturating_sub(short) as f64 / (CHAIN_LAUNCHES - 1) as f64;
+    Ok(
+        json!({"threads": threads, "launches_short": 1, "launches_long": CHAIN_LAUNCHES, "median_step_short_ns": short,
+              "median_step_long_ns": long, "ns_per_kernel": per, "goal_ns_per_kernel": 1000.0,
+              "kernel": overhead::kernel_source(threads).trim()}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::round_order;
+    use crate::bench::RUNTIMES;
+
+    #[test]
+    fn every_runtime_takes_every_position_over_three_rounds() {
+        for rt in RUNTIMES {
+            let positions: BTreeSet<usize> = (0..3)
+                .map(|r| round_order(r).iter().position(|x| *x == rt).unwrap())
+                .collect();
+            assert_eq!(positions.len(), 3, "{rt}");
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! What the benchmark measures, built once: the `modelrt` binary, each model's ONNX file (light-zoo
+//! weights materialised), and one capture's bundle + tinygrad pickle, checked to hold the same kernels.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::ModelSource;
+use crate::manifest::Manifest;
+
+fn host_cpu_target() -> &'static str {
+    if cfg!(target_arch = "aarch64") {
+        "cpu-aarch64"
+    } else {
+        "cpu-x86_64"
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn cargo_target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Build the `modelrt` binary: release for measurements; the debug build (usually already built by
+/// the tests) for the quick harness check, whose numbers are then marked as not representative.
+pub fn build_modelrt(root: &Path, release: bool) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "modelrt-targets",
+        "--bin",
+        "modelrt",
+    ]);
+    if release {
+        cmd.arg("--release");
+    }
+    let ok = cmd
+        .current_dir(root)
+        .status()
+        .context("cannot run cargo")?
+        .success();
+    if !ok {
+        bail!("building the modelrt binary failed");
+    }
+    let profile = if release { "release" } else { "debug" };
+    Ok(cargo_target_dir(root).join(profile).join("modelrt"))
+}
+
+fn onnx_zoo_dir(python: &Path) -> Result<PathBuf> {
+    let out = Command::new(python)
+        .args(["-c", "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend', 'test', 'data', 'light'))"])
+        .output()
+        .context("cannot run the venv python")?;
+    if !out.status.success() {
+        bail!(
+            "the venv's onnx package is missing: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// The ONNX file to benchmark. Light-zoo models get their constant-filled weights replaced by
+/// seeded random ones first (`xtask/bench/materialize_light.py`), or tinygrad would fold the whole
+/// network into a constant and there would be nothing to measure.
+pub(super) fn model_path(
+    root: &Path,
+    python: &Path,
+    src: ModelSource,
+    out_dir: &Path,
+) -> Result<PathBuf> {
+    let p = match src {
+        ModelSource::Repo(rel) => root.join(rel),
+        ModelSource::OnnxZoo(file) => onnx_zoo_dir(python)?.join(file),
+    };
+    if !p.is_file() {
+        bail!("benchmark model not found: {}", p.display());
+    }
+    let ModelSource::OnnxZoo(file) = src else {
+        return Ok(p);
+    };
+    // Re-run every time (about a second): the output is deterministic, so the export cache stays valid.
+    let dst = out_dir.join("zoo").join(file);
+    std::fs::create_dir_all(out_dir.join("zoo"))?;
+    let ok = Command::new(python)
+        .arg(root.join("xtask/bench/materialize_light.py"))
+        .arg(&p)
+        .arg(&dst)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .context("cannot run materialize_light.py")?
+        .success();
+    if !ok {
+        bail!("cannot materialize the weights of {}", p.display());
+    }
+    Ok(dst)
+}
+
+/// One model's bundle + pickle, exported once and reused while the inputs are unchanged.
+pub(super) struct Prepared {
+    pub(super) bundle: PathBuf,
+    pub(super) pickle: PathBuf,
+    pub(super) kernels: usize,
+    pub(super) launches: usize,
+}
+
+pub(super) fn export_model(
+    root: &Path,
+    python: &Path,
+    onnx: &Path,
+    dir: &Path,
+    threads: usize,
+) -> Result<Prepared> {
+    let bundle = dir.join("model.mrt");
+    let pickle = dir.join("jit.pkl");
+    let meta = dir.join("jit.pkl.json");
+    let scripts = root.join("xtask").join("bench");
+    let mut key = Sha256::new();
+    key.update(std::fs::read(onnx).with_context(|| format!("cannot read {}", onnx.display()))?);
+    key.update(threads.to_le_bytes());
+    for f in ["export_with_pickle.py", "materialize_light.py"] {
+        key.update(std::fs::read(scripts.join(f)).with_context(|| format!("cannot read {f}"))?);
+    }
+    for entry in std::fs::read_dir(root.join("xtask").join("exporter"))
+        .context("cannot list the exporter")?
+    {
+        let p = entry?.path();
+        if p.extension().is_some_and(|e| e == "py") {
+            key.update(std::fs::read(&p)?);
+        }
+    }
+    let key: String = key.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let stamp = dir.join("stamp");
+    let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == key)
+        && bundle.is_file()
+        && pickle.is_file()
+        && meta.is_file();
+    if !fresh {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let manifest_dir = dir.join("manifest");
+        eprintln!(
+            "[bench] exporting {} (bundle + tinygrad pickle from one capture)",
+            onnx.display()
+        );
+        let status = Command::new(python)
+            .arg(scripts.join("export_with_pickle.py"))
+            .arg("--pickle-out")
+            .arg(&pickle)
+            .arg("--onnx")
+            .arg(onnx)
+            .args([
+                "--target",
+                host_cpu_target(),
+                "--threads",
+                &threads.to_string(),
+                "--reference",
+                "--out",
+            ])
+            .arg(&manifest_dir)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .context("cannot start the exporter")?;
+        if !status.success() {
+            bail!("export of {} failed ({status})", onnx.display());
+        }
+        let manifest = Manifest::load(&manifest_dir)?;
+        let bytes = crate::bundle_build::build(&manifest)?;
+        std::fs::write(&bundle, bytes)
+            .with_context(|| format!("cannot write {}", bundle.display()))?;
+        std::fs::write(&stamp, &key)?;
+    }
+    let (kernels, launches) = check_same_kernels(&bundle, &meta)?;
+    Ok(Prepared {
+        bundle,
+        pickle,
+        kernels,
+        launches,
+    })
+}
+
+/// The bundle's kernel binaries must be exactly the pickled jit's (same capture). Returns
+/// (kernels, run launches).
+fn check_same_kernels(bundle: &Path, meta: &Path) -> Result<(usize, usize)> {
+    let bytes =
+        std::fs::read(bundle).with_context(|| format!("cannot read {}", bundle.display()))?;
+    let b = modelrt_core::Bundle::parse(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", bundle.display()))?;
+    let mut ours = BTreeSet::new();
+    for k in b.body().kernels.iter() {
+        ours.insert(sha256_hex(k?.binary));
+    }
+    let launches = b
+        .body()
+        .run
+        .iter()
+        .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
+        .count();
+    let meta: Value = serde_json::from_slice(&std::fs::read(meta)?).context("bad jit.pkl.json")?;
+    let theirs: BTreeSet<String> = meta["kernels"]
+        .as_array()
+        .context("jit.pkl.json has no kernel list")?
+        .iter()
+        .filter_map(|k| k["sha256"].as_str().map(str::to_string))
+        .collect();
+    if ours != theirs {
+        bail!(
+            "the bundle and the tinygrad pickle do not hold the same kernels ({} vs {} distinct binaries)",
+            ours.len(),
+            theirs.len()
+        );
+    }
+    Ok((ours.len(), launches))
+}

@@ -1,0 +1,159 @@
+//! The results document's machine description and its Markdown report (`target/bench/results.md`).
+use std::fmt::Write as _;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use super::RUNTIMES;
+
+/// The 1/5/15-minute load averages (other processes compete for the cores).
+pub(super) fn loadavg() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// CPU model, cores, date, OS and architecture of this machine.
+pub(super) fn machine() -> Value {
+    let lscpu = Command::new("lscpu")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    let model = lscpu
+        .lines()
+        .find_map(|l| l.strip_prefix("Model name:"))
+        .map(str::trim)
+        .unwrap_or("unknown")
+        .to_string();
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    json!({"cpu": model, "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+           "date": date.unwrap_or_default(), "os": std::env::consts::OS, "arch": std::env::consts::ARCH})
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn mib(b: u64) -> String {
+    format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+}
+
+/// The Markdown report of a results document produced by [`super::run`].
+pub fn markdown(doc: &Value) -> String {
+    let mut s = String::new();
+    let m = &doc["machine"];
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let _ = writeln!(
+        s,
+        "Machine: {} ({} cores, {} {}), {}; load average (1/5/15 min) {} at start, {} at end. \
+         {} threads per runtime; {} rounds, each a fresh process per runtime in rotated order; \
+         {} warm-up steps per process; the first round times {} steps, later rounds enough for ~1.5 s \
+         of the slowest runtime (the `steps` column is the pooled total).\n",
+        text(&m["cpu"]),
+        m["cores"],
+        text(&m["os"]),
+        text(&m["arch"]),
+        text(&m["date"]),
+        text(&doc["loadavg_start"]),
+        text(&doc["loadavg_end"]),
+        doc["threads"],
+        doc["rounds"],
+        doc["warmup"],
+        doc["iters"]
+    );
+    if doc["modelrt_build"] == "debug" {
+        s.push_str("**Quick harness check with a debug modelrt build: these numbers are not representative.**\n\n");
+    }
+    s.push_str("| model | kernels / launches | runtime | steps | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
+    s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for r in doc["models"].as_array().into_iter().flatten() {
+        for rt in RUNTIMES {
+            let st = &r[rt];
+            let g = |k: &str| st[k].as_u64().unwrap_or(0);
+            let _ = writeln!(
+                s,
+                "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} | {} |",
+                text(&r["model"]),
+                r["kernels"],
+                r["launches"],
+                g("samples"),
+                ms(g("min_ns")),
+                ms(g("median_ns")),
+                ms(g("max_ns")),
+                ms(g("load_median_ns")),
+                mib(g("peak_rss_bytes"))
+            );
+        }
+    }
+    s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
+    s.push_str("|---|---:|---:|---:|---:|\n");
+    for r in doc["models"].as_array().into_iter().flatten() {
+        let q = |a: &str, b: &str, k: &str| match (r[a][k].as_u64(), r[b][k].as_u64()) {
+            (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            text(&r["model"]),
+            q("modelrt", "tinygrad", "median_ns"),
+            q("modelrt", "tinygrad", "min_ns"),
+            q("modelrt", "onnxruntime", "median_ns"),
+            q("modelrt", "onnxruntime", "min_ns")
+        );
+    }
+    for o in doc["overhead"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            s,
+            "\nDispatch overhead, {}-thread kernel: {:.0} ns per kernel launch (median step {} µs with {} launches vs {} µs with 1; goal ≤ 1000 ns).",
+            o["threads"],
+            o["ns_per_kernel"].as_f64().unwrap_or(f64::NAN),
+            o["median_step_long_ns"].as_u64().unwrap_or(0) as f64 / 1e3,
+            o["launches_long"],
+            o["median_step_short_ns"].as_u64().unwrap_or(0) as f64 / 1e3
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::markdown;
+
+    #[test]
+    fn markdown_lists_each_runtime_and_the_ratios() {
+        let st = |med: u64| {
+            json!({"min_ns": med - 1000, "median_ns": med, "max_ns": med + 1000, "samples": 3,
+                                   "load_median_ns": 2_000_000, "peak_rss_bytes": 10_485_760})
+        };
+        let doc = json!({"machine": {"cpu": "Test CPU", "cores": 2, "os": "linux", "arch": "x86_64", "date": "2026-01-01 00:00 UTC"},
+            "threads": 2, "rounds": 1, "iters": 3, "warmup": 1, "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "1.00 2.00 3.00",
+            "models": [{"model": "m", "kernels": 4, "launches": 6, "modelrt": st(1_000_000), "tinygrad": st(4_000_000),
+                        "onnxruntime": st(500_000), "ratio_modelrt_over_tinygrad": 0.25, "ratio_modelrt_over_onnxruntime": 2.0}],
+            "overhead": [{"threads": 1, "ns_per_kernel": 123.4, "median_step_long_ns": 30000, "median_step_short_ns": 5000, "launches_long": 201}]});
+        let md = markdown(&doc);
+        assert!(
+            md.contains("Test CPU (2 cores, linux x86_64), 2026-01-01 00:00 UTC"),
+            "{md}"
+        );
+        assert!(
+            md.contains("0.10 0.20 0.30 at start, 1.00 2.00 3.00 at end"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| m | 4 / 6 | modelrt | 3 | 0.999 | 1.000 | 1.001 | 2.000 | 10.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| m | 4 / 6 | tinygrad | 3 | 3.999 | 4.000 | 4.001 |"));
+        // median 1.0/4.0 and 2.0 ms; min 0.999/3.999 and 0.999/0.499
+        assert!(md.contains("| m | 0.250 | 0.250 | 2.000 | 2.002 |"), "{md}");
+        assert!(md.contains("1-thread kernel: 123 ns per kernel launch (median step 30 µs with 201 launches vs 5 µs with 1"));
+    }
+}
