@@ -137,6 +137,11 @@ def _target_from_kernels(calls, device: str):
   arch = p0.arg.target.arch or ""
   if machine in (62, 183):
     baseline = arch.split(",")[1] if "," in arch else "native"
+    if baseline in ("native", ""):
+      fix = "CPU:CLANG:x86_64,x86-64-v3" if machine == 62 else "CPU:CLANG:arm64,cortex-a76"
+      raise ExportError("the pickle's CPU kernels were compiled for the capturing machine's own CPU (tinygrad's default "
+                        f"-march=native), which the pickle does not record, so no runtime can check they fit the CPU they "
+                        f"run on; capture it again with DEV={fix} (a fixed CPU baseline) and convert that pickle")
     tgt = {"kind": "cpu", "arch": "x86_64" if machine == 62 else "aarch64", "baseline": baseline}
     return tgt, mrt_meta._cpu_meta
   if machine == 0xE0:
@@ -157,6 +162,17 @@ def _target_from_kernels(calls, device: str):
   raise ExportError(f"cannot tell the kernel format of the pickle (device {device})")
 
 
+def _warn_zero_weights(buffers: list, blobs: dict, log):
+  """One warning line when weight buffers hold only zeros: a pickle captured on a device that ran no kernels (e.g. the
+  fake KGSL of make_qcom_pickle.py) has zeros wherever tinygrad derives weights on the GPU (IMAGE re-layouts, FLOAT16
+  casts), and its bundle then computes wrong outputs. Not an error: a real model may have an all-zero weight."""
+  zero = [b for b in buffers if b["kind"] == "weight" and blobs[b["blob"]].count(0) == len(blobs[b["blob"]])]
+  if zero:
+    log(f"warning: {len(zero)} weight buffer(s) ({sum(b['size'] for b in zero)} bytes) hold only zeros, as when the pickle "
+        "was captured on a device that ran no kernels (e.g. a fake KGSL): weights tinygrad computes on the GPU (IMAGE "
+        "re-layouts, FLOAT16 casts) are then missing and this bundle computes wrong outputs")
+
+
 def export_pickle(path: str, out_dir: str, log):
   from importlib.metadata import version
   tg = version("tinygrad")
@@ -169,7 +185,7 @@ def export_pickle(path: str, out_dir: str, log):
   from tinygrad.uop.ops import Ops
   from tinygrad.engine.realize import get_call_arg_uops
   from mrt_export import build_manifest, write_out
-  from mrt_manifest import flatten_calls
+  from mrt_manifest import NeedsMaterialize, flatten_calls
   obj = _load(opcodes, bufs)
   jit = obj.captured if isinstance(obj, _TinyJit) else obj
   if not isinstance(jit, CapturedJit): raise ExportError(f"the pickle holds a {type(obj).__name__}, not a TinyJit")
@@ -180,7 +196,11 @@ def export_pickle(path: str, out_dir: str, log):
   if device.startswith("NULL"): raise ExportError("the pickle was compiled on a NULL (data-less) device: its buffers hold no weights")
   target, meta_fn = _target_from_kernels(calls, device)
   with open(path, "rb") as f: sha = hashlib.sha256(f.read()).hexdigest()
-  body, blobs = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [])
+  try: body, blobs, _ = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [])
+  except NeedsMaterialize as e:
+    raise ExportError(f"the pickled program returns {', '.join(e.names)} as non-contiguous views of its buffers, which a bundle "
+                      "cannot express; capture it with `.contiguous()` on those outputs, or compile the ONNX model instead") from None
+  _warn_zero_weights(body["buffers"], blobs, log)
   p0 = next(c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM)
   manifest = {"format": 1, "producer": {"tinygrad": tg, "tinymesa": None, "onnx_sha256": sha, "dev": device,
                                         "renderer": p0.arg.target.renderer or "unknown", "flags": {"SOURCE": "pickle"}},

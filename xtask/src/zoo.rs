@@ -253,3 +253,168 @@ pub fn markdown(results: &[ZooResult]) -> String {
     }
     s
 }
+
+/// One model through the IR3 interpreter of the KGSL model (`cargo xtask zoo --adreno`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AdrenoResult {
+    pub model: String,
+    /// fp32, then `--image` (IMAGE=1 FLOAT16=1).
+    pub runs: Vec<AdrenoRun>,
+}
+
+/// One compile + emulated run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AdrenoRun {
+    /// "pass" or "FAIL: …".
+    pub status: String,
+    pub max_abs_err: Option<f64>,
+    pub max_rel_err: Option<f64>,
+    /// One emulated inference, seconds.
+    pub step_s: Option<f64>,
+}
+
+/// `light_{model}.onnx` with seeded random weights (xtask/exporter/zoo_random_weights.py explains why).
+fn randomized(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<PathBuf> {
+    let out = out_dir.join(format!("{model}-random.onnx"));
+    let ok = Command::new(python)
+        .arg(workspace_root().join("xtask/exporter/zoo_random_weights.py"))
+        .arg(zoo.join(format!("light_{model}.onnx")))
+        .arg(&out)
+        .status()?
+        .success();
+    if !ok {
+        bail!("zoo_random_weights.py {model} failed");
+    }
+    Ok(out)
+}
+
+/// Compile `onnx` for adreno-a630 with an onnxruntime reference, run it on `--device qcom-emu` and compare.
+fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<(f64, f64, f64)> {
+    let mut args = ExportArgs::onnx(onnx, "adreno-a630", "");
+    args.reference = true;
+    args.image = image;
+    args.float16 = image;
+    crate::compile::compile(python, args, out)?;
+    let bytes = std::fs::read(out)?;
+    let b = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let r = b
+        .body()
+        .reference
+        .ok_or_else(|| anyhow::anyhow!("no reference"))?;
+    let ins: Vec<&[u8]> = r
+        .inputs
+        .iter()
+        .map(|t| t.map(|t| t.data))
+        .collect::<Result<_, _>>()?;
+    let want: Vec<(&[u8], modelrt_hal::target::DType)> = r
+        .outputs
+        .iter()
+        .zip(b.body().outputs.iter())
+        .map(|(t, d)| Ok((t?.data, d?.dtype)))
+        .collect::<Result<_, modelrt_core::BundleError>>()?;
+    let (atol, rtol) = (r.atol as f64, r.rtol as f64);
+    let mut outs: Vec<Vec<u8>> = want.iter().map(|(w, _)| vec![0u8; w.len()]).collect();
+    let mut m = load(
+        b,
+        LoadOptions {
+            device: DeviceChoice::QcomEmu,
+            threads: 0,
+        },
+    )?;
+    let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    let t = Instant::now();
+    m.run(&ins, &mut refs)?;
+    let step = t.elapsed().as_secs_f64();
+    let (mut abs, mut rel) = (0f64, 0f64);
+    for (got, (w, dt)) in outs.iter().zip(&want) {
+        let c = compare(*dt, got, w, atol, rtol);
+        if !c.ok() {
+            bail!(
+                "{} of {} elements outside atol {atol} rtol {rtol} (max abs err {:.1e})",
+                c.mismatches,
+                c.count,
+                c.max_abs
+            );
+        }
+        abs = abs.max(c.max_abs);
+        rel = rel.max(c.max_rel);
+    }
+    Ok((abs, rel, step))
+}
+
+/// Run zoo models (all, or those in `only`) with random weights through the KGSL model's IR3 interpreter.
+pub fn run_adreno_all(only: &[String]) -> Result<Vec<AdrenoResult>> {
+    let python = crate::venv::ensure_venv(&workspace_root())?;
+    let zoo = zoo_dir(&python)?;
+    let out_dir = workspace_root().join("target").join("zoo");
+    std::fs::create_dir_all(&out_dir)?;
+    let mut results = Vec::new();
+    for model in MODELS
+        .iter()
+        .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
+    {
+        let mut r = AdrenoResult {
+            model: (*model).into(),
+            runs: Vec::new(),
+        };
+        for image in [false, true] {
+            eprintln!("\n==> zoo --adreno: {model} image={image}");
+            let res = randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
+                let tag = if image { "-image" } else { "" };
+                run_adreno(
+                    &python,
+                    &onnx,
+                    image,
+                    &out_dir.join(format!("{model}-a630{tag}.mrt")),
+                )
+            });
+            let run = match res {
+                Ok((a, b, s)) => AdrenoRun {
+                    status: "pass".into(),
+                    max_abs_err: Some(a),
+                    max_rel_err: Some(b),
+                    step_s: Some(s),
+                },
+                Err(e) => AdrenoRun {
+                    status: format!("FAIL: {}", first_line(&e)),
+                    max_abs_err: None,
+                    max_rel_err: None,
+                    step_s: None,
+                },
+            };
+            eprintln!("<== {}", run.status);
+            r.runs.push(run);
+        }
+        results.push(r);
+    }
+    std::fs::write(
+        out_dir.join("zoo-adreno.json"),
+        serde_json::to_vec_pretty(&results)?,
+    )?;
+    Ok(results)
+}
+
+/// The Markdown table of [`run_adreno_all`] for `docs/zoo.md`.
+pub fn markdown_adreno(results: &[AdrenoResult]) -> String {
+    let f = |v: Option<f64>| v.map(|x| format!("{x:.1e}")).unwrap_or_else(|| "-".into());
+    let mut s = String::from(
+        "| model | a630 fp32 vs onnxruntime | max abs | max rel | step | a630 `--image` (fp16) | max abs | max rel | step |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        s.push_str(&format!("| {} |", r.model));
+        for x in &r.runs {
+            let t = x
+                .step_s
+                .map(|t| format!("{t:.1} s"))
+                .unwrap_or_else(|| "-".into());
+            s.push_str(&format!(
+                " {} | {} | {} | {t} |",
+                x.status,
+                f(x.max_abs_err),
+                f(x.max_rel_err)
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}

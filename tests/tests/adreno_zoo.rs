@@ -1,0 +1,136 @@
+//! The ONNX light zoo through the IR3 interpreter of the KGSL model (issue 17, "Verification").
+//!
+//! The light models recreate every weight as a uniform `ConstantOfShape`, which lets tinygrad fold the whole
+//! network into one constant kernel (see `xtask/exporter/zoo_random_weights.py` for why). The helper rewrites
+//! those weights as seeded random initializers, so the compiled net really computes. The result is compiled for
+//! `adreno-a630` with `--reference` (onnxruntime's outputs on seeded inputs, embedded) and run on the Adreno
+//! backend over the executing KGSL model, exactly as `modelrt verify --device qcom-emu` does:
+//! - squeezenet fp32, input resized to 64x64 (fully convolutional, ends in a global pool; 26 kernels): every output
+//!   within 1e-4 abs (the bundle's tolerance) and 1e-3 rel of onnxruntime;
+//! - shufflenet `--image` (IMAGE=1 FLOAT16=1) at its own 224x224 (its channel-shuffle reshapes fix the size; 40
+//!   kernels): within the 5e-2 the exporter embeds for fp16 bundles. (squeezenet `--image` does not compile: the
+//!   exporter refuses a kernel that binds one image twice.)
+//!
+//! Each has a kernel that uses per-fiber private memory (`stp`/`ldp`). These are the cheapest zoo nets to emulate
+//! (~5–25 s a step here); every zoo model runs through `cargo xtask zoo --adreno` (docs/zoo.md).
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use modelrt_core::bundle::Bundle;
+use modelrt_core::verify::compare;
+use modelrt_qcom::emu::ir3::Program;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_tests::{compile_args, count_launches, light_zoo, python, reference, root};
+use xtask::exporter::ExportArgs;
+
+/// `light_{model}.onnx` with seeded random weights, written under `target/e2e/zoo-rand/`.
+fn randomized(py: &Path, model: &str, size: Option<u32>, tag: &str) -> PathBuf {
+    let dir = root().join("target/e2e/zoo-rand");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{model}{tag}.onnx"));
+    let mut cmd = Command::new(py);
+    cmd.arg(root().join("xtask/exporter/zoo_random_weights.py"))
+        .arg(light_zoo(py).join(format!("light_{model}.onnx")))
+        .arg(&out);
+    if let Some(s) = size {
+        cmd.args(["--size", &s.to_string()]);
+    }
+    let st = cmd.status().expect("the exporter Python runs");
+    assert!(st.success(), "zoo_random_weights.py {model} failed");
+    out
+}
+
+/// Compile the randomized `model` for adreno-a630 with an embedded onnxruntime reference, run the reference
+/// inputs on `--device qcom-emu` and compare; returns (max abs, max rel) over all outputs.
+fn check(model: &str, size: Option<u32>, image: bool) -> (f64, f64, usize) {
+    let py = match python() {
+        Some(p) => p,
+        None => return (0.0, 0.0, 0),
+    };
+    let tag = if image { "-zoo-image" } else { "-zoo" };
+    let onnx = randomized(&py, model, size, tag);
+    let mut args = ExportArgs::onnx(onnx, "adreno-a630", "");
+    args.image = image;
+    args.float16 = image;
+    args.reference = true;
+    let t = Instant::now();
+    let path = compile_args(&py, args, tag);
+    let compile_s = t.elapsed().as_secs_f64();
+    let bytes = std::fs::read(path).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    let launches = count_launches(&b);
+    // Folded, the net is one kernel; random weights keep every layer.
+    assert!(launches >= 20, "{model}: only {launches} launches");
+    // Kernels that spill to or index per-fiber private memory (`stp`/`ldp`), which the interpreter must handle.
+    let private = b
+        .body()
+        .kernels
+        .iter()
+        .map(Result::unwrap)
+        .filter(|k| {
+            Program::decode(k.name, k.binary)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .listing()
+                .iter()
+                .any(|l| l.starts_with("stp.") || l.contains(" stp."))
+        })
+        .count();
+    let (inputs, want, atol, rtol) = reference(&bytes);
+    if !image {
+        assert!(atol <= 1e-4, "{model}: fp32 bundles embed atol 1e-4");
+    }
+    let dtypes: Vec<_> = b.body().outputs.iter().map(|o| o.unwrap().dtype).collect();
+    let mut m = load(
+        b,
+        LoadOptions {
+            device: DeviceChoice::QcomEmu,
+            threads: 0,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{model}: {e:#}"));
+    assert!(m.computes_outputs(), "{}", m.device_name());
+    let mut outs: Vec<Vec<u8>> = want.iter().map(|w| vec![0u8; w.len()]).collect();
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    let t = Instant::now();
+    m.run(&ins, &mut refs)
+        .unwrap_or_else(|e| panic!("{model}: {e:#}"));
+    let step_s = t.elapsed().as_secs_f64();
+    let (mut max_abs, mut max_rel) = (0f64, 0f64);
+    for ((got, w), dt) in outs.iter().zip(&want).zip(dtypes) {
+        let c = compare(dt, got, w, atol as f64, rtol as f64);
+        assert!(
+            c.ok(),
+            "{model} image={image}: {c:?} (atol {atol}, rtol {rtol})"
+        );
+        // The reference is not degenerate: the random weights make the output depend on the input.
+        let vals: Vec<f64> = (0..c.count as usize)
+            .map(|i| modelrt_core::verify::element(dt, w, i).unwrap())
+            .collect();
+        let (lo, hi) = vals
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        assert!(hi - lo > 1e-3, "{model}: onnxruntime's output is uniform");
+        max_abs = max_abs.max(c.max_abs);
+        max_rel = max_rel.max(c.max_rel);
+    }
+    println!(
+        "{model}{}: {launches} launches ({private} kernels use private memory), max abs err {max_abs:.3e}, max rel err {max_rel:.3e}, compile {compile_s:.1} s, emulated step {step_s:.2} s",
+        if image { " (image/fp16)" } else { " (fp32)" },
+    );
+    (max_abs, max_rel, private)
+}
+
+#[test]
+fn light_zoo_squeezenet_fp32_matches_onnxruntime_on_qcom_emu() {
+    let (_, max_rel, private) = check("squeezenet", Some(64), false);
+    assert!(max_rel <= 1e-3, "fp32 max rel err {max_rel:e}");
+    assert!(private > 0, "no kernel exercises private memory");
+}
+
+#[test]
+fn light_zoo_shufflenet_image_fp16_matches_onnxruntime_on_qcom_emu() {
+    let (_, _, private) = check("shufflenet", None, true);
+    assert!(private > 0, "no kernel exercises private memory");
+}
