@@ -8,7 +8,9 @@ use core::fmt;
 use modelrt_hal::device::{Arg, Device, KernelId, KernelImage, Queue};
 use modelrt_hal::target::MAX_PARAMS;
 
-use crate::bundle::{ArgRef, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+use modelrt_hal::device::SubmitTiming;
+
+use crate::bundle::{ArgRef, BufferKind, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
 use crate::log;
 
 /// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
@@ -96,12 +98,39 @@ struct IoSlot {
 }
 
 /// A bundle loaded on a device, ready to run.
+///
+/// Recurrent state (`BufferKind::State` buffers) is initialised from its captured bytes at load and
+/// then belongs to the device: every [`run`](Self::run) reads and advances it, nothing re-initialises
+/// it except [`reset_state`](Self::reset_state). [`state`](Self::state) and
+/// [`read_state`](Self::read_state) inspect it (see `crate::state`).
 pub struct Executor<'b, D: Device> {
-    bundle: Bundle<'b>,
-    device: D,
+    pub(crate) bundle: Bundle<'b>,
+    pub(crate) device: D,
     queue: D::Queue,
     inputs: heapless::Vec<IoSlot, MAX_IO>,
     outputs: heapless::Vec<IoSlot, MAX_IO>,
+}
+
+/// How one input reaches the device in [`Executor::run_with`].
+#[derive(Clone, Copy, Debug)]
+pub enum InputSource<'a> {
+    /// Copy these bytes into the input's arena range before the submit (what [`Executor::run`] does).
+    Copy(&'a [u8]),
+    /// Do not touch the arena range: the caller's submit hook (or an earlier backend binding, such
+    /// as Adreno's `bind_external`) makes the kernels read the input from elsewhere.
+    Bound,
+}
+
+/// Where input `i` lives in the arena, for backends that bind inputs without a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputRange {
+    /// Arena byte offset of the tensor's first byte.
+    pub offset: u64,
+    /// Byte length of the tensor.
+    pub len: u64,
+    /// True when the tensor is its whole buffer (offset 0, same size), so no kernel view of the
+    /// buffer reaches past the tensor's bytes.
+    pub whole_buffer: bool,
 }
 
 fn io_slots(
@@ -207,7 +236,9 @@ impl<'b, D: Device> Executor<'b, D> {
             .map_err(ExecError::Device)?;
         for b in body.buffers.iter() {
             let b = b?;
-            if let Some(init) = bundle.init_bytes(&b) {
+            if b.kind == BufferKind::State {
+                crate::state::restore(&bundle, &mut device, &b)?;
+            } else if let Some(init) = bundle.init_bytes(&b) {
                 device
                     .upload(b.arena_offset, init)
                     .map_err(ExecError::Device)?;
@@ -256,23 +287,96 @@ impl<'b, D: Device> Executor<'b, D> {
         &mut self.device
     }
 
-    /// Run one inference: `inputs` and `outputs` are raw little-endian tensors in the bundle's input
-    /// and output order, each exactly the declared byte length.
+    /// Run one inference (one step of a stateful model): `inputs` and `outputs` are raw
+    /// little-endian tensors in the bundle's input and output order, each exactly the declared byte
+    /// length. State buffers are read and advanced in place, never re-initialised.
     pub fn run(
         &mut self,
         inputs: &[&[u8]],
         outputs: &mut [&mut [u8]],
     ) -> Result<Timing, ExecError<D::Error>> {
         check_io("inputs", &self.inputs, inputs.iter().map(|b| b.len()))?;
+        self.run_checked(
+            |i| inputs.get(i).map(|d| InputSource::Copy(d)),
+            outputs,
+            |d, q| d.submit(q),
+        )
+    }
+
+    /// [`run`](Self::run) with a say in how inputs arrive: each input is [`InputSource::Copy`]
+    /// (uploaded as `run` does) or [`InputSource::Bound`] (left alone), and the recorded queue is
+    /// handed to `submit` instead of [`Device::submit`] — the hook a backend's zero-copy binding
+    /// uses. `Copy` inputs must have the declared byte length; `Bound` ones are the hook's business.
+    pub fn run_with<F>(
+        &mut self,
+        inputs: &[InputSource<'_>],
+        outputs: &mut [&mut [u8]],
+        submit: F,
+    ) -> Result<Timing, ExecError<D::Error>>
+    where
+        F: FnOnce(&mut D, &mut D::Queue) -> Result<SubmitTiming, D::Error>,
+    {
+        if inputs.len() != self.inputs.len() {
+            return Err(ExecError::Count {
+                what: "inputs",
+                expected: self.inputs.len(),
+                got: inputs.len(),
+            });
+        }
+        for (i, (slot, src)) in self.inputs.iter().zip(inputs).enumerate() {
+            if let InputSource::Copy(d) = src {
+                if slot.len != d.len() as u64 {
+                    return Err(ExecError::Size {
+                        what: "inputs",
+                        name_index: i,
+                        expected: slot.len,
+                        got: d.len() as u64,
+                    });
+                }
+            }
+        }
+        self.run_checked(|i| inputs.get(i).copied(), outputs, submit)
+    }
+
+    /// The device and the recorded per-inference queue, for backend bindings that persist across
+    /// runs (e.g. Adreno's `bind_external` of a camera buffer).
+    pub fn device_and_queue_mut(&mut self) -> (&mut D, &mut D::Queue) {
+        (&mut self.device, &mut self.queue)
+    }
+
+    /// Where input `i` lives in the arena (`None` past the last input).
+    pub fn input_range(&self, i: usize) -> Option<InputRange> {
+        let slot = self.inputs.get(i)?;
+        let t = self.bundle.body().inputs.get(i).ok()?;
+        let buf = self.bundle.body().buffers.get(t.buffer as usize).ok()?;
+        Some(InputRange {
+            offset: slot.offset,
+            len: slot.len,
+            whole_buffer: t.offset == 0 && buf.size == slot.len,
+        })
+    }
+
+    /// The body of `run`/`run_with` once the inputs are checked.
+    fn run_checked<'i, F>(
+        &mut self,
+        input: impl Fn(usize) -> Option<InputSource<'i>>,
+        outputs: &mut [&mut [u8]],
+        submit: F,
+    ) -> Result<Timing, ExecError<D::Error>>
+    where
+        F: FnOnce(&mut D, &mut D::Queue) -> Result<SubmitTiming, D::Error>,
+    {
         check_io("outputs", &self.outputs, outputs.iter().map(|b| b.len()))?;
         let t0 = self.device.now_ns();
-        for (slot, data) in self.inputs.iter().zip(inputs) {
-            self.device
-                .upload(slot.offset, data)
-                .map_err(ExecError::Device)?;
+        for (i, slot) in self.inputs.iter().enumerate() {
+            if let Some(InputSource::Copy(data)) = input(i) {
+                self.device
+                    .upload(slot.offset, data)
+                    .map_err(ExecError::Device)?;
+            }
         }
         let t1 = self.device.now_ns();
-        let sub = self.device.submit(&mut self.queue).map_err(|e| {
+        let sub = submit(&mut self.device, &mut self.queue).map_err(|e| {
             log::error!("submit failed: {}", log::debug(&e));
             ExecError::Device(e)
         })?;

@@ -17,7 +17,9 @@ pub mod exec;
 mod log;
 pub mod plan;
 pub mod profile;
+pub mod state;
 pub mod verify;
 
 pub use bundle::{Bundle, BundleError};
-pub use exec::{ExecError, Executor, Timing};
+pub use exec::{ExecError, Executor, InputRange, InputSource, Timing};
+pub use state::StateInfo;

@@ -99,6 +99,7 @@ const CMPS_S: u64 = 0b010101;
 const SHL_B: u64 = 0b110110;
 const MULL_U: u64 = 0b110010;
 const ABSNEG_S: u64 = 0b011010;
+const AND_B: u64 = 0b011100;
 
 /// Append "out[lane] = r1.x" (address c0.x + 4·lane in r2.xy; c0.y = 0 high half) and `end`.
 fn store_r1x(mut p: Vec<u64>) -> Vec<u64> {
@@ -373,6 +374,132 @@ fn global_loads_and_an_out_of_object_address_is_a_gpu_fault() {
     assert!(
         e.contains("kernel vec") && e.contains("GPU fault") && e.contains("0x100ffe"),
         "{e}"
+    );
+}
+
+/// a3xx-style cat6 load (`ldl` opc 1, `ldp` opc 2): `dst ← space[addr + off]`, `size` elements (ir3-cat6.xml
+/// `#instruction-cat6-a3xx-ld`: bit 0 set, OFF 1–13 signed, SRC 14–21, bit 23 set, SIZE 24–31, DST 32–39).
+fn ld_a3xx(opc: u64, ty: u64, dst: u64, addr: u64, off: i64, size: u64) -> u64 {
+    1 | (off as u64 & 0x1FFF) << 1
+        | addr << 14
+        | 1 << 23
+        | size << 24
+        | dst << 32
+        | ty << 49
+        | opc << 54
+        | 6 << 61
+}
+/// a3xx-style cat6 store (`stl` opc 4, `stp` opc 5): `space[addr + off] ← src` (`#instruction-cat6-a3xx-st`: SRC
+/// 1–8, OFF_HI 9–13 signed, bit 23 set, SIZE 24–31, OFF_LO 32–39, bit 40 set, DST (address) 41–48).
+fn st_a3xx(opc: u64, ty: u64, addr: u64, off: i64, src: u64, size: u64) -> u64 {
+    let off = off as u64 & 0x1FFF;
+    src << 1
+        | (off >> 8) << 9
+        | 1 << 23
+        | size << 24
+        | (off & 0xFF) << 32
+        | 1 << 40
+        | addr << 41
+        | ty << 49
+        | opc << 54
+        | 6 << 61
+}
+const LDL: u64 = 1;
+const LDP: u64 = 2;
+const STL: u64 = 4;
+const STP: u64 = 5;
+/// cat7 `bar` with `.l` and `.w` (opcode 0 in bits 55–58, bit 49 set; `.w` bit 51, `.l` bit 53).
+const BAR: u64 = 7 << 61 | 1 << 49 | 1 << 51 | 1 << 53;
+
+#[test]
+fn private_memory_is_per_fiber_byte_addressed_and_zero_until_stored() {
+    // r4.x = 10·lid + 1, r4.y = 10·lid + 2; stp.u32 p[r5.x + 8], r4.x, 2 with r5.x = 16 (so bytes 24..32);
+    // ldp.u32 r1.x, p[r6.x − 4], 1 with r6.x = 32 reads the second dword back; r1.y from byte 0 (never stored).
+    let p = store_r1x(vec![
+        cat2(MULL_U, r(4, 0), gpr(r(0, 0)), imm(10), true, false),
+        cat2(ADD_U, r(4, 1), gpr(r(4, 0)), imm(2), true, false),
+        cat2(ADD_U, r(4, 0), gpr(r(4, 0)), imm(1), true, false),
+        mov_imm(U32, r(5, 0), 16),
+        mov_imm(U32, r(6, 0), 32),
+        st_a3xx(STP, U32, r(5, 0), 8, r(4, 0), 2),
+        mov_imm(U32, r(4, 1), 777),
+        ld_a3xx(LDP, U32, r(1, 0), r(6, 0), -4, 1),
+        ld_a3xx(LDP, U32, r(1, 1), r(6, 0), -32, 1),
+        cat2(ADD_U, r(1, 0), gpr(r(1, 0)), gpr(r(1, 1)), true, false),
+    ]);
+    assert_eq!(exec(&p, 4, &[], &[]).unwrap(), vec![2, 12, 22, 32]);
+    // A negative private address is an error naming the fiber, not a wild access.
+    let p = store_r1x(vec![
+        mov_imm(U32, r(6, 0), 0),
+        ld_a3xx(LDP, U32, r(1, 0), r(6, 0), -4, 1),
+    ]);
+    let e = exec(&p, 2, &[], &[]).unwrap_err();
+    assert!(e.contains("private-memory") && e.contains("fiber"), "{e}");
+}
+
+#[test]
+fn predicated_off_fibers_do_not_store() {
+    // Every fiber stores 5 to p[0]; under predt (p0.x = lid ≥ 2) fibers 2, 3 store 9 and ldp reads p[0] back.
+    let p = store_r1x(vec![
+        mov_imm(U32, r(5, 0), 0),
+        mov_imm(U32, r(4, 0), 5),
+        st_a3xx(STP, U32, r(5, 0), 0, r(4, 0), 1),
+        mov_imm(U32, r(4, 0), 9),
+        cmp2(CMPS_S, 3, 0xF8, gpr(r(0, 0)), imm(2)),
+        PREDT,
+        st_a3xx(STP, U32, r(5, 0), 0, r(4, 0), 1),
+        PREDE,
+        ld_a3xx(LDP, U32, r(1, 0), r(5, 0), 0, 1),
+    ]);
+    assert_eq!(exec(&p, 4, &[], &[]).unwrap(), vec![5, 5, 9, 9]);
+}
+
+#[test]
+fn shared_memory_is_per_work_group_and_bar_orders_it() {
+    // Each of 3 work groups of 4 fibers: stl.u32 l[4·lid], 100·wg + lid; bar; ldl.u32 r1.x, l[4·((lid + 1) & 3)];
+    // then out[4·wg + lid] = r1.x. Every group must see only its own neighbours' values, all written before any
+    // read (the groups may run together; shared memory and the barrier are per group).
+    let words = [
+        cat2(SHL_B, r(3, 0), gpr(r(0, 0)), imm(2), true, false),
+        cat2(MULL_U, r(4, 0), gpr(r(48, 0)), imm(100), true, false),
+        cat2(ADD_U, r(4, 0), gpr(r(4, 0)), gpr(r(0, 0)), true, false),
+        st_a3xx(STL, U32, r(3, 0), 0, r(4, 0), 1),
+        BAR,
+        cat2(ADD_U, r(3, 1), gpr(r(0, 0)), imm(1), true, false),
+        cat2(AND_B, r(3, 1), gpr(r(3, 1)), imm(3), true, false),
+        cat2(SHL_B, r(3, 1), gpr(r(3, 1)), imm(2), true, false),
+        ld_a3xx(LDL, U32, r(1, 0), r(3, 1), 0, 1),
+        // r3.x = 4·(4·wg + lid) + c0.x
+        cat2(SHL_B, r(3, 0), gpr(r(48, 0)), imm(2), true, false),
+        cat2(ADD_U, r(3, 0), gpr(r(3, 0)), gpr(r(0, 0)), true, false),
+        cat2(SHL_B, r(3, 0), gpr(r(3, 0)), imm(2), true, false),
+        cat2(ADD_U, r(2, 0), cst(0), gpr(r(3, 0)), true, false),
+        cat2(ADD_U, r(2, 1), cst(1), imm(0), true, false),
+        stg(U32, r(2, 0), r(1, 0), 1),
+        END,
+    ];
+    let prog = Program::decode("shared", &image(&words)).unwrap();
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    let mut mem = Mem(vec![0u8; 4096]);
+    let launch = Launch {
+        consts: &c,
+        groups: [3, 1, 1],
+        local: [4, 1, 1],
+        wgid_reg: Some(192),
+        lid_reg: Some(0),
+        textures: &[],
+        uavs: &[],
+        shared_bytes: 16,
+    };
+    run(&prog, &launch, &mut mem).unwrap();
+    let got: Vec<u32> = mem.0[..48]
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(
+        got,
+        vec![1, 2, 3, 0, 101, 102, 103, 100, 201, 202, 203, 200]
     );
 }
 

@@ -1,8 +1,13 @@
 //! `modelrt-targets`: platform assemblies of modelrt backends.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+pub mod amd_device;
 pub mod cpu;
+pub mod dsp_emu;
+pub mod dsp_emu_model;
+pub mod frame;
 pub mod inspect;
+pub mod inspect_hexagon;
 pub mod npy;
 pub mod qcom_device;
 pub mod runner;

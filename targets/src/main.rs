@@ -36,19 +36,9 @@ enum Cmd {
         #[arg(short, long)]
         verbose: bool,
     },
-    /// Run a bundle on .npy inputs and print (and optionally save) its outputs.
-    Run {
-        /// The bundle (.mrt).
-        bundle: PathBuf,
-        /// An input as NAME=FILE.npy (repeat for each input).
-        #[arg(short, long = "input", value_name = "NAME=FILE.npy")]
-        inputs: Vec<String>,
-        /// Write each output to DIR/NAME.npy.
-        #[arg(short, long, value_name = "DIR")]
-        output_dir: Option<PathBuf>,
-        #[command(flatten)]
-        device: cli::model::DeviceArgs,
-    },
+    /// Run a bundle on .npy inputs (one step, or --steps N of a stateful bundle) and print (and
+    /// optionally save) its outputs.
+    Run(cli::model::RunArgs),
     /// Run the bundle's embedded reference inputs and compare with its expected outputs.
     Verify {
         /// The bundle (.mrt), compiled with `--reference`.
@@ -56,31 +46,18 @@ enum Cmd {
         #[command(flatten)]
         device: cli::model::DeviceArgs,
     },
-    /// Time repeated runs: min/median/max of step, enqueue and device time.
-    Bench {
-        /// The bundle (.mrt).
-        bundle: PathBuf,
-        /// Timed iterations.
-        #[arg(long, default_value_t = 100)]
-        iters: usize,
-        /// Untimed warm-up iterations.
-        #[arg(long, default_value_t = 10)]
-        warmup: usize,
-        /// Print one JSON object (step samples, stats, load time, peak RSS) instead of the summary.
-        #[arg(long)]
-        json: bool,
-        /// Also write a Chrome trace-event JSON (Perfetto) of one step-by-step run (CPU backend).
-        #[arg(long, value_name = "FILE.json")]
-        trace: Option<PathBuf>,
-        #[command(flatten)]
-        device: cli::model::DeviceArgs,
-    },
+    /// Time repeated runs (or --steps N consecutive frames): min/median/max of step, enqueue and
+    /// device time.
+    Bench(cli::model::BenchArgs),
     /// ASM24 USB-to-PCIe bridge tools (list bridges, PCIe topology, copy benchmark).
     #[command(subcommand)]
     Usb(cli::usb::UsbCmd),
     /// Qualcomm Adreno / KGSL tools for comma devices.
     #[command(subcommand)]
     Qcom(cli::qcom::QcomCmd),
+    /// Qualcomm Hexagon DSP (FastRPC) tools for comma devices (unverified on hardware).
+    #[command(subcommand)]
+    Dsp(cli::dsp::DspCmd),
 }
 
 fn main() {
@@ -88,33 +65,13 @@ fn main() {
     let result = match cli.cmd {
         Cmd::Demo { device } => cli::demo::run(device),
         Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
-        Cmd::Run {
-            bundle,
-            inputs,
-            output_dir,
-            device,
-        } => cli::model::run(&bundle, &inputs, output_dir.as_deref(), device),
+        Cmd::Run(args) => cli::model::run(&args),
         Cmd::Verify { bundle, device } => cli::model::read_bundle_file(&bundle)
             .and_then(|bytes| cli::model::verify_bytes(&bytes, &bundle, device, false)),
-        Cmd::Bench {
-            bundle,
-            iters,
-            warmup,
-            json,
-            trace,
-            device,
-        } => cli::model::bench(
-            &bundle,
-            iters,
-            warmup,
-            device,
-            cli::model::BenchOutput {
-                json,
-                trace: trace.as_deref(),
-            },
-        ),
+        Cmd::Bench(args) => cli::model::bench(&args),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),
+        Cmd::Dsp(cmd) => cli::dsp::run(cmd),
     };
     if let Err(err) = result {
         eprintln!("error: {err:#}");

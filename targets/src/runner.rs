@@ -2,11 +2,12 @@
 //! back a device-independent [`LoadedModel`].
 use anyhow::{bail, Context};
 use modelrt_core::bundle::Bundle;
-use modelrt_core::{Executor, Timing};
+use modelrt_core::{Executor, StateInfo, Timing};
 use modelrt_hal::device::Device;
 use modelrt_hal::target::{KernelMeta, Target};
 
 use crate::cpu::CpuDevice;
+use crate::frame::{copy_frame, cpu_frame, FrameInput, InputPath};
 
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -20,6 +21,14 @@ pub enum DeviceChoice {
     /// The KGSL model: validates every command stream an Adreno bundle submits and executes its
     /// kernels with the IR3 interpreter, so outputs are computed (for development without a comma device).
     QcomEmu,
+    /// Hexagon DSP kernels executed under qemu-hexagon by modelrt's harness, so outputs are computed
+    /// (the FastRPC protocol is not modelled yet; no DSP involved).
+    DspEmu,
+    /// An AMD GPU (gfx1100) behind an ASM24 USB bridge, booted by the AM driver (untested on hardware here).
+    Usb,
+    /// The AM driver against the bridge emulator's Navi31 GPU model; kernels run on the RDNA3
+    /// interpreter, so outputs are computed (timings are emulated).
+    UsbEmu,
 }
 
 /// A bundle loaded on some device.
@@ -32,12 +41,44 @@ pub trait LoadedModel<'b> {
     fn device_name(&self) -> String;
     /// False when the device only models the hardware and computes no outputs.
     fn computes_outputs(&self) -> bool;
+    /// The bundle's state buffers (recurrent state that persists across `run`s), in table order.
+    fn states(&self) -> Vec<StateInfo<'b>>;
+    /// Current bytes of state buffer `i` (an index into [`states`](Self::states)).
+    fn read_state(&mut self, i: usize) -> anyhow::Result<Vec<u8>>;
+    /// Put every state buffer back to its load-time contents.
+    fn reset_state(&mut self) -> anyhow::Result<()>;
+    /// Run one frame whose inputs may be borrowed buffers read in place (see [`crate::frame`]);
+    /// `paths[i]` reports how input `i` reached the kernels.
+    fn run_frame(
+        &mut self,
+        inputs: &mut [FrameInput<'_>],
+        outputs: &mut [&mut [u8]],
+        paths: &mut [InputPath],
+    ) -> anyhow::Result<Timing>;
+    /// USB transfers issued so far on the link to the device (the driver's transfer counters), for
+    /// devices behind a USB bridge; `None` for others.
+    fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
+        None
+    }
 }
+
+/// How a backend runs a frame (the CPU binds borrowed inputs in place; others copy).
+type FrameFn<D> =
+    for<'e, 'b, 'i, 'o, 'p, 'q> fn(
+        &'e mut Executor<'b, D>,
+        &'i mut [FrameInput<'p>],
+        &'o mut [&'q mut [u8]],
+        &'o mut [InputPath],
+    )
+        -> Result<Timing, modelrt_core::ExecError<<D as Device>::Error>>;
 
 struct Loaded<'b, D: Device> {
     exec: Executor<'b, D>,
     name: String,
     computes: bool,
+    frame: FrameFn<D>,
+    /// Reads the device's USB transfer counters (devices behind a USB bridge).
+    usb: Option<fn(&mut D) -> modelrt_usbgpu::counting::TransferCounts>,
 }
 
 impl<'b, D: Device> LoadedModel<'b> for Loaded<'b, D>
@@ -58,6 +99,39 @@ where
     fn computes_outputs(&self) -> bool {
         self.computes
     }
+    fn states(&self) -> Vec<StateInfo<'b>> {
+        (0..self.exec.state_count())
+            .filter_map(|i| self.exec.state(i))
+            .collect()
+    }
+    fn read_state(&mut self, i: usize) -> anyhow::Result<Vec<u8>> {
+        let size = self
+            .exec
+            .state(i)
+            .with_context(|| format!("no state buffer {i}"))?
+            .size;
+        let mut out = vec![0u8; usize::try_from(size)?];
+        self.exec
+            .read_state(i, &mut out)
+            .map_err(|e| anyhow::anyhow!("cannot read state buffer {i}: {e}"))?;
+        Ok(out)
+    }
+    fn reset_state(&mut self) -> anyhow::Result<()> {
+        self.exec
+            .reset_state()
+            .map_err(|e| anyhow::anyhow!("cannot reset state: {e}"))
+    }
+    fn run_frame(
+        &mut self,
+        inputs: &mut [FrameInput<'_>],
+        outputs: &mut [&mut [u8]],
+        paths: &mut [InputPath],
+    ) -> anyhow::Result<Timing> {
+        (self.frame)(&mut self.exec, inputs, outputs, paths).map_err(|e| anyhow::anyhow!("{e}"))
+    }
+    fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
+        self.usb.map(|f| f(self.exec.device_mut()))
+    }
 }
 
 fn boxed<'b, D: Device + 'b>(
@@ -69,12 +143,28 @@ fn boxed<'b, D: Device + 'b>(
 where
     D::Error: Send + Sync + 'static,
 {
+    boxed_with(bundle, dev, name, computes, copy_frame::<D>)
+}
+
+/// [`boxed`] with a backend-specific way to run frames.
+fn boxed_with<'b, D: Device + 'b>(
+    bundle: Bundle<'b>,
+    dev: D,
+    name: String,
+    computes: bool,
+    frame: FrameFn<D>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>>
+where
+    D::Error: Send + Sync + 'static,
+{
     let exec =
         Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
     Ok(Box::new(Loaded {
         exec,
         name,
         computes,
+        frame,
+        usb: None,
     }))
 }
 
@@ -125,6 +215,7 @@ pub fn load<'b>(
     let choice = match (opts.device, target) {
         (DeviceChoice::Auto, Target::Cpu { .. }) => DeviceChoice::Cpu,
         (DeviceChoice::Auto, Target::Adreno { .. }) => DeviceChoice::Qcom,
+        (DeviceChoice::Auto, Target::Amd { .. }) => DeviceChoice::Usb,
         (DeviceChoice::Auto, other) => bail!(
             "this modelrt has no runtime backend for {} bundles yet (the bundle is valid; it cannot run here)",
             other.family()
@@ -132,9 +223,22 @@ pub fn load<'b>(
         (c, _) => c,
     };
     match choice {
+        DeviceChoice::DspEmu => Ok(Box::new(crate::dsp_emu_model::DspEmuModel::new(bundle)?)),
         DeviceChoice::Qcom => {
             let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;
             boxed(bundle, dev, name, true)
+        }
+        DeviceChoice::Usb | DeviceChoice::UsbEmu => {
+            let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu)?;
+            let exec = Executor::load(bundle, dev)
+                .map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+            Ok(Box::new(Loaded {
+                exec,
+                name,
+                computes: true,
+                frame: copy_frame::<crate::amd_device::UsbAmdDevice>,
+                usb: Some(crate::amd_device::transfer_counts),
+            }))
         }
         DeviceChoice::QcomEmu => {
             let model =
@@ -156,7 +260,7 @@ pub fn load<'b>(
             let dev = CpuDevice::new(cpu_threads(&bundle, opts.threads))
                 .context("cannot create the CPU device")?;
             let name = format!("cpu ({} threads)", dev.threads());
-            boxed(bundle, dev, name, true)
+            boxed_with(bundle, dev, name, true, cpu_frame)
         }
     }
 }

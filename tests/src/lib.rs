@@ -56,9 +56,7 @@ pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &
 
 /// Compile with full exporter arguments; `tag` distinguishes output files of the same model/target.
 pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
-    let onnx = match &args.source {
-        xtask::exporter::Source::Onnx(p) | xtask::exporter::Source::Pickle(p) => p.clone(),
-    };
+    let onnx = args.source.file();
     let key = format!(
         "{}|{}|{}|{tag}",
         onnx.display(),

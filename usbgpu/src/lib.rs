@@ -3,6 +3,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod amd;
 pub mod asm24;
 #[cfg(feature = "emu")]
 pub mod emu;

@@ -44,37 +44,50 @@ def kernel_hashes(cap) -> list[dict]:
   return out
 
 
+def export_keeping_capture(ap, module: str, capture: str, run: str):
+  """Pin the exporter's environment for `ap` (as export.py does, before tinygrad is imported), then run the exporter's
+  `module.run(cfg, ap, flags, tinygrad_version, None, log)` with `module.capture` wrapped so the capture it makes is kept
+  (the pickle must hold the bundle's own jit). Returns (target config, capture); raises ExportError."""
+  import importlib
+  import export
+  from mrt_targets import make_target
+  cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
+  flags = export.pin_environment(cfg.flags, cfg.dev)
+  tg_v, _ = export.check_versions(False)
+  mod = importlib.import_module(module)
+  kept, orig = {}, getattr(mod, capture)
+
+  def keep(*a, **kw):
+    kept["cap"] = orig(*a, **kw)
+    return kept["cap"]
+  setattr(mod, capture, keep)
+  getattr(mod, run)(cfg, ap, flags, tg_v, None, export.log)
+  return cfg, kept["cap"]
+
+
+def pickle_jit(captured, path: str):
+  """Pickle a captured jit the way compile3 does (the TinyJit instance around it), atomically."""
+  from tinygrad.engine.jit import _TinyJit  # TinyJit(None, ...) is the decorator form; compile3 pickles the instance
+  tmp = path + ".tmp"
+  with open(tmp, "wb") as f: pickle.dump(_TinyJit(None, captured=captured), f)
+  os.replace(tmp, path)
+
+
 def main(argv) -> int:
   pkl_out, export_argv = split_argv(argv)
   import export  # the exporter's entry point (its module import does not touch tinygrad)
-  from mrt_targets import ExportError, make_target
+  from mrt_targets import ExportError
   ap = export.parse_args(export_argv)
   try:
     if ap.onnx is None or ap.target is None or not ap.target.startswith("cpu-"):
       raise ExportError("the benchmark export needs --onnx MODEL and a --target cpu-*")
     if not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
-    cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
-    flags = export.pin_environment(cfg.flags, cfg.dev)  # same pinning as export.py, before tinygrad is imported
-    tg_v, _ = export.check_versions(False)
-    import mrt_export
-    captured = {}
-    orig_capture = mrt_export.capture
-
-    def capture_and_keep(*a, **kw):
-      captured["cap"] = orig_capture(*a, **kw)
-      return captured["cap"]
-    mrt_export.capture = capture_and_keep  # the exporter's own capture, kept so the pickle is the bundle's jit
-    mrt_export.export_onnx(cfg, ap, flags, tg_v, None, export.log)
+    cfg, cap = export_keeping_capture(ap, "mrt_export", "capture", "export_onnx")
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
-  cap = captured["cap"]
 
-  from tinygrad.engine.jit import _TinyJit  # TinyJit(None, ...) is the decorator form; compile3 pickles the instance
-  jit = _TinyJit(None, captured=cap.jit)
-  tmp = pkl_out + ".tmp"
-  with open(tmp, "wb") as f: pickle.dump(jit, f)
-  os.replace(tmp, pkl_out)
+  pickle_jit(cap.jit, pkl_out)
   env = {**cfg.flags, "DEV": cfg.dev}
   side = {"env": env, "seed": ap.seed,
           "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": np.dtype(s.np_dtype).name, "on_device": s.on_device}

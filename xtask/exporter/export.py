@@ -3,7 +3,8 @@
 
   export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
             [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
-  export.py --pickle MODEL.pkl --out DIR
+  export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
+  export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt_script.py)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
@@ -38,6 +39,8 @@ def parse_args(argv):
   src = ap.add_mutually_exclusive_group(required=True)
   src.add_argument("--onnx", help="ONNX model to compile")
   src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")
+  src.add_argument("--tinygrad", metavar="SCRIPT.py:FN", help="tinygrad program to capture: FN() returns the function and its "
+                   "example inputs and state (mrt_script.py)")
   ap.add_argument("--target", help=f"one of {', '.join(TARGETS)} (required with --onnx)")
   ap.add_argument("--out", required=True, help="output directory (manifest.json + blobs/)")
   ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
@@ -50,6 +53,9 @@ def parse_args(argv):
                   help="fold a fixed value for graph input NAME into the graph before capture (repeatable)")
   ap.add_argument("--trust-tinygrad", action="store_true",
                   help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime")
+  ap.add_argument("--state-init", action="append", metavar="NAME=zeros|FILE.npy",
+                  help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
+                       "call) and the bundle keeps as state (repeatable)")
   ap.add_argument("--compile3-dtypes", action="store_true",
                   help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
   return ap.parse_args(argv)
@@ -106,14 +112,25 @@ def main(argv) -> int:
   try:
     if ap.pickle is not None:
       from mrt_pickle import export_pickle
-      export_pickle(ap.pickle, ap.out, log)
+      from mrt_state import parse_state_init
+      export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
     if ap.target is None: raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
     cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
-    if not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
+    if ap.tinygrad is None and not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
+    if cfg.target["kind"] == "hexagon":  # helper object, mock CC wrapper and the alignment fix, before any compile
+      from mrt_dsp import prepare
+      flags.update(prepare(ap.out))
+    if ap.tinygrad is not None:
+      if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
+        raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
+      from mrt_script_export import export_script
+      export_script(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
+      log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
+      return 0
     from mrt_export import export_onnx
     export_onnx(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
   except ExportError as e:

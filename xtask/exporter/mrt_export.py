@@ -34,11 +34,25 @@ def _param_info(jit, specs: dict | None) -> list[dict]:
       shape = tuple(specs[name].shape)
       fed = (1,) if shape == () else shape
     elif view._shape is not None: shape = fed = tuple(int(s) for s in view.shape)
+    elif (n := _whole_input_numel(jit).get(slot)) is not None: shape = fed = (n,)  # a 1-D input: its whole buffer
     else: raise ExportError(f"input '{name}' has no recorded shape")
     if view._shape is not None and prod(view.shape) != prod(fed):
       raise ExportError(f"input '{name}': captured with {prod(view.shape)} elements but the model declares {list(shape)}")
     if 0 in shape: raise ExportError(f"input '{name}' has no elements (shape {list(shape)}); bundles cannot carry empty tensors")
     out.append({"name": name, "shape": shape, "capture_shape": fed, "tg_dtype": dt, "device": dev})
+  return out
+
+
+def _whole_input_numel(jit) -> dict[int, int]:
+  """JIT input slot -> element count of the largest view the captured calls take of it. tinygrad records a 1-D input
+  (a whole buffer) without a shape; its calls still see the buffer, so its size comes from them."""
+  from tinygrad.uop.ops import Ops
+  from tinygrad.engine.realize import get_call_arg_uops
+  from mrt_manifest import flatten_calls
+  out: dict[int, int] = {}
+  for call in flatten_calls(jit.linear):
+    for u in get_call_arg_uops(call):
+      if (b := u.base).op is Ops.PARAM: out[b.arg.slot] = max(out.get(b.arg.slot, 0), int(b.max_numel()))
   return out
 
 
@@ -51,13 +65,13 @@ def _outputs(jit, names: list[str]) -> list:
 
 
 def build_manifest(jit, onetime, cfg_target: dict, kernel_meta, device: str, null: bool, onnx_bytes: dict, onnx_labels: dict,
-                   output_names: list[str], specs: dict | None = None):
+                   output_names: list[str], specs: dict | None = None, state_init: dict | None = None):
   """Returns (manifest body, blobs, builder). Raises NeedsMaterialize for outputs that are non-contiguous views."""
   blobs: dict[str, bytes] = {}
   b = ManifestBuilder(cfg_target, kernel_meta, device, null, _param_info(jit, specs), onnx_bytes, onnx_labels, blobs)
   if onetime is not None: b.add_phase("init", flatten_calls(onetime))
   b.add_phase("run", flatten_calls(jit.linear))
-  buffers, inputs, outputs = b.finish(_outputs(jit, output_names))
+  buffers, inputs, outputs = b.finish(_outputs(jit, output_names), state_init)
   return {"buffers": buffers, "inputs": inputs, "outputs": outputs, "kernels": b.kernels, "ops": b.ops}, blobs, b
 
 
@@ -145,6 +159,9 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     half = flags.get("FLOAT16") == "1"
     manifest["reference"], feeds, ort_out = reference(onnx_path, body["inputs"], body["outputs"], ap.seed, half, blobs,
                                                       cap.capture_inputs)
+    if cfg.target["kind"] == "hexagon":  # QDQ graphs: onnxruntime rounds differently, widen to a quantisation tolerance
+      from mrt_dsp import quantised_tolerance
+      quantised_tolerance(manifest["reference"], onnx_path, ort_out, log)
     if cap.tinygrad_out is not None:  # capture ran on the real CPU with the same seeded inputs: report tinygrad vs ORT
       for o in body["outputs"]:
         got, want = cap.tinygrad_out[o["name"]].reshape(o["shape"]), np.asarray(ort_out[o["name"]]).reshape(o["shape"])

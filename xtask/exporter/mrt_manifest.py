@@ -146,9 +146,12 @@ class ManifestBuilder:
     prg = call.src[0]
     info = prg.arg
     elf = prg.to_elf()
-    nglob = len(info.globals)
     sig = elf.signature
-    if tuple(s[1] for s in sig[:nglob]) != tuple(info.globals):
+    # One signature entry per buffer *use*, then the vars: a buffer the kernel reads both as an image and as a plain
+    # buffer appears twice, with the same call slot. tinygrad binds every entry (images to descriptors, buffers to
+    # pointers), so each becomes its own param and arg here.
+    nglob = len(sig) - len(info.vars)
+    if sorted(set(s[1] for s in sig[:nglob])) != sorted(info.globals):
       raise ExportError(f"kernel {info.function_name}: signature slots {[s[1] for s in sig[:nglob]]} != globals {info.globals}")
     params = []
     for i, (_, _, dt, shape) in enumerate(sig):
@@ -163,7 +166,7 @@ class ManifestBuilder:
     arg_uops = get_call_arg_uops(call)
     outs, ins = get_call_outs_ins(call)
     args = []
-    for i, slot in enumerate(info.globals):
+    for i, (_, slot, _, _) in enumerate(sig[:nglob]):
       bid, off, size = self.resolve(arg_uops[slot])
       p = params[i]
       need = (p["height"] * p["width"] * 4 if p["kind"] == "image" else prod(sig[i][3])) * sig[i][2].itemsize
@@ -172,7 +175,7 @@ class ManifestBuilder:
       if not read and not write: read = True  # unknown access: be conservative (requires initial data if never written)
       self._access(bid, off, size, read, False)
       args.append({"buffer": bid, "offset": off, "size": size})
-    for i, slot in enumerate(info.globals):
+    for i, (_, slot, _, _) in enumerate(sig[:nglob]):
       if slot in outs: self._access(args[i]["buffer"], args[i]["offset"], args[i]["size"], False, True)
     for v, bound in zip(info.vars, get_call_var_uops(call, prg)):
       if v.expr == "_device_num": raise ExportError(f"kernel {info.function_name} is multi-device (_device_num); single device only")
@@ -237,12 +240,16 @@ class ManifestBuilder:
     self.ops.append({"phase": "run", "op": "copy", "dst": {"buffer": out, "offset": 0}, "src": {"buffer": bid, "offset": off}, "size": int(size)})
     return out
 
-  def finish(self, outputs: list[tuple[str, UOp, tuple, object]]) -> tuple[list, list, list]:
-    """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records.
+  def finish(self, outputs: list[tuple[str, UOp, tuple, object]], state_init: dict | None = None) -> tuple[list, list, list]:
+    """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records. `state_init`: initial
+    contents of inputs the program carries across steps (mrt_state.py), which become state buffers.
     Raises NeedsMaterialize naming the outputs that are not contiguous views of a buffer."""
+    from mrt_state import carried_buffers, input_state_bytes
+    carried, state_inputs = carried_buffers(self), input_state_bytes(self, state_init)
     inputs = []
     for slot, info in enumerate(self.param_info):
       bid = self._buffer_id(UOp.param(slot, info["tg_dtype"], info["capture_shape"], info["device"]))
+      if slot in state_inputs: continue
       inputs.append({"name": info["name"], "buffer": bid, "offset": 0, "shape": list(info["shape"]), "dtype": dtype_name(info["tg_dtype"])})
     views, not_views = [], []
     for name, u, shape, dt in outputs:
@@ -254,7 +261,8 @@ class ManifestBuilder:
     if not_views: raise NeedsMaterialize(not_views)
     out_recs, out_ids = [], set()
     for name, (bid, off, size), shape, dt in views:
-      if bid not in self.run_written or not self.written[bid].covers(off, off + size) or self.buf_base[bid].op is Ops.PARAM:
+      if bid not in self.run_written or not self.written[bid].covers(off, off + size) or self.buf_base[bid].op is Ops.PARAM \
+         or bid in carried:  # a view of state is copied out, so the state buffer keeps its kind and initial bytes
         bid, off = self._materialize_copy(name, bid, off, size, dt), 0
       out_ids.add(bid)
       if self.buffers[bid]["label"] == "device": self.buffers[bid]["label"] = f"output:{name}"
@@ -262,13 +270,17 @@ class ManifestBuilder:
     for b in self.buffers:
       bid = b["id"]
       base = self.buf_base[bid]
-      if base is not None and base.op is Ops.PARAM:
+      if base is not None and base.op is Ops.PARAM and base.arg.slot in state_inputs:
+        b["kind"], b["blob"], b["label"] = "state", f"blobs/buf{bid}.bin", f"state:{self.param_info[base.arg.slot]['name']}"
+        self.blobs[b["blob"]] = state_inputs[base.arg.slot]
+      elif base is not None and base.op is Ops.PARAM:
         b["kind"] = "input"
         if bid in self.ever_written: print(f"exporter: note: the program writes into input buffer {bid} ({b['label']}); "
                                            "the runtime must re-upload it before every inference", file=sys.stderr)
       elif bid in out_ids: b["kind"] = "output"
       elif bid in self.read_before_write:
         b["kind"] = "state" if bid in self.ever_written else "weight"
+        if b["kind"] == "state" and b["label"] == "device": b["label"] = "state"
         data = self._initial_bytes(base, b)
         b["blob"] = f"blobs/buf{bid}.bin"
         self.blobs[b["blob"]] = data

@@ -140,5 +140,9 @@ def kernel_meta_for(cfg, renderer: str):
     if renderer != "IR3Renderer": raise ExportError(f"adreno export expects IR3Renderer, got {renderer}")
     _check_mesa_layout()
     return _ir3_meta
+  if kind == "hexagon":
+    if renderer != "MockDSPRenderer": raise ExportError(f"hexagon export expects MockDSPRenderer, got {renderer}")
+    from mrt_dsp import hexagon_meta
+    return hexagon_meta
   if renderer != "AMDLLVMRenderer": raise ExportError(f"AMD export expects AMDLLVMRenderer, got {renderer}")
   return _amd_meta

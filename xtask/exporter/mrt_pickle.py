@@ -173,7 +173,7 @@ def _warn_zero_weights(buffers: list, blobs: dict, log):
         "re-layouts, FLOAT16 casts) are then missing and this bundle computes wrong outputs")
 
 
-def export_pickle(path: str, out_dir: str, log):
+def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   from importlib.metadata import version
   tg = version("tinygrad")
   if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
@@ -186,6 +186,7 @@ def export_pickle(path: str, out_dir: str, log):
   from tinygrad.engine.realize import get_call_arg_uops
   from mrt_export import build_manifest, write_out
   from mrt_manifest import NeedsMaterialize, flatten_calls
+  from mrt_state import log_state
   obj = _load(opcodes, bufs)
   jit = obj.captured if isinstance(obj, _TinyJit) else obj
   if not isinstance(jit, CapturedJit): raise ExportError(f"the pickle holds a {type(obj).__name__}, not a TinyJit")
@@ -196,7 +197,7 @@ def export_pickle(path: str, out_dir: str, log):
   if device.startswith("NULL"): raise ExportError("the pickle was compiled on a NULL (data-less) device: its buffers hold no weights")
   target, meta_fn = _target_from_kernels(calls, device)
   with open(path, "rb") as f: sha = hashlib.sha256(f.read()).hexdigest()
-  try: body, blobs, _ = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [])
+  try: body, blobs, _ = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [], state_init=state_init)
   except NeedsMaterialize as e:
     raise ExportError(f"the pickled program returns {', '.join(e.names)} as non-contiguous views of its buffers, which a bundle "
                       "cannot express; capture it with `.contiguous()` on those outputs, or compile the ONNX model instead") from None
@@ -208,3 +209,4 @@ def export_pickle(path: str, out_dir: str, log):
   if target["kind"] == "adreno": manifest["producer"]["tinymesa"] = version("tinymesa")
   write_out(out_dir, manifest, blobs)
   log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers")
+  log_state(body["buffers"], log)

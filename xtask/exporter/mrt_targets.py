@@ -9,7 +9,7 @@ TINYGRAD_VERSION = "0.14.0"
 TINYMESA_VERSION = "25.2.7.2"
 DEFAULT_CPU_THREADS = 4  # pinned so the thread split baked into CPU kernels does not depend on the build host
 
-TARGETS = ("cpu-x86_64", "cpu-aarch64", "adreno-a630", "amd-gfx1100", "amd-gfx1201")
+TARGETS = ("cpu-x86_64", "cpu-aarch64", "adreno-a630", "amd-gfx1100", "amd-gfx1201", "hexagon-v65")
 # Validation-only target: the NULL-device (offline) flow of docs/hw/tinygrad-export.md §3.1 compiled for x86-64, so check_manifest.py can replay
 # it and prove python consts, the init phase and ONNX weight bytes numerically. Not for shipping.
 VALIDATION_TARGETS = ("cpu-x86_64-null",)
@@ -64,5 +64,7 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
     dev = "NULL:IR3:a630,IMAGE_PITCH_ALIGNMENT=64" if image else "NULL:IR3:a630"
     return TargetConfig(name, dev, True, {**flags, "NULL_ALLOW_COPYOUT": "1"},
                         {"kind": "adreno", "chip": 630, "image": image, "half": half}, needs_mesa=True)
+  if name == "hexagon-v65":  # captured on tinygrad's qemu mock, the only offline DSP path (mrt_dsp.py)
+    return TargetConfig(name, "DSP", False, {**flags, "MOCKDSP": "1", "PARALLEL": "0"}, {"kind": "hexagon", "version": 65})
   gfx = name.split("-", 1)[1]
   return TargetConfig(name, f"NULL:AMDLLVM:{gfx}", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "amd", "gfx": gfx})

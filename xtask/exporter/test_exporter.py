@@ -462,5 +462,76 @@ class ExportTests(unittest.TestCase):
                                    "DEV=CPU:CLANG:x86_64,x86-64-v3")
 
 
+class StateTests(unittest.TestCase):
+  """Stateful JITs (mrt_state.py): a queue advanced with assign becomes a state buffer with its exact initial bytes, and
+  the manifest, replayed step after step by check_manifest's independent replayer, equals tinygrad's own replay of the
+  unpickled jit. Before mrt_state.py, a queue the jit also returned became an output buffer without its bytes and a
+  queue passed in as an input stayed an input whose updates were lost."""
+  CPU = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
+
+  def _pickle(self, d, variant, steps=4):
+    pkl = os.path.join(d, f"{variant}.pkl")
+    subprocess.run([PY, os.path.join(HERE, "make_state_pickle.py"), variant, pkl, str(steps)], check=True, capture_output=True,
+                   env=self.CPU, timeout=300)
+    import numpy as np
+    return pkl, np.load(pkl + ".init.npy"), np.load(pkl + ".replay.npz")
+
+  def _replay(self, out, golden, n_out):
+    import numpy as np
+    from check_manifest import Replayer
+    r = Replayer(out)
+    for i, x in enumerate(golden["x"]):
+      got = r.run({"x": x})
+      for k in range(n_out):
+        np.testing.assert_array_equal(got[f"output{k}"], golden[f"out{k}"][i], err_msg=f"step {i} output{k}")
+    return r
+
+  def test_held_queue_returned_by_the_jit_keeps_its_captured_bytes(self):
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+      pkl, init, golden = self._pickle(d, "held")
+      out = os.path.join(d, "o")
+      r = export("--pickle", pkl, "--out", out)
+      self.assertEqual(r.returncode, 0, r.stderr)
+      self.assertIn("state: 1 buffer(s) persist", r.stderr)
+      with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+      st = [b for b in m["buffers"] if b["kind"] == "state"]
+      self.assertEqual(len(st), 1)
+      with open(os.path.join(out, st[0]["blob"]), "rb") as f: self.assertEqual(f.read(), init.tobytes())
+      self.assertNotIn(st[0]["id"], [o["buffer"] for o in m["outputs"]])  # the returned queue is a copy of the state
+      rep = self._replay(out, golden, 3)
+      q = rep.bufs[st[0]["id"]][1].view(np.float32).reshape(init.shape)
+      np.testing.assert_array_equal(q, golden["q"])
+
+  def test_queue_passed_as_input_becomes_state_or_is_refused(self):
+    import numpy as np
+    with tempfile.TemporaryDirectory() as d:
+      pkl, init, golden = self._pickle(d, "input")
+      out = os.path.join(d, "o")
+      ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", out), "advances input(s) q", "--state-init")
+      ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", out, "--state-init", "q=zeros", "--state-init", "x=zeros"),
+                                   "--state-init names x")
+      r = export("--pickle", pkl, "--out", out, "--state-init", f"q={pkl}.init.npy")
+      self.assertEqual(r.returncode, 0, r.stderr)
+      with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+      self.assertEqual([i["name"] for i in m["inputs"]], ["x"])
+      st = [b for b in m["buffers"] if b["kind"] == "state"]
+      self.assertEqual([b["label"] for b in st], ["state:q"])
+      rep = self._replay(out, golden, 1)
+      np.testing.assert_array_equal(rep.bufs[st[0]["id"]][1].view(np.float32).reshape(init.shape), golden["q"])
+      self.assertFalse(np.array_equal(golden["q"], init))  # the steps really moved the queue
+
+  def test_tinygrad_script_refuses_a_captured_queue(self):
+    with tempfile.TemporaryDirectory() as d:
+      script = os.path.join(d, "held.py")
+      with open(script, "w") as f:
+        f.write("import numpy as np\nfrom tinygrad import Tensor\n"
+                "def build():\n  q = Tensor(np.ones((3, 4), np.float32)).contiguous().realize()\n"
+                "  def fn(x):\n    q.assign(q[1:].cat(x.reshape(1, 4), dim=0).contiguous())\n    return q.sum(0).contiguous()\n"
+                "  return {'fn': fn, 'inputs': {'x': np.zeros(4, np.float32)}}\n")
+      ErrorTests.assert_user_error(self, export("--tinygrad", f"{script}:build", "--target", "cpu-x86_64", "--out", os.path.join(d, "o")),
+                                   "advances tensors it captured", "'state'")
+
+
 if __name__ == "__main__":
   unittest.main()

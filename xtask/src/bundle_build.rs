@@ -60,6 +60,7 @@ fn target<'a>(t: &'a m::Target) -> Result<Target<'a>> {
                 gfx: u32::from_str_radix(hex, 16).with_context(|| format!("AMD target '{gfx}'"))?,
             }
         }
+        m::Target::Hexagon { version } => Target::Hexagon { version: *version },
     })
 }
 

@@ -33,13 +33,14 @@ fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
 /// Export `args.source` and write the bundle to `out`.
 pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
     let start = Instant::now();
-    match &args.source {
-        Source::Onnx(p) | Source::Pickle(p) if !p.exists() => {
-            anyhow::bail!("model not found: {}", p.display())
+    let file = args.source.file();
+    if !file.exists() {
+        match args.source {
+            Source::Tinygrad(_) => anyhow::bail!("script not found: {}", file.display()),
+            _ => anyhow::bail!("model not found: {}", file.display()),
         }
-        _ => {}
     }
-    if matches!(args.source, Source::Onnx(_)) {
+    if matches!(args.source, Source::Onnx(_) | Source::Tinygrad(_)) {
         crate::prereq::check(&args.target)?;
     }
     let scratch = scratch_dir(&crate::setup::workspace_root(), out, &args.target);

@@ -39,6 +39,21 @@ pub enum Source {
     Onnx(PathBuf),
     /// Import an existing openpilot compile3 pickle (plain or `PICKLE_OOB=1`).
     Pickle(PathBuf),
+    /// Capture a tinygrad program: `SCRIPT.py:FN`, where `FN()` returns the function to capture, its example inputs
+    /// and its initial state (xtask/exporter/mrt_script.py).
+    Tinygrad(String),
+}
+
+impl Source {
+    /// The file the source names (for `Tinygrad`, the script before `:FN`).
+    pub fn file(&self) -> PathBuf {
+        match self {
+            Source::Onnx(p) | Source::Pickle(p) => p.clone(),
+            Source::Tinygrad(spec) => {
+                PathBuf::from(spec.rsplit_once(':').map_or(spec.as_str(), |x| x.0))
+            }
+        }
+    }
 }
 
 /// Arguments for one export; mirrors export.py's CLI.
@@ -60,6 +75,8 @@ pub struct ExportArgs {
     pub compile3_dtypes: bool,
     /// Compile ops tinygrad is known to compute wrongly and skip the cross-check with onnxruntime.
     pub trust_tinygrad: bool,
+    /// Pickles: initial contents of inputs the program advances in place (`NAME`, `zeros` or a `.npy` path).
+    pub state_init: Vec<(String, String)>,
 }
 
 impl ExportArgs {
@@ -82,6 +99,7 @@ impl ExportArgs {
             consts: Vec::new(),
             compile3_dtypes: false,
             trust_tinygrad: false,
+            state_init: Vec::new(),
         }
     }
 
@@ -89,10 +107,14 @@ impl ExportArgs {
     pub fn to_argv(&self) -> Vec<String> {
         let mut v = Vec::new();
         match &self.source {
-            Source::Onnx(p) => {
+            Source::Onnx(_) | Source::Tinygrad(_) => {
+                let (flag, what) = match &self.source {
+                    Source::Tinygrad(spec) => ("--tinygrad", spec.clone()),
+                    _ => ("--onnx", self.source.file().display().to_string()),
+                };
                 v.extend([
-                    "--onnx".to_string(),
-                    p.display().to_string(),
+                    flag.to_string(),
+                    what,
                     "--target".to_string(),
                     self.target.clone(),
                 ]);
@@ -124,7 +146,12 @@ impl ExportArgs {
                     v.push("--trust-tinygrad".into());
                 }
             }
-            Source::Pickle(p) => v.extend(["--pickle".to_string(), p.display().to_string()]),
+            Source::Pickle(p) => {
+                v.extend(["--pickle".to_string(), p.display().to_string()]);
+                for (name, init) in &self.state_init {
+                    v.extend(["--state-init".into(), format!("{name}={init}")]);
+                }
+            }
         }
         v.extend(["--out".to_string(), self.out.display().to_string()]);
         v
@@ -272,6 +299,38 @@ mod tests {
             ..ExportArgs::onnx("x", "cpu-x86_64", "o")
         };
         assert_eq!(p.to_argv(), ["--pickle", "m.pkl", "--out", "o"]);
+        let st = ExportArgs {
+            source: Source::Pickle("m.pkl".into()),
+            state_init: vec![("feat_q".into(), "zeros".into())],
+            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+        };
+        assert_eq!(
+            st.to_argv(),
+            [
+                "--pickle",
+                "m.pkl",
+                "--state-init",
+                "feat_q=zeros",
+                "--out",
+                "o"
+            ]
+        );
+        let tg = ExportArgs {
+            source: Source::Tinygrad("models/p.py:build".into()),
+            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+        };
+        assert_eq!(
+            tg.to_argv(),
+            [
+                "--tinygrad",
+                "models/p.py:build",
+                "--target",
+                "cpu-x86_64",
+                "--out",
+                "o"
+            ]
+        );
+        assert_eq!(tg.source.file(), PathBuf::from("models/p.py"));
         let img = ExportArgs {
             image: true,
             float16: true,

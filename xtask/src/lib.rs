@@ -1,15 +1,21 @@
 //! `xtask` as a library: the host-side compile pipeline (ONNX or tinygrad pickle → exporter manifest →
 //! bundle) and machine set-up, shared by the `cargo xtask` binary and the cross-crate tests.
 #![forbid(unsafe_code)]
+pub mod apt_sources;
+pub mod backports;
 pub mod bench;
 pub mod bundle_build;
 mod child_wait;
 pub mod compile;
 pub mod conformance;
 pub mod dist;
+pub mod doc_section;
 pub mod exporter;
+pub mod firmware;
 pub mod footprint;
+pub mod hexagon;
 pub mod manifest;
+pub mod pipeline;
 pub mod prereq;
 pub mod setup;
 pub mod venv;

@@ -19,11 +19,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Compile an ONNX model into a bundle with tinygrad 0.14 as the kernel compiler.
+    /// Compile an ONNX model (or, with --tinygrad, a tinygrad program) into a bundle with tinygrad 0.14 as the
+    /// kernel compiler.
     Compile {
-        /// The ONNX model.
-        model: PathBuf,
-        /// cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630, amd-gfx1100, amd-gfx1201.
+        /// The ONNX model (omit with --tinygrad).
+        #[arg(required_unless_present = "tinygrad", conflicts_with = "tinygrad")]
+        model: Option<PathBuf>,
+        /// Capture a tinygrad program instead: SCRIPT.py:FN, where FN() returns the function to capture, its example
+        /// inputs and the initial contents of the buffers it advances with assign (which become bundle state); see
+        /// xtask/models/modeld_pipeline.py.
+        #[arg(long, value_name = "SCRIPT.py:FN")]
+        tinygrad: Option<String>,
+        /// cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630, amd-gfx1100, amd-gfx1201, hexagon-v65.
         #[arg(long, default_value = "cpu")]
         target: String,
         /// Output bundle (.mrt).
@@ -68,6 +75,10 @@ enum Cmd {
         /// Output bundle (.mrt).
         #[arg(short, long)]
         output: PathBuf,
+        /// Initial contents of input NAME that the pickled program advances in place (a queue passed in on every call,
+        /// as openpilot's compile_modeld.py does); the bundle keeps it as state. VALUE is `zeros` or a .npy file.
+        #[arg(long = "state-init", value_name = "NAME=zeros|FILE.npy", value_parser = parse_state_init)]
+        state_init: Vec<(String, String)>,
     },
     /// The ONNX light model zoo: compile for CPU, run, compare with each model's reference output;
     /// compile for Adreno and AMD and check every kernel decodes. Writes docs/zoo.md.
@@ -80,11 +91,31 @@ enum Cmd {
         /// Instead: give the models seeded random weights, compile them for adreno-a630 (fp32 and --image) with an
         /// onnxruntime reference and run them on the KGSL model's IR3 interpreter (`--device qcom-emu`); writes the
         /// Adreno table of docs/zoo.md. Slow: minutes per model.
-        #[arg(long)]
+        #[arg(long, group = "emulated_zoo")]
         adreno: bool,
+        /// Instead: give the models seeded random weights, compile them for amd-gfx1100 with an onnxruntime
+        /// reference and run them through the whole `--device usb-emu` path (AM driver → bridge emulator → Navi31
+        /// GPU model → RDNA3 interpreter); writes the AMD table of docs/zoo.md. Slow: up to minutes per model.
+        #[arg(long, group = "emulated_zoo")]
+        amd: bool,
+        /// With --adreno or --amd: run the bundles an earlier run left in target/zoo/ instead of compiling them again.
+        #[arg(long, requires = "emulated_zoo")]
+        reuse: bool,
+    },
+    /// The openpilot-shaped reference pipeline (xtask/models/modeld_pipeline.py) compiled from its tinygrad script for
+    /// cpu-x86_64 and adreno-a630 (fp32, --image), run for N frames on the CPU and the KGSL model (qcom-emu) and
+    /// compared, outputs and state, with tinygrad's replay of the pickled JIT; writes the table of docs/pipeline.md.
+    /// Slow: minutes (the IR3 interpreter).
+    Pipeline {
+        /// Frames to run.
+        #[arg(long, default_value_t = 20)]
+        frames: usize,
     },
     /// Install what the build needs (apt packages, rustup targets, the Python venv).
     Setup,
+    /// Fetch Debian's firmware-amd-graphics (bookworm, non-free-firmware) through this machine's apt source,
+    /// verify it and unpack the Navi31 blobs into target/amdgpu-firmware/ (nothing is installed system-wide).
+    Firmware,
     /// Run the whole test suite the way CI does (does its own set-up first).
     Ci {
         /// Skip fmt/clippy (for quick local iterations).
@@ -102,18 +133,26 @@ enum Cmd {
         /// CI smoke mode: policy only, one round, few iterations (checks the harness runs).
         #[arg(long)]
         quick: bool,
-        /// Only these models (policy, dmonitor, vision, squeezenet, resnet50); repeatable.
+        /// Only these models (policy, dmonitor, vision, squeezenet, resnet50, and the stateful
+        /// modeld_pipeline, timed frame by frame); repeatable.
         #[arg(long = "model")]
         models: Vec<String>,
         /// Fresh-process rounds per runtime.
         #[arg(long)]
         rounds: Option<usize>,
-        /// Timed steps per process.
+        /// Timed steps per process (modeld_pipeline: consecutive frames, at least 20).
         #[arg(long)]
         iters: Option<usize>,
         /// Threads for every runtime (0 = all cores).
         #[arg(long)]
         threads: Option<usize>,
+    },
+    /// The Hexagon DSP path on the MobileNetV2-1.0-shaped QDQ model at 224×224 (and the 64×64 CI net): compile,
+    /// run under qemu-hexagon, compare with tinygrad's CPU result and onnxruntime; writes docs/hexagon.md.
+    Hexagon {
+        /// Input resolution of the MobileNetV2-1.0-shaped model.
+        #[arg(long, default_value_t = 224)]
+        res: u32,
     },
     /// Size of the no_std core+hal (tests/footprint probe, aarch64-unknown-none release) vs its budget.
     Footprint,
@@ -143,6 +182,16 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
+}
+
+/// `NAME=zeros` or `NAME=FILE.npy` for `--state-init`.
+fn parse_state_init(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, v)) if !name.is_empty() && !v.is_empty() => {
+            Ok((name.to_string(), v.to_string()))
+        }
+        _ => Err(format!("expected NAME=zeros or NAME=FILE.npy, got '{s}'")),
+    }
 }
 
 /// `NAME=FILE.npy` for `--const`.
@@ -175,6 +224,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Compile {
             model,
+            tinygrad,
             target,
             output,
             reference,
@@ -193,7 +243,10 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 target
             };
-            let mut args = ExportArgs::onnx(model, target, PathBuf::new());
+            let mut args = ExportArgs::onnx(model.unwrap_or_default(), target, PathBuf::new());
+            if let Some(spec) = tinygrad {
+                args.source = Source::Tinygrad(spec);
+            }
             args.reference = reference;
             args.seed = seed;
             args.threads = threads;
@@ -214,11 +267,16 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Cmd::Convert { pickle, output } => {
+        Cmd::Convert {
+            pickle,
+            output,
+            state_init,
+        } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
             let mut args = ExportArgs::onnx(PathBuf::new(), String::new(), PathBuf::new());
             args.source = Source::Pickle(pickle);
             args.target = "pickle".into();
+            args.state_init = state_init;
             let r = compile(&python, args, &output)?;
             println!(
                 "wrote {} ({} bytes, {} kernels) in {:.1} s",
@@ -229,9 +287,21 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Cmd::Pipeline { frames } => {
+            let rows = xtask::pipeline::run(frames)?;
+            let table = xtask::pipeline::markdown(&rows);
+            println!("{table}");
+            println!("updated {}", xtask::pipeline::write_doc(&table)?.display());
+            Ok(())
+        }
         Cmd::Setup => {
             let py = xtask::setup::ensure_all()?;
             println!("set-up complete; exporter python: {}", py.display());
+            Ok(())
+        }
+        Cmd::Firmware => {
+            let dir = xtask::firmware::ensure()?;
+            println!("firmware blobs in {}", dir.display());
             Ok(())
         }
         Cmd::Ci { no_lint } => ci::run(no_lint),
@@ -280,30 +350,35 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Zoo {
             models,
-            adreno: true,
+            amd: true,
+            reuse,
             ..
         } => {
-            let results = xtask::zoo::run_adreno_all(&models)?;
+            let results = xtask::zoo::run_amd_all(&models, reuse)?;
+            let table = xtask::zoo::markdown_amd(&results);
+            println!("{table}");
+            let doc = xtask::setup::workspace_root().join("docs/zoo.md");
+            xtask::doc_section::write(&doc, "zoo-amd", &table)?;
+            println!("updated {}", doc.display());
+            if results
+                .iter()
+                .any(|r| r.runs.iter().any(|x| x.status != "pass"))
+            {
+                anyhow::bail!("some zoo models failed on usb-emu (see the table)");
+            }
+            Ok(())
+        }
+        Cmd::Zoo {
+            models,
+            adreno: true,
+            reuse,
+            ..
+        } => {
+            let results = xtask::zoo::run_adreno_all(&models, reuse)?;
             let table = xtask::zoo::markdown_adreno(&results);
             println!("{table}");
             let doc = xtask::setup::workspace_root().join("docs/zoo.md");
-            let text = std::fs::read_to_string(&doc)?;
-            let (Some((head, rest)), true) = (
-                text.split_once("<!-- zoo-adreno -->\n"),
-                text.contains("<!-- /zoo-adreno -->"),
-            ) else {
-                anyhow::bail!(
-                    "docs/zoo.md has no <!-- zoo-adreno --> … <!-- /zoo-adreno --> section"
-                );
-            };
-            let tail = rest
-                .split_once("<!-- /zoo-adreno -->")
-                .map(|x| x.1)
-                .unwrap_or_default();
-            std::fs::write(
-                &doc,
-                format!("{head}<!-- zoo-adreno -->\n{table}<!-- /zoo-adreno -->{tail}"),
-            )?;
+            xtask::doc_section::write(&doc, "zoo-adreno", &table)?;
             println!("updated {}", doc.display());
             if results
                 .iter()
@@ -332,6 +407,20 @@ fn run(cli: Cli) -> Result<()> {
             }
             if results.iter().any(|r| r.cpu != "pass") {
                 anyhow::bail!("some zoo models failed on the CPU (see the table)");
+            }
+            Ok(())
+        }
+        Cmd::Hexagon { res } => {
+            let py = xtask::setup::ensure_all()?;
+            let figures = vec![
+                xtask::hexagon::measure(&py, 64, false)?,
+                xtask::hexagon::measure(&py, res, true)?,
+            ];
+            let table = xtask::hexagon::markdown(&figures);
+            println!("{table}");
+            println!("updated {}", xtask::hexagon::write_doc(&table)?.display());
+            if figures.iter().any(|f| f.max_abs_vs_tinygrad_cpu != 0.0) {
+                anyhow::bail!("a DSP result differs from tinygrad's CPU result");
             }
             Ok(())
         }

@@ -55,9 +55,22 @@ pub struct Producer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Target {
-    Cpu { arch: String, baseline: String },
-    Adreno { chip: u32, image: bool, half: bool },
-    Amd { gfx: String },
+    Cpu {
+        arch: String,
+        baseline: String,
+    },
+    Adreno {
+        chip: u32,
+        image: bool,
+        half: bool,
+    },
+    Amd {
+        gfx: String,
+    },
+    /// Qualcomm Hexagon DSP (`version` 65 = v65 with 128-byte HVX); kernels are shared objects with CPU meta.
+    Hexagon {
+        version: u32,
+    },
 }
 
 /// Role of a buffer.
@@ -451,6 +464,10 @@ impl Manifest {
             (Target::Cpu { .. }, KernelMeta::Cpu(_))
                 | (Target::Adreno { .. }, KernelMeta::Ir3(_))
                 | (Target::Amd { .. }, KernelMeta::Amd(_))
+                | (
+                    Target::Hexagon { .. },
+                    KernelMeta::Cpu(CpuMeta { threads: 1 })
+                )
         );
         if !meta_ok {
             return invalid(format!(

@@ -6,7 +6,9 @@
 //!   clang cross-compiles to aarch64 too);
 //! - AMD targets: libLLVM 18 or newer as a shared library (tinygrad's AMDLLVM compiler loads it with ctypes;
 //!   Debian 12's default LLVM 14/15 cannot parse its IR);
-//! - Adreno: nothing outside the venv (Mesa's IR3 compiler comes with the pinned `tinymesa` wheel).
+//! - Adreno: nothing outside the venv (Mesa's IR3 compiler comes with the pinned `tinymesa` wheel);
+//! - Hexagon: `clang-19` and `ld.lld-19` (kernels, helper library) and `qemu-hexagon-static` ≥ 8 (tinygrad's mock runs
+//!   every kernel under it during capture; qemu 7.2 mis-executes LLVM-19 Hexagon code, docs/hw/hexagon-dsp.md §6).
 use std::path::Path;
 use std::process::Command;
 
@@ -36,6 +38,8 @@ pub trait Probe {
     fn shared_libraries(&self) -> Vec<String>;
     /// `$CC`, if set.
     fn cc(&self) -> Option<String>;
+    /// Major version of `qemu-hexagon-static`, if it runs.
+    fn qemu_hexagon_major(&self) -> Option<u32>;
 }
 
 /// The real machine: `$PATH` lookup and `ldconfig -p`.
@@ -68,6 +72,10 @@ impl Probe for System {
 
     fn cc(&self) -> Option<String> {
         std::env::var("CC").ok().filter(|s| !s.is_empty())
+    }
+
+    fn qemu_hexagon_major(&self) -> Option<u32> {
+        crate::backports::installed_qemu_major(crate::backports::QEMU)
     }
 }
 
@@ -105,6 +113,40 @@ pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
             install: "apt-get install -y libllvm19 (or `cargo xtask setup`)".into(),
         });
     }
+    if target.starts_with("hexagon-") {
+        out.extend(missing_for_hexagon(probe));
+    }
+    out
+}
+
+/// The Hexagon DSP target's tools: clang-19, ld.lld-19 and qemu-hexagon-static >= 8.
+fn missing_for_hexagon(probe: &dyn Probe) -> Vec<Missing> {
+    let mut out = Vec::new();
+    for (tool, why, pkg) in [
+        ("clang-19", "compiles every DSP kernel", "clang-19"),
+        ("ld.lld-19", "links DSP kernel libraries", "lld-19"),
+    ] {
+        if !probe.has_program(tool) {
+            out.push(Missing {
+                what: format!("`{tool}`"),
+                why: why.into(),
+                install: format!("apt-get install -y {pkg} (or `cargo xtask setup`)"),
+            });
+        }
+    }
+    let min = crate::backports::MIN_QEMU_MAJOR;
+    match probe.qemu_hexagon_major() {
+        Some(v) if v >= min => {}
+        v => out.push(Missing {
+            what: match v {
+                Some(v) => format!("qemu-hexagon-static >= {min} (found {v})"),
+                None => format!("qemu-hexagon-static >= {min}"),
+            },
+            why: "tinygrad runs every DSP kernel under it during capture; qemu 7.2 mis-executes LLVM-19 code"
+                .into(),
+            install: "`cargo xtask setup` as root (qemu-user from bookworm-backports)".into(),
+        }),
+    }
     out
 }
 
@@ -126,6 +168,7 @@ mod tests {
         programs: Vec<&'static str>,
         libs: Vec<&'static str>,
         cc: Option<&'static str>,
+        qemu: Option<u32>,
     }
 
     impl Probe for Fake {
@@ -137,6 +180,9 @@ mod tests {
         }
         fn cc(&self) -> Option<String> {
             self.cc.map(str::to_string)
+        }
+        fn qemu_hexagon_major(&self) -> Option<u32> {
+            self.qemu
         }
     }
 
@@ -155,6 +201,7 @@ mod tests {
             programs: vec![],
             libs: vec![],
             cc: None,
+            qemu: None,
         };
         let m = missing_for("cpu-x86_64", &none);
         assert_eq!(m.len(), 1);
@@ -164,9 +211,41 @@ mod tests {
             programs: vec!["gcc-12"],
             libs: vec![],
             cc: Some("gcc-12"),
+            qemu: None,
         };
         assert!(missing_for("cpu-aarch64", &with_cc).is_empty());
         assert!(missing_for("adreno-a630", &none).is_empty());
+    }
+
+    #[test]
+    fn hexagon_needs_clang19_lld19_and_qemu_8() {
+        let tools = |qemu| Fake {
+            programs: vec!["clang-19", "ld.lld-19"],
+            libs: vec![],
+            cc: None,
+            qemu,
+        };
+        assert!(missing_for("hexagon-v65", &tools(Some(10))).is_empty());
+        let m = missing_for("hexagon-v65", &tools(Some(7)));
+        assert_eq!(m.len(), 1);
+        assert!(m[0].what.contains("found 7"), "{}", m[0]);
+        assert!(m[0].install.contains("cargo xtask setup"), "{}", m[0]);
+        let bare = Fake {
+            programs: vec![],
+            libs: vec![],
+            cc: None,
+            qemu: None,
+        };
+        let all: Vec<String> = missing_for("hexagon-v65", &bare)
+            .iter()
+            .map(|m| m.what.clone())
+            .collect();
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(
+            all[0].contains("clang-19") && all[1].contains("ld.lld-19"),
+            "{all:?}"
+        );
+        assert!(missing_for("cpu-x86_64", &tools(Some(7))).len() == 1);
     }
 
     #[test]
@@ -175,6 +254,7 @@ mod tests {
             programs: vec!["clang"],
             libs: vec!["libLLVM-15.so.1", "libLLVM-14.so"],
             cc: None,
+            qemu: None,
         };
         let m = missing_for("amd-gfx1100", &old);
         assert_eq!(m.len(), 1);

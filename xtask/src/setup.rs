@@ -31,7 +31,15 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
         "aarch64 C runtime for the cross build",
     ),
     ("qemu-user", "runs the aarch64 build in tests"),
+    (
+        "clang-19",
+        "compiles Hexagon DSP kernels, the helper library and the qemu harness",
+    ),
     ("python3-venv", "creates the exporter's Python venv"),
+    (
+        "curl",
+        "downloads Debian's AMD firmware package (cargo xtask firmware)",
+    ),
 ];
 
 /// Rust targets the build needs.
@@ -71,7 +79,7 @@ pub fn ensure_apt() -> Result<()> {
         .filter(|p| !(dpkg_installed(p) || (*p == "python3-venv" && python_has_venv())))
         .collect();
     if missing.is_empty() {
-        return Ok(());
+        return crate::backports::ensure_qemu(is_root());
     }
     let cmd = format!("apt-get update && apt-get install -y {}", missing.join(" "));
     if !is_root() {
@@ -92,7 +100,7 @@ pub fn ensure_apt() -> Result<()> {
     if !ok {
         bail!("apt-get failed; run by hand: {cmd}");
     }
-    Ok(())
+    crate::backports::ensure_qemu(is_root())
 }
 
 /// Add missing rustup targets and the rustfmt/clippy components.
@@ -138,9 +146,10 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Everything: apt, rust, venv. Returns the venv's python.
+/// Everything: apt, rust, AMD firmware blobs, venv. Returns the venv's python.
 pub fn ensure_all() -> Result<PathBuf> {
     ensure_apt()?;
     ensure_rust()?;
+    crate::firmware::ensure()?;
     crate::venv::ensure_venv(&workspace_root())
 }

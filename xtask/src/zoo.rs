@@ -255,7 +255,7 @@ pub fn markdown(results: &[ZooResult]) -> String {
 }
 
 /// One model through the IR3 interpreter of the KGSL model (`cargo xtask zoo --adreno`).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AdrenoResult {
     pub model: String,
     /// fp32, then `--image` (IMAGE=1 FLOAT16=1).
@@ -263,14 +263,18 @@ pub struct AdrenoResult {
 }
 
 /// One compile + emulated run.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AdrenoRun {
     /// "pass" or "FAIL: …".
     pub status: String,
     pub max_abs_err: Option<f64>,
     pub max_rel_err: Option<f64>,
-    /// One emulated inference, seconds.
+    /// One emulated inference, wall-clock seconds.
     pub step_s: Option<f64>,
+    /// The CPU seconds this process spent in that inference (the interpreter is single-threaded, so on a busy
+    /// machine this is the figure that says how long the step takes).
+    #[serde(default)]
+    pub step_cpu_s: Option<f64>,
 }
 
 /// `light_{model}.onnx` with seeded random weights (xtask/exporter/zoo_random_weights.py explains why).
@@ -289,13 +293,37 @@ fn randomized(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<
 }
 
 /// Compile `onnx` for adreno-a630 with an onnxruntime reference, run it on `--device qcom-emu` and compare.
-fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<(f64, f64, f64)> {
+fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<Measured> {
     let mut args = ExportArgs::onnx(onnx, "adreno-a630", "");
     args.reference = true;
     args.image = image;
     args.float16 = image;
     crate::compile::compile(python, args, out)?;
-    let bytes = std::fs::read(out)?;
+    run_bundle(out)
+}
+
+/// (max abs err, max rel err, step wall seconds, step CPU seconds if known).
+type Measured = (f64, f64, f64, Option<f64>);
+
+/// CPU seconds (user + system) this process has used, from /proc/self/stat (Linux; None elsewhere).
+fn process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 (clock ticks of 1/100 s,
+    // the USER_HZ Linux exports on every architecture).
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
+/// Run `bundle`'s embedded reference inputs on `--device qcom-emu` and compare with them.
+fn run_bundle(bundle: &Path) -> Result<Measured> {
+    run_bundle_on(bundle, DeviceChoice::QcomEmu)
+}
+
+/// Run `bundle`'s embedded reference inputs on `device` and compare with them.
+fn run_bundle_on(bundle: &Path, device: DeviceChoice) -> Result<Measured> {
+    let bytes = std::fs::read(bundle)?;
     let b = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
     let r = b
         .body()
@@ -314,17 +342,12 @@ fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<(f6
         .collect::<Result<_, modelrt_core::BundleError>>()?;
     let (atol, rtol) = (r.atol as f64, r.rtol as f64);
     let mut outs: Vec<Vec<u8>> = want.iter().map(|(w, _)| vec![0u8; w.len()]).collect();
-    let mut m = load(
-        b,
-        LoadOptions {
-            device: DeviceChoice::QcomEmu,
-            threads: 0,
-        },
-    )?;
+    let mut m = load(b, LoadOptions { device, threads: 0 })?;
     let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-    let t = Instant::now();
+    let (t, cpu0) = (Instant::now(), process_cpu_s());
     m.run(&ins, &mut refs)?;
     let step = t.elapsed().as_secs_f64();
+    let cpu = process_cpu_s().zip(cpu0).map(|(b, a)| b - a);
     let (mut abs, mut rel) = (0f64, 0f64);
     for (got, (w, dt)) in outs.iter().zip(&want) {
         let c = compare(*dt, got, w, atol, rtol);
@@ -339,16 +362,23 @@ fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<(f6
         abs = abs.max(c.max_abs);
         rel = rel.max(c.max_rel);
     }
-    Ok((abs, rel, step))
+    Ok((abs, rel, step, cpu))
 }
 
 /// Run zoo models (all, or those in `only`) with random weights through the KGSL model's IR3 interpreter.
-pub fn run_adreno_all(only: &[String]) -> Result<Vec<AdrenoResult>> {
+/// `reuse`: run the bundles an earlier run left in `target/zoo/` instead of compiling them again. The results
+/// are merged into `target/zoo/zoo-adreno.json` (a model run now replaces its earlier row), and all rows so far
+/// are returned in the order of [`MODELS`].
+pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
     let python = crate::venv::ensure_venv(&workspace_root())?;
     let zoo = zoo_dir(&python)?;
     let out_dir = workspace_root().join("target").join("zoo");
     std::fs::create_dir_all(&out_dir)?;
-    let mut results = Vec::new();
+    let json = out_dir.join("zoo-adreno.json");
+    let mut results: Vec<AdrenoResult> = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
     for model in MODELS
         .iter()
         .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
@@ -359,38 +389,40 @@ pub fn run_adreno_all(only: &[String]) -> Result<Vec<AdrenoResult>> {
         };
         for image in [false, true] {
             eprintln!("\n==> zoo --adreno: {model} image={image}");
-            let res = randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
-                let tag = if image { "-image" } else { "" };
-                run_adreno(
-                    &python,
-                    &onnx,
-                    image,
-                    &out_dir.join(format!("{model}-a630{tag}.mrt")),
-                )
-            });
+            let tag = if image { "-image" } else { "" };
+            let bundle = out_dir.join(format!("{model}-a630{tag}.mrt"));
+            let res = if reuse && bundle.exists() {
+                eprintln!("reusing {}", bundle.display());
+                run_bundle(&bundle)
+            } else {
+                randomized(&python, &zoo, model, &out_dir)
+                    .and_then(|onnx| run_adreno(&python, &onnx, image, &bundle))
+            };
             let run = match res {
-                Ok((a, b, s)) => AdrenoRun {
+                Ok((a, b, s, cpu)) => AdrenoRun {
                     status: "pass".into(),
                     max_abs_err: Some(a),
                     max_rel_err: Some(b),
                     step_s: Some(s),
+                    step_cpu_s: cpu,
                 },
                 Err(e) => AdrenoRun {
                     status: format!("FAIL: {}", first_line(&e)),
                     max_abs_err: None,
                     max_rel_err: None,
                     step_s: None,
+                    step_cpu_s: None,
                 },
             };
             eprintln!("<== {}", run.status);
             r.runs.push(run);
         }
+        results.retain(|x| x.model != r.model);
         results.push(r);
+        results.sort_by_key(|x| MODELS.iter().position(|m| *m == x.model));
+        // Written after every model, so a long run that is stopped keeps what it measured.
+        std::fs::write(&json, serde_json::to_vec_pretty(&results)?)?;
     }
-    std::fs::write(
-        out_dir.join("zoo-adreno.json"),
-        serde_json::to_vec_pretty(&results)?,
-    )?;
     Ok(results)
 }
 
@@ -403,10 +435,11 @@ pub fn markdown_adreno(results: &[AdrenoResult]) -> String {
     for r in results {
         s.push_str(&format!("| {} |", r.model));
         for x in &r.runs {
-            let t = x
-                .step_s
-                .map(|t| format!("{t:.1} s"))
-                .unwrap_or_else(|| "-".into());
+            let t = match (x.step_cpu_s, x.step_s) {
+                (Some(c), Some(w)) => format!("{c:.1} s CPU ({w:.0} s wall)"),
+                (None, Some(w)) => format!("{w:.1} s wall"),
+                _ => "-".into(),
+            };
             s.push_str(&format!(
                 " {} | {} | {} | {t} |",
                 x.status,
@@ -415,6 +448,94 @@ pub fn markdown_adreno(results: &[AdrenoResult]) -> String {
             ));
         }
         s.push('\n');
+    }
+    s
+}
+
+/// Run zoo models (all, or those in `only`) with random weights, compiled for amd-gfx1100 with an onnxruntime
+/// reference, through the whole `--device usb-emu` path (AM driver → ASM24 bridge emulator → Navi31 GPU model →
+/// RDNA3 interpreter; firmware from `cargo xtask firmware` unless `MODELRT_AMD_FIRMWARE_DIR` is set). Results are
+/// merged into `target/zoo/zoo-amd.json` like [`run_adreno_all`]'s; one run per model (`runs` has one entry).
+pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
+    let python = crate::venv::ensure_venv(&workspace_root())?;
+    let zoo = zoo_dir(&python)?;
+    if std::env::var_os(modelrt_targets::amd_device::FIRMWARE_ENV).is_none() {
+        let fw = crate::firmware::ensure()?;
+        std::env::set_var(modelrt_targets::amd_device::FIRMWARE_ENV, fw);
+    }
+    let out_dir = workspace_root().join("target").join("zoo");
+    std::fs::create_dir_all(&out_dir)?;
+    let json = out_dir.join("zoo-amd.json");
+    let mut results: Vec<AdrenoResult> = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    for model in MODELS
+        .iter()
+        .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
+    {
+        eprintln!("\n==> zoo --amd: {model}");
+        let bundle = out_dir.join(format!("{model}-gfx1100.mrt"));
+        let res = if reuse && bundle.exists() {
+            eprintln!("reusing {}", bundle.display());
+            run_bundle_on(&bundle, DeviceChoice::UsbEmu)
+        } else {
+            randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
+                let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
+                args.reference = true;
+                crate::compile::compile(&python, args, &bundle)?;
+                run_bundle_on(&bundle, DeviceChoice::UsbEmu)
+            })
+        };
+        let run = match res {
+            Ok((a, b, s, cpu)) => AdrenoRun {
+                status: "pass".into(),
+                max_abs_err: Some(a),
+                max_rel_err: Some(b),
+                step_s: Some(s),
+                step_cpu_s: cpu,
+            },
+            Err(e) => AdrenoRun {
+                status: format!("FAIL: {}", first_line(&e)),
+                max_abs_err: None,
+                max_rel_err: None,
+                step_s: None,
+                step_cpu_s: None,
+            },
+        };
+        eprintln!("<== {}", run.status);
+        results.retain(|x| x.model != *model);
+        results.push(AdrenoResult {
+            model: (*model).into(),
+            runs: vec![run],
+        });
+        results.sort_by_key(|x| MODELS.iter().position(|m| *m == x.model));
+        std::fs::write(&json, serde_json::to_vec_pretty(&results)?)?;
+    }
+    Ok(results)
+}
+
+/// The Markdown table of [`run_amd_all`] for `docs/zoo.md`.
+pub fn markdown_amd(results: &[AdrenoResult]) -> String {
+    let f = |v: Option<f64>| v.map(|x| format!("{x:.1e}")).unwrap_or_else(|| "-".into());
+    let mut s = String::from(
+        "| model | gfx1100 on usb-emu vs onnxruntime | max abs | max rel | step (host CPU, wall) |\n|---|---|---|---|---|\n",
+    );
+    for r in results {
+        for x in &r.runs {
+            let t = match (x.step_cpu_s, x.step_s) {
+                (Some(c), Some(w)) => format!("{c:.1} s CPU ({w:.1} s wall)"),
+                (None, Some(w)) => format!("{w:.1} s wall"),
+                _ => "-".into(),
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {t} |\n",
+                r.model,
+                x.status,
+                f(x.max_abs_err),
+                f(x.max_rel_err)
+            ));
+        }
     }
     s
 }

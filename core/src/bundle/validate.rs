@@ -40,7 +40,11 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
         }
     }
     for (i, buf) in body.buffers.iter().enumerate() {
-        check_buffer(b, &buf?, i)?;
+        let buf = buf?;
+        check_buffer(b, &buf, i)?;
+        if buf.kind == BufferKind::State {
+            check_state_disjoint(b, &buf, i)?;
+        }
     }
     for (i, k) in body.kernels.iter().enumerate() {
         let k = k?;
@@ -120,6 +124,34 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
     Ok(())
 }
 
+/// A State buffer persists across runs, so nothing else may share its arena bytes: no scratch the
+/// memory plan reuses, no input that `run` uploads, no weight. (The writer lays buffers out side by
+/// side, so no written bundle fails this; it guards hand-made and foreign bundles.)
+/// Rule 7 of the format (`bundle/mod.rs`) still holds: format 1.0 already defined a State buffer as
+/// persisting across runs, which an overlapping one cannot do; running such a bundle would give
+/// wrong answers, so this enforces that existing meaning rather than adding a rule.
+fn check_state_disjoint(
+    b: &Bundle<'_>,
+    state: &BufferDesc<'_>,
+    i: usize,
+) -> Result<(), BundleError> {
+    // Both ranges lie inside the arena (`check_buffer` ran for `state`; the others are checked
+    // as they come), so the ends are computed checked only for robustness.
+    let end = |d: &BufferDesc<'_>| d.arena_offset.checked_add(d.size);
+    let s_end = end(state).ok_or_else(|| invalid("buffer lies outside the arena", i))?;
+    for (j, other) in b.body().buffers.iter().enumerate() {
+        if j == i {
+            continue;
+        }
+        let other = other?;
+        let o_end = end(&other).ok_or_else(|| invalid("buffer lies outside the arena", j))?;
+        if state.arena_offset < o_end && other.arena_offset < s_end {
+            return Err(invalid("state buffer overlaps another buffer", i));
+        }
+    }
+    Ok(())
+}
+
 fn check_meta(
     target: &Target<'_>,
     meta: &KernelMeta<'_>,
@@ -154,6 +186,12 @@ fn check_meta(
                     "IR3 texture map points past the image parameters",
                     i,
                 ));
+            }
+        }
+        // A Hexagon kernel is a DSP shared object run on one hardware thread: CPU meta with 1 thread.
+        (Target::Hexagon { .. }, KernelMeta::Cpu(m)) => {
+            if m.threads != 1 {
+                return Err(invalid("Hexagon kernel with more than 1 thread", i));
             }
         }
         (Target::Amd { .. }, KernelMeta::Amd(m)) => {
@@ -312,6 +350,10 @@ fn check_tensors(
             .buffers
             .get(d.buffer as usize)
             .map_err(|_| invalid(what, i))?;
+        if input && buf.kind == BufferKind::State {
+            // `run` uploads every input, which would overwrite the state it is meant to keep.
+            return Err(invalid("input lies in a state buffer", i));
+        }
         match bytes {
             Some(n) if n > 0 && fits(d.offset, n, buf.size) => {}
             _ => {

@@ -284,4 +284,64 @@ mod tests {
         // pitch 3·4·4 = 48 is not 64-aligned
         assert_eq!(image_descriptor(1, 3, DType::F32, 0, false), None);
     }
+
+    #[test]
+    fn one_buffer_used_as_image_and_as_pointer_is_bound_in_both_slots() {
+        // As in tinygrad's IMAGE=1 squeezenet: a kernel's signature lists one buffer twice, as a half image
+        // (1, 1800, 4) read through a texture and as a plain (7200,) half buffer read through a pointer.
+        let mut m = crate::selftest::kernel_meta();
+        m.tex_cnt = 1;
+        m.ibo_cnt = 0;
+        m.tex_to_image = heapless::Vec::from_slice(&[0]).unwrap();
+        let l = KernelLayout::new(&m).unwrap();
+        let params = [
+            ParamDesc {
+                kind: ParamKind::Image {
+                    height: 1,
+                    width: 1800,
+                },
+                dtype: DType::F16,
+            },
+            ParamDesc {
+                kind: ParamKind::Buffer,
+                dtype: DType::F16,
+            },
+        ];
+        let va = 0x1_2345_6000u64;
+        let mut region = vec![0u8; l.args_size as usize];
+        let slots = fill(
+            &l,
+            &[],
+            &m.tex_to_image,
+            &params,
+            &[GpuArg::Addr(va), GpuArg::Addr(va)],
+            [1, 1, 1],
+            &mut region,
+        )
+        .unwrap();
+        let u32_at = |o: u32| {
+            let o = o as usize;
+            u32::from_le_bytes([region[o], region[o + 1], region[o + 2], region[o + 3]])
+        };
+        // The pointer: the first (only) buffer VA at buf_off.
+        assert_eq!(
+            u32_at(l.buf_off) as u64 | (u32_at(l.buf_off + 4) as u64) << 32,
+            va
+        );
+        // The texture descriptor (§8.3): width 1800 / height 1 in dword 1, base address in dwords 4–5.
+        assert_eq!(u32_at(l.tex_off + 4), 1800 | 1 << 15);
+        assert_eq!(u32_at(l.tex_off + 16) as u64, va & 0xFFFF_FFFF);
+        assert_eq!(u32_at(l.tex_off + 20) as u64, va >> 32);
+        // Both places are re-pointed with their own argument when the buffer moves.
+        assert!(slots.contains(&AddrSlot {
+            at: l.buf_off,
+            arg: 1,
+            kind: SlotKind::Ptr64
+        }));
+        assert!(slots.contains(&AddrSlot {
+            at: l.tex_off + 16,
+            arg: 0,
+            kind: SlotKind::DescBase
+        }));
+    }
 }

@@ -1,4 +1,5 @@
-//! `modelrt usb …` subcommands: list bridges, show the PCIe topology behind one, benchmark SRAM copies.
+//! `modelrt usb …` subcommands: list bridges, show the PCIe topology behind one, benchmark copies,
+//! boot the AMD GPU (the AMD parts are drawn by `usb_amd`).
 //! Protocol logic lives in `modelrt-usbgpu` (session, bring-up, bench); this module only draws.
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
@@ -14,7 +15,8 @@ pub enum UsbCmd {
     List(Common),
     /// Bring up PCIe behind a bridge and show the topology (ids, bus numbers, windows, BARs).
     Lspci(Common),
-    /// Host→device and device→host copies through the bridge SRAM: MB/s and USB round trips per MiB.
+    /// Host→VRAM and VRAM→host copies over SDMA (the GPU is booted first): MB/s and USB round
+    /// trips per MiB. `--bridge-only` measures the bridge SRAM alone, without a GPU.
     CopyBench {
         #[command(flatten)]
         common: Common,
@@ -24,6 +26,21 @@ pub enum UsbCmd {
         /// Seed of the test pattern.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Only the bridge's SRAM round trip (no GPU boot, no SDMA).
+        #[arg(long)]
+        bridge_only: bool,
+        /// Firmware directory (for the GPU boot).
+        #[arg(long, default_value = modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR)]
+        firmware_dir: std::path::PathBuf,
+    },
+    /// Boot the AMD GPU behind the bridge with the AM driver: IP versions, firmware versions, boot
+    /// time and USB transfers per step. `--transport emu` boots the Navi31 GPU model.
+    Boot {
+        #[command(flatten)]
+        common: Common,
+        /// Directory with the amdgpu firmware blobs (psp_13_0_0_sos.bin, …).
+        #[arg(long, default_value = modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR)]
+        firmware_dir: std::path::PathBuf,
     },
 }
 
@@ -63,7 +80,33 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
     match cmd {
         UsbCmd::List(c) => list(&c),
         UsbCmd::Lspci(c) => lspci(&c),
-        UsbCmd::CopyBench { common, size, seed } => copy_bench(&common, size, seed),
+        UsbCmd::CopyBench {
+            common,
+            size,
+            seed,
+            bridge_only,
+            firmware_dir,
+        } => {
+            if bridge_only {
+                copy_bench(&common, size, seed)
+            } else {
+                super::usb_amd::sdma_copy_bench(
+                    common.transport,
+                    parse_selector(&common.device)?,
+                    &firmware_dir,
+                    size,
+                    seed,
+                )
+            }
+        }
+        UsbCmd::Boot {
+            common,
+            firmware_dir,
+        } => super::usb_amd::boot(
+            common.transport,
+            parse_selector(&common.device)?,
+            &firmware_dir,
+        ),
     }
 }
 

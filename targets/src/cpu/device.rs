@@ -14,13 +14,13 @@ use super::features;
 use super::pool::{Launch, Pool};
 
 /// The arena: one zeroed, page-aligned host mapping.
-struct Arena {
+pub(super) struct Arena {
     map: Option<Mapping>,
     size: u64,
 }
 
 impl Arena {
-    fn check(&self, offset: u64, len: u64) -> Result<(), CpuError> {
+    pub(super) fn check(&self, offset: u64, len: u64) -> Result<(), CpuError> {
         match offset.checked_add(len) {
             Some(end) if end <= self.size => Ok(()),
             _ => Err(CpuError::OutOfBounds {
@@ -31,7 +31,7 @@ impl Arena {
         }
     }
 
-    fn base(&self) -> *mut u8 {
+    pub(super) fn base(&self) -> *mut u8 {
         self.map
             .as_ref()
             .map_or(std::ptr::NonNull::dangling().as_ptr(), Mapping::as_ptr)
@@ -39,7 +39,7 @@ impl Arena {
 }
 
 /// A linked kernel kept alive by the device and every queue that records it.
-struct LoadedKernel {
+pub(super) struct LoadedKernel {
     name: String,
     _code: CodeMapping,
     entry: EntryPoint,
@@ -48,8 +48,16 @@ struct LoadedKernel {
     threads: u32,
 }
 
+/// A buffer argument of a recorded launch: argument slot `slot` points at arena bytes
+/// `offset..offset + size` (kept so a zero-copy binding can re-point and restore it).
+pub(super) struct Span {
+    pub slot: usize,
+    pub offset: u64,
+    pub size: u64,
+}
+
 /// One resolved command of a recorded queue.
-enum Command {
+pub(super) enum Command {
     Wait(u64),
     Signal(u64),
     /// Index into the queue's timestamp slots.
@@ -57,6 +65,7 @@ enum Command {
     Exec {
         kernel: Arc<LoadedKernel>,
         args: Box<[u64]>,
+        spans: Box<[Span]>,
         core_slot: usize,
         threads: u32,
     },
@@ -69,9 +78,9 @@ enum Command {
 
 /// A recorded CPU command list: function pointers with fully resolved argument arrays.
 pub struct CpuQueue {
-    arena: Arc<Arena>,
+    pub(super) arena: Arc<Arena>,
     kernels: Vec<Arc<LoadedKernel>>,
-    commands: Vec<Command>,
+    pub(super) commands: Vec<Command>,
     stamps: Vec<Option<Instant>>,
     timeline: u64,
 }
@@ -121,10 +130,16 @@ impl Queue for CpuQueue {
             ));
         }
         let mut slots = [0u64; MAX_ARGS];
+        let mut spans = Vec::new();
         for (i, (arg, kind)) in args.iter().zip(&loaded.params).enumerate() {
             slots[i] = match (arg, kind) {
                 (Arg::Buffer { offset, size }, ParamKind::Buffer | ParamKind::Image { .. }) => {
                     self.arena.check(*offset, *size)?;
+                    spans.push(Span {
+                        slot: i,
+                        offset: *offset,
+                        size: *size,
+                    });
                     self.arena.base() as u64 + offset
                 }
                 // Sign-extended like a C `int` promoted to a 64-bit slot; kernels read the low 32 bits.
@@ -144,6 +159,7 @@ impl Queue for CpuQueue {
         self.commands.push(Command::Exec {
             kernel: loaded,
             args,
+            spans: spans.into(),
             core_slot,
             threads,
         });
@@ -171,7 +187,7 @@ impl Queue for CpuQueue {
 /// The host CPU device.
 pub struct CpuDevice {
     pool: Pool,
-    arena: Arc<Arena>,
+    pub(super) arena: Arc<Arena>,
     kernels: Vec<Arc<LoadedKernel>>,
     clock_origin: Instant,
 }
@@ -316,6 +332,45 @@ impl Device for CpuDevice {
     }
 
     fn submit(&mut self, queue: &mut CpuQueue) -> Result<SubmitTiming, CpuError> {
+        // SAFETY: no redirects, so no host memory besides the arena is read.
+        unsafe { self.submit_redirected(queue, &[]) }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock_origin.elapsed().as_nanos() as u64
+    }
+}
+
+/// An arena range whose recorded copies read from host memory at `ptr` instead (see
+/// [`super::borrow`], which re-points the launch arguments itself and builds these).
+#[derive(Clone, Copy)]
+pub(super) struct Redirect {
+    pub(super) offset: u64,
+    pub(super) len: u64,
+    pub(super) ptr: *const u8,
+}
+
+impl Redirect {
+    /// An empty range (matches no copy).
+    pub const NONE: Redirect = Redirect {
+        offset: 0,
+        len: 0,
+        ptr: std::ptr::null(),
+    };
+}
+
+impl CpuDevice {
+    /// Run `queue`; a copy whose source lies inside a `redirects` range reads the redirect's
+    /// memory instead of the arena.
+    ///
+    /// # Safety
+    /// For every redirect, `ptr..ptr+len` must be readable host memory that nothing writes
+    /// during the call.
+    pub(super) unsafe fn submit_redirected(
+        &mut self,
+        queue: &mut CpuQueue,
+        redirects: &[Redirect],
+    ) -> Result<SubmitTiming, CpuError> {
         let start = Instant::now();
         if !Arc::ptr_eq(&queue.arena, &self.arena) {
             return Err(CpuError::StaleQueue);
@@ -348,6 +403,7 @@ impl Device for CpuDevice {
                     args,
                     core_slot,
                     threads,
+                    ..
                 } => {
                     let launch = Launch {
                         entry: kernel.entry,
@@ -364,9 +420,23 @@ impl Device for CpuDevice {
                     unsafe { self.pool.run(&launch) };
                 }
                 Command::Copy { dst, src, len } => {
-                    // SAFETY: both ranges were bounds-checked against this arena when recorded;
-                    // `copy` has memmove semantics, so overlap is fine.
-                    unsafe { std::ptr::copy(base.add(*src), base.add(*dst), *len) };
+                    let from = redirects
+                        .iter()
+                        .find(|r| (*src as u64).wrapping_sub(r.offset) < r.len)
+                        // In range: `src - r.offset < r.len`, and the source lies wholly inside the
+                        // redirect (caller's guarantee).
+                        .map(|r| r.ptr.wrapping_add(*src - r.offset as usize));
+                    match from {
+                        // SAFETY: `p..p+len` lies inside the redirect's host memory (caller's
+                        // guarantee above), the destination inside the arena (checked when
+                        // recorded); host memory and the arena mapping do not overlap.
+                        Some(p) => unsafe {
+                            std::ptr::copy_nonoverlapping(p, base.add(*dst), *len)
+                        },
+                        // SAFETY: both ranges were bounds-checked against this arena when recorded;
+                        // `copy` has memmove semantics, so overlap is fine.
+                        None => unsafe { std::ptr::copy(base.add(*src), base.add(*dst), *len) },
+                    }
                 }
             }
         }
@@ -382,9 +452,5 @@ impl Device for CpuDevice {
             enqueue_ns,
             device_ns,
         })
-    }
-
-    fn now_ns(&self) -> u64 {
-        self.clock_origin.elapsed().as_nanos() as u64
     }
 }

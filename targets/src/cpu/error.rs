@@ -101,6 +101,9 @@ pub enum CpuError {
         kernel: String,
         reason: &'static str,
     },
+    /// A borrowed (zero-copy) input cannot stand in for its arena range.
+    #[error("cannot bind the input buffer in place: {0}")]
+    Borrow(super::borrow::BorrowRefusal),
     /// The queue was recorded against an arena that has since been replaced.
     #[error("queue was recorded against a previous arena allocation; re-record it")]
     StaleQueue,

@@ -4,7 +4,9 @@
 //! - [`exec_mem`] provides the zeroed arena mapping and W^X code pages;
 //! - [`call`] calls a kernel by arity, [`pool`] runs `core_id` invocations in parallel;
 //! - [`features`] maps baselines to feature bits and refuses bundles this CPU cannot run;
-//! - [`device`] assembles all of it into [`CpuDevice`] / [`CpuQueue`].
+//! - [`device`] assembles all of it into [`CpuDevice`] / [`CpuQueue`];
+//! - [`borrow`] lets a caller's buffer stand in for an input for one submit (zero-copy frames).
+pub mod borrow;
 pub mod call;
 pub mod device;
 pub mod elf;
@@ -14,6 +16,7 @@ pub mod features;
 pub mod pool;
 pub mod reloc;
 
+pub use borrow::{BorrowRefusal, Borrowed};
 pub use device::{CpuDevice, CpuQueue};
 pub use error::CpuError;
 pub use features::{features_for_baseline, host_features};

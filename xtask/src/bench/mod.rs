@@ -9,10 +9,13 @@
 //! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`].
 //!
 //! One idea per module: [`prepare`] builds what is measured (the `modelrt` binary, each model's
-//! bundle and pickle), [`measure`] runs the worker processes round by round, [`stats`] pools their
-//! samples and [`report`] writes the results document and its Markdown.
+//! bundle and pickle), [`measure`] runs the worker processes round by round, [`pipeline`] does both
+//! for the stateful modeld pipeline (frame by frame, modelrt vs tinygrad's replay of the same
+//! capture), [`stats`] pools their samples and [`report`] writes the results document and its
+//! Markdown.
 mod measure;
 pub mod overhead;
+mod pipeline;
 mod prepare;
 pub mod proc;
 mod report;
@@ -23,6 +26,7 @@ use serde_json::{json, Value};
 
 pub use measure::round_order;
 use measure::{bench_model, bench_overhead, Ctx};
+pub use pipeline::PIPELINES;
 pub use prepare::build_modelrt;
 use prepare::{export_model, model_path};
 pub use report::markdown;
@@ -119,8 +123,12 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         out_dir: out_dir.clone(),
     };
     for m in &opts.models {
-        if !MODELS.iter().any(|(n, _)| n == m) {
-            let names: Vec<&str> = MODELS.iter().map(|(n, _)| *n).collect();
+        if !MODELS.iter().any(|(n, _)| n == m) && !PIPELINES.iter().any(|(n, _)| n == m) {
+            let names: Vec<&str> = MODELS
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(PIPELINES.iter().map(|(n, _)| *n))
+                .collect();
             bail!(
                 "unknown benchmark model '{m}' (known: {})",
                 names.join(", ")
@@ -143,6 +151,12 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         )?;
         results.push(bench_model(&ctx, name, &onnx, &prepared)?);
     }
+    let mut pipelines = Vec::new();
+    for (name, spec) in PIPELINES {
+        if opts.models.is_empty() && !opts.quick || opts.models.iter().any(|m| m == name) {
+            pipelines.push(pipeline::bench_pipeline(&ctx, &root, name, spec)?);
+        }
+    }
     let mut overhead = vec![bench_overhead(&ctx, &out_dir, 1)?];
     if threads > 1 {
         overhead.push(bench_overhead(&ctx, &out_dir, threads as u32)?);
@@ -150,7 +164,8 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     let doc = json!({"machine": machine(), "threads": threads, "rounds": opts.rounds, "iters": opts.iters,
                      "warmup": opts.warmup, "quick": opts.quick,
                      "modelrt_build": if opts.quick { "debug" } else { "release" },
-                     "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "overhead": overhead});
+                     "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "pipelines": pipelines,
+                     "overhead": overhead});
     // The smoke run must not overwrite the last full results.
     let stem = if opts.quick {
         "results-quick"

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::ModelSource;
 use crate::manifest::Manifest;
 
-fn host_cpu_target() -> &'static str {
+pub(super) fn host_cpu_target() -> &'static str {
     if cfg!(target_arch = "aarch64") {
         "cpu-aarch64"
     } else {
@@ -118,6 +118,34 @@ pub(super) struct Prepared {
     pub(super) launches: usize,
 }
 
+/// Cache key of one benchmark export: the source file (ONNX model or pipeline script), the numbers
+/// the export depends on (thread count, …), the named bench scripts and every exporter script.
+pub(super) fn export_key(
+    root: &Path,
+    source: &Path,
+    numbers: &[usize],
+    bench_scripts: &[&str],
+) -> Result<String> {
+    let scripts = root.join("xtask").join("bench");
+    let mut key = Sha256::new();
+    key.update(std::fs::read(source).with_context(|| format!("cannot read {}", source.display()))?);
+    for n in numbers {
+        key.update(n.to_le_bytes());
+    }
+    for f in bench_scripts {
+        key.update(std::fs::read(scripts.join(f)).with_context(|| format!("cannot read {f}"))?);
+    }
+    for entry in std::fs::read_dir(root.join("xtask").join("exporter"))
+        .context("cannot list the exporter")?
+    {
+        let p = entry?.path();
+        if p.extension().is_some_and(|e| e == "py") {
+            key.update(std::fs::read(&p)?);
+        }
+    }
+    Ok(key.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 pub(super) fn export_model(
     root: &Path,
     python: &Path,
@@ -129,21 +157,12 @@ pub(super) fn export_model(
     let pickle = dir.join("jit.pkl");
     let meta = dir.join("jit.pkl.json");
     let scripts = root.join("xtask").join("bench");
-    let mut key = Sha256::new();
-    key.update(std::fs::read(onnx).with_context(|| format!("cannot read {}", onnx.display()))?);
-    key.update(threads.to_le_bytes());
-    for f in ["export_with_pickle.py", "materialize_light.py"] {
-        key.update(std::fs::read(scripts.join(f)).with_context(|| format!("cannot read {f}"))?);
-    }
-    for entry in std::fs::read_dir(root.join("xtask").join("exporter"))
-        .context("cannot list the exporter")?
-    {
-        let p = entry?.path();
-        if p.extension().is_some_and(|e| e == "py") {
-            key.update(std::fs::read(&p)?);
-        }
-    }
-    let key: String = key.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let key = export_key(
+        root,
+        onnx,
+        &[threads],
+        &["export_with_pickle.py", "materialize_light.py"],
+    )?;
     let stamp = dir.join("stamp");
     let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == key)
         && bundle.is_file()
@@ -194,7 +213,7 @@ pub(super) fn export_model(
 
 /// The bundle's kernel binaries must be exactly the pickled jit's (same capture). Returns
 /// (kernels, run launches).
-fn check_same_kernels(bundle: &Path, meta: &Path) -> Result<(usize, usize)> {
+pub(super) fn check_same_kernels(bundle: &Path, meta: &Path) -> Result<(usize, usize)> {
     let bytes =
         std::fs::read(bundle).with_context(|| format!("cannot read {}", bundle.display()))?;
     let b = modelrt_core::Bundle::parse(&bytes)

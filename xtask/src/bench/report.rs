@@ -39,6 +39,14 @@ fn ms(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
+/// `a / b` with three decimals, `-` when either is missing or `b` is 0.
+fn ratio(a: &Value, b: &Value) -> String {
+    match (a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
+        _ => "-".into(),
+    }
+}
+
 fn mib(b: u64) -> String {
     format!("{:.1}", b as f64 / (1024.0 * 1024.0))
 }
@@ -93,10 +101,7 @@ pub fn markdown(doc: &Value) -> String {
     s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
     s.push_str("|---|---:|---:|---:|---:|\n");
     for r in doc["models"].as_array().into_iter().flatten() {
-        let q = |a: &str, b: &str, k: &str| match (r[a][k].as_u64(), r[b][k].as_u64()) {
-            (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
-            _ => "-".into(),
-        };
+        let q = |a: &str, b: &str, k: &str| ratio(&r[a][k], &r[b][k]);
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} |",
@@ -107,6 +112,7 @@ pub fn markdown(doc: &Value) -> String {
             q("modelrt", "onnxruntime", "min_ns")
         );
     }
+    pipelines_markdown(&mut s, doc);
     for o in doc["overhead"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
@@ -119,6 +125,67 @@ pub fn markdown(doc: &Value) -> String {
         );
     }
     s
+}
+
+/// The stateful pipelines: per-frame time of modelrt (inputs copied, and read in place) and of tinygrad's own replay
+/// of the same capture, plus modelrt's per-frame host overhead (enqueue) and device time.
+fn pipelines_markdown(s: &mut String, doc: &Value) {
+    let Some(rows) = doc["pipelines"].as_array().filter(|r| !r.is_empty()) else {
+        return;
+    };
+    s.push_str("\nStateful pipelines, per frame (each process times consecutive frames from the initial state):\n\n");
+    s.push_str("| pipeline | kernels / launches | runtime | frames | frame min (ms) | frame median (ms) | frame max (ms) | enqueue median (ms) | device median (ms) | load (ms) | peak RSS (MiB) |\n");
+    s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        for (rt, key, enq, dev) in [
+            (
+                "modelrt",
+                "modelrt",
+                "modelrt_enqueue_median_ns",
+                "modelrt_device_median_ns",
+            ),
+            (
+                "modelrt --zero-copy",
+                "modelrt_zero_copy",
+                "zero_copy_enqueue_median_ns",
+                "zero_copy_device_median_ns",
+            ),
+            ("tinygrad", "tinygrad", "", ""),
+        ] {
+            let st = &r[key];
+            let g = |k: &str| st[k].as_u64().unwrap_or(0);
+            let opt = |k: &str| r[k].as_u64().map_or("-".to_string(), ms);
+            let _ = writeln!(
+                s,
+                "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                r["pipeline"].as_str().unwrap_or("?"),
+                r["kernels"],
+                r["launches"],
+                g("samples"),
+                ms(g("min_ns")),
+                ms(g("median_ns")),
+                ms(g("max_ns")),
+                opt(enq),
+                opt(dev),
+                ms(g("load_median_ns")),
+                mib(g("peak_rss_bytes"))
+            );
+        }
+        let q = |a: &str| ratio(&r[a]["median_ns"], &r["tinygrad"]["median_ns"]);
+        let _ = writeln!(
+            s,
+            "\n{}: modelrt / tinygrad (median frame) {} with inputs copied, {} with inputs read in place ({}). \
+             Peak RSS includes the {} MiB of stacked frames every process holds.",
+            r["pipeline"].as_str().unwrap_or("?"),
+            q("modelrt"),
+            q("modelrt_zero_copy"),
+            r["zero_copy_input_paths"]
+                .as_array()
+                .map(|p| p.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|| "-".into()),
+            mib(r["frames_bytes"].as_u64().unwrap_or(0))
+        );
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +222,37 @@ mod tests {
         // median 1.0/4.0 and 2.0 ms; min 0.999/3.999 and 0.999/0.499
         assert!(md.contains("| m | 0.250 | 0.250 | 2.000 | 2.002 |"), "{md}");
         assert!(md.contains("1-thread kernel: 123 ns per kernel launch (median step 30 µs with 201 launches vs 5 µs with 1"));
+        assert!(
+            !md.contains("Stateful pipelines"),
+            "no pipelines, no section"
+        );
+    }
+
+    #[test]
+    fn markdown_lists_pipelines_per_frame() {
+        let st = |med: u64| {
+            json!({"min_ns": med / 2, "median_ns": med, "max_ns": med * 2, "samples": 200,
+                   "load_median_ns": 1_000_000, "peak_rss_bytes": 104_857_600})
+        };
+        let doc = json!({"machine": {}, "models": [], "overhead": [], "pipelines": [{
+            "pipeline": "p", "kernels": 17, "launches": 17, "frames_bytes": 3_145_728,
+            "modelrt": st(2_000_000), "modelrt_zero_copy": st(1_500_000), "tinygrad": st(8_000_000),
+            "modelrt_enqueue_median_ns": 1_000, "modelrt_device_median_ns": 1_900_000,
+            "zero_copy_enqueue_median_ns": 3_000, "zero_copy_device_median_ns": 1_400_000,
+            "zero_copy_input_paths": ["zero-copy", "copied (misaligned)"]}]});
+        let md = markdown(&doc);
+        assert!(
+            md.contains("| p | 17 / 17 | modelrt | 200 | 1.000 | 2.000 | 4.000 | 0.001 | 1.900 | 1.000 | 100.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| p | 17 / 17 | modelrt --zero-copy | 200 | 0.750 | 1.500 | 3.000 | 0.003 | 1.400 |"), "{md}");
+        assert!(
+            md.contains("| p | 17 / 17 | tinygrad | 200 | 4.000 | 8.000 | 16.000 | - | - |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("p: modelrt / tinygrad (median frame) 0.250 with inputs copied, 0.188 with inputs read in place (zero-copy, copied (misaligned)). Peak RSS includes the 3.0 MiB"),
+            "{md}"
+        );
     }
 }

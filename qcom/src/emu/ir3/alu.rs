@@ -48,6 +48,7 @@ pub fn class3(op: Op3) -> Class {
 }
 
 /// fp32 denormals are flushed to a signed zero on arithmetic inputs and results (§16.4).
+#[inline]
 pub fn ftz(x: f32) -> f32 {
     if x.is_subnormal() {
         if x.is_sign_negative() {
@@ -101,6 +102,7 @@ fn fminmax(a: f32, b: f32, max: bool) -> f32 {
 }
 
 /// cat2 on float sources (already converted to f32, modifiers applied).
+#[inline(always)]
 pub fn op2_f(op: Op2, a: f32, b: f32, full: bool) -> Result<V, &'static str> {
     use Op2::*;
     Ok(match op {
@@ -130,6 +132,7 @@ pub fn op2_f(op: Op2, a: f32, b: f32, full: bool) -> Result<V, &'static str> {
 }
 
 /// cat2 on integer/bit sources (32-bit; half sources already extended per [`class2`]).
+#[inline(always)]
 pub fn op2_i(op: Op2, a: u32, b: u32) -> Result<u32, &'static str> {
     use Op2::*;
     let (sa, sb) = (a as i32, b as i32);
@@ -171,6 +174,7 @@ pub fn op2_i(op: Op2, a: u32, b: u32) -> Result<u32, &'static str> {
 }
 
 /// cat3 on float sources.
+#[inline(always)]
 pub fn op3_f(op: Op3, a: f32, b: f32, c: f32, full: bool) -> Result<V, &'static str> {
     Ok(match op {
         // Unfused: the product is rounded before the add (§16.4).
@@ -183,6 +187,7 @@ pub fn op3_f(op: Op3, a: f32, b: f32, c: f32, full: bool) -> Result<V, &'static 
 }
 
 /// cat3 on integer/bit sources.
+#[inline(always)]
 pub fn op3_i(op: Op3, a: u32, b: u32, c: u32) -> Result<u32, &'static str> {
     use Op3::*;
     Ok(match op {

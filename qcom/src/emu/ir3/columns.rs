@@ -1,17 +1,22 @@
-//! Column-wise ALU execution: each source is gathered once per instruction (and repeat step) for all issued
-//! fibers, the operation runs over the columns, and the results are scattered to the destination — the fast
-//! path of `exec` for cat2/cat3/cat4 (semantics in `alu`).
+//! Column-wise execution of register-to-register instructions (cat1 moves, cat2/cat3/cat4 ALU): each source is
+//! gathered once per instruction (and repeat step) for all issued fibers — a plain slice copy when every fiber
+//! of the group is issued — the operation runs over the columns with the opcode resolved outside the lane loop,
+//! and the results are scattered to the destination. Per-fiber semantics live in `alu`.
 use super::alu::{self, Class, V};
 use super::exec::{Group, Launch};
 use super::float::{f16_to_f32, f32_to_f16};
 use super::instr::*;
 
-/// Scratch columns reused across instructions.
+/// Scratch columns reused across instructions (no allocation per issue once they have grown).
 #[derive(Default)]
 pub(super) struct Cols {
-    src: [Vec<u32>; 3],
+    raw: [Vec<u32>; 4],
+    f: [Vec<f32>; 3],
     out: Vec<V>,
 }
+
+/// Registers below this number are plain GPRs (r0.x … r60.w); higher numbers are a0/p0 and need the slow path.
+const GPRS: usize = 61 * 4;
 
 fn to_f(raw: u32, full: bool, m: Mods) -> f32 {
     let x = if full {
@@ -58,6 +63,33 @@ fn sat(x: f32) -> f32 {
     }
 }
 
+/// `raw` read as floats (with modifiers) into `out`.
+fn floats(raw: &[u32], full: bool, m: Mods, out: &mut Vec<f32>) {
+    out.clear();
+    out.extend(raw.iter().map(|&r| to_f(r, full, m)));
+}
+
+/// `raw` read as integers of the operation's class (with modifiers), in place.
+fn ints(raw: &mut [u32], full: bool, class: Class, m: Mods) {
+    let (signed, bits) = match class {
+        Class::Int { signed } => (signed, false),
+        _ => (false, true),
+    };
+    raw.iter_mut()
+        .for_each(|r| *r = to_i(*r, full, signed, bits, m));
+}
+
+/// Runs `$body` with `$o` bound to a constant for each listed hot operation (so the per-element `match` inside
+/// the `alu` functions folds away in the lane loop), and bound to the run-time value for every other operation.
+macro_rules! specialize {
+    ($op:expr, $o:ident, $ty:ident [$($hot:ident),*], $body:expr) => {
+        match $op {
+            $( $ty::$hot => { let $o = $ty::$hot; $body } )*
+            $o => $body,
+        }
+    };
+}
+
 impl Group {
     /// Raw bits of source `s` (repeat step `k`) for every fiber in `lanes`.
     fn gather(
@@ -73,12 +105,19 @@ impl Group {
         match *s {
             Src::Reg { num, r, .. } => {
                 let num = num as usize + if r { k as usize } else { 0 };
-                if num < 61 * 4 {
+                if num < GPRS {
                     let base = num * self.n;
-                    if half {
-                        out.extend(lanes.iter().map(|&i| self.h[base + i as usize] as u32));
-                    } else {
-                        out.extend(lanes.iter().map(|&i| self.r[base + i as usize]));
+                    match (half, lanes.len() == self.n) {
+                        (false, true) => out.extend_from_slice(&self.r[base..base + self.n]),
+                        (true, true) => {
+                            out.extend(self.h[base..base + self.n].iter().map(|&x| x as u32))
+                        }
+                        (false, false) => {
+                            out.extend(lanes.iter().map(|&i| self.r[base + i as usize]))
+                        }
+                        (true, false) => {
+                            out.extend(lanes.iter().map(|&i| self.h[base + i as usize] as u32))
+                        }
                     }
                     return Ok(());
                 }
@@ -96,19 +135,73 @@ impl Group {
         Ok(())
     }
 
-    /// Write `vals` (one per fiber of `lanes`) to `d` in repeat step `k`.
+    /// Write raw `vals` (one per fiber of `lanes`; 16-bit values in the low half) to `d` in repeat step `k`.
+    fn scatter_raw(
+        &mut self,
+        d: &Dst,
+        k: u8,
+        lanes: &[u32],
+        vals: &[u32],
+        half: bool,
+    ) -> Result<(), String> {
+        if let Dst::Reg { num, .. } = *d {
+            let num = num as usize + k as usize;
+            if num < GPRS {
+                let (base, n) = (num * self.n, self.n);
+                match (half, lanes.len() == n) {
+                    (false, true) => self.r[base..base + n].copy_from_slice(vals),
+                    (true, true) => self.h[base..base + n]
+                        .iter_mut()
+                        .zip(vals)
+                        .for_each(|(h, &v)| *h = v as u16),
+                    (false, false) => {
+                        for (&i, &v) in lanes.iter().zip(vals) {
+                            self.r[base + i as usize] = v;
+                        }
+                    }
+                    (true, false) => {
+                        for (&i, &v) in lanes.iter().zip(vals) {
+                            self.h[base + i as usize] = v as u16;
+                        }
+                    }
+                }
+                return Ok(());
+            }
+        }
+        for (&i, &v) in lanes.iter().zip(vals) {
+            self.write_raw(d, k, i, v, half)?;
+        }
+        Ok(())
+    }
+
+    /// Write computed `vals` (one per fiber of `lanes`) to `d` in repeat step `k`, converted to its precision.
     fn scatter(&mut self, d: &Dst, k: u8, lanes: &[u32], vals: &[V]) -> Result<(), String> {
         if let Dst::Reg { num, half } = *d {
             let num = num as usize + k as usize;
-            if num < 61 * 4 {
+            if num < GPRS {
+                let raw = |v: &V| match (*v, half) {
+                    (V::F(x), false) => alu::ftz(x).to_bits(),
+                    (V::F(x), true) => f32_to_f16(x) as u32,
+                    (V::I(u), false) => u,
+                    (V::I(u), true) => u & 0xFFFF,
+                };
                 let base = num * self.n;
-                for (&i, v) in lanes.iter().zip(vals) {
-                    let idx = base + i as usize;
-                    match (*v, half) {
-                        (V::F(x), false) => self.r[idx] = alu::ftz(x).to_bits(),
-                        (V::F(x), true) => self.h[idx] = f32_to_f16(x),
-                        (V::I(u), false) => self.r[idx] = u,
-                        (V::I(u), true) => self.h[idx] = u as u16,
+                if lanes.len() == self.n {
+                    if half {
+                        let h = &mut self.h[base..base + self.n];
+                        h.iter_mut().zip(vals).for_each(|(o, v)| *o = raw(v) as u16);
+                    } else {
+                        let r = &mut self.r[base..base + self.n];
+                        r.iter_mut().zip(vals).for_each(|(o, v)| *o = raw(v));
+                    }
+                } else {
+                    for (&i, v) in lanes.iter().zip(vals) {
+                        let idx = base + i as usize;
+                        if half {
+                            self.h[idx] = raw(v) as u16;
+                        } else {
+                            self.r[idx] = raw(v);
+                        }
                     }
                 }
                 return Ok(());
@@ -116,6 +209,75 @@ impl Group {
         }
         for (&i, v) in lanes.iter().zip(vals) {
             self.write_v(d, k, i, *v)?;
+        }
+        Ok(())
+    }
+
+    /// cat1 `mov`/`cov` (with `(rptN)`) over the issued fibers.
+    pub(super) fn mov(
+        &mut self,
+        ins: &Instr,
+        lanes: &[u32],
+        l: &Launch<'_>,
+        (src_ty, dst_ty, dst, src): (Ty, Ty, Dst, Src),
+    ) -> Result<(), String> {
+        let mut c = std::mem::take(&mut self.cols);
+        let mut res = Ok(());
+        for k in 0..=ins.repeat {
+            let col = &mut c.raw[0];
+            res = self.gather(&src, k, l, src_ty.is_half_cat1(), lanes, col);
+            if res.is_err() {
+                break;
+            }
+            convert_col(src_ty, dst_ty, ins.sat, col);
+            res = self.scatter_raw(&dst, k, lanes, col, dst_ty.is_half_cat1());
+            if res.is_err() {
+                break;
+            }
+        }
+        self.cols = c;
+        res
+    }
+
+    /// cat1 `swz`/`gat`/`sct`: every source register is read for all issued fibers before any destination is
+    /// written (the parallel-copy semantics the three share), converting `src_ty` → `dst_ty`.
+    pub(super) fn parallel_copy(
+        &mut self,
+        lanes: &[u32],
+        l: &Launch<'_>,
+        (src_ty, dst_ty): (Ty, Ty),
+        pairs: &[(RegNum, RegNum)],
+    ) -> Result<(), String> {
+        let mut c = std::mem::take(&mut self.cols);
+        let res = self.parallel_copy_cols(lanes, l, (src_ty, dst_ty), pairs, &mut c);
+        self.cols = c;
+        res
+    }
+
+    fn parallel_copy_cols(
+        &mut self,
+        lanes: &[u32],
+        l: &Launch<'_>,
+        (src_ty, dst_ty): (Ty, Ty),
+        pairs: &[(RegNum, RegNum)],
+        c: &mut Cols,
+    ) -> Result<(), String> {
+        for (col, &(_, s)) in c.raw.iter_mut().zip(pairs) {
+            let src = Src::Reg {
+                num: s,
+                half: src_ty.is_half_cat1(),
+                r: false,
+                last: false,
+            };
+            self.gather(&src, 0, l, src_ty.is_half_cat1(), lanes, col)?;
+            convert_col(src_ty, dst_ty, false, col);
+        }
+        for (col, &(d, _)) in c.raw.iter().zip(pairs) {
+            let dst = Dst::Reg {
+                num: d,
+                half: dst_ty.is_half_cat1(),
+            };
+            self.scatter_raw(&dst, 0, lanes, col, dst_ty.is_half_cat1())?;
         }
         Ok(())
     }
@@ -140,9 +302,11 @@ impl Group {
             v => v,
         };
         for k in 0..=ins.repeat {
-            let [s0, s1, s2] = &mut c.src;
-            c.out.clear();
-            let (dst, full) = match ins.op {
+            let [s0, s1, s2, _] = &mut c.raw;
+            let [f0, f1, f2] = &mut c.f;
+            let out = &mut c.out;
+            out.clear();
+            let dst = match ins.op {
                 Op::Alu2 {
                     op,
                     dst,
@@ -150,9 +314,8 @@ impl Group {
                     mods,
                     full,
                 } => {
-                    let two = super::disasm::op2_two_srcs(op);
                     self.gather(&src[0], k, l, !full, lanes, s0)?;
-                    if two {
+                    if super::disasm::op2_two_srcs(op) {
                         self.gather(&src[1], k, l, !full, lanes, s1)?;
                     } else {
                         s1.clear();
@@ -160,36 +323,32 @@ impl Group {
                     }
                     match alu::class2(op) {
                         Class::Float => {
-                            for (&a, &b) in s0.iter().zip(s1.iter()) {
-                                let v = alu::op2_f(
-                                    op,
-                                    to_f(a, full, mods[0]),
-                                    to_f(b, full, mods[1]),
-                                    full,
-                                )?;
-                                c.out.push(fsat(v));
-                            }
+                            floats(s0, full, mods[0], f0);
+                            floats(s1, full, mods[1], f1);
+                            let it = f0.iter().zip(f1.iter());
+                            specialize!(op, o, Op2[AddF, MulF, MaxF, MinF], {
+                                for (&a, &b) in it {
+                                    out.push(fsat(alu::op2_f(o, a, b, full)?));
+                                }
+                            })
                         }
-                        Class::Int { signed } => {
-                            for (&a, &b) in s0.iter().zip(s1.iter()) {
-                                let (a, b) = (
-                                    to_i(a, full, signed, false, mods[0]),
-                                    to_i(b, full, signed, false, mods[1]),
-                                );
-                                c.out.push(V::I(alu::op2_i(op, a, b)?));
-                            }
-                        }
-                        Class::Bits => {
-                            for (&a, &b) in s0.iter().zip(s1.iter()) {
-                                let (a, b) = (
-                                    to_i(a, full, false, true, mods[0]),
-                                    to_i(b, full, false, true, mods[1]),
-                                );
-                                c.out.push(V::I(alu::op2_i(op, a, b)?));
-                            }
+                        class => {
+                            ints(s0, full, class, mods[0]);
+                            ints(s1, full, class, mods[1]);
+                            let it = s0.iter().zip(s1.iter());
+                            specialize!(
+                                op,
+                                o,
+                                Op2[AddU, AddS, SubU, MulU24, MulS24, AndB, OrB, ShlB, ShrB],
+                                {
+                                    for (&a, &b) in it {
+                                        out.push(V::I(alu::op2_i(o, a, b)?));
+                                    }
+                                }
+                            )
                         }
                     }
-                    (dst, full)
+                    dst
                 }
                 Op::Alu3 {
                     op,
@@ -205,39 +364,31 @@ impl Group {
                         abs: false,
                         neg: neg[i],
                     };
-                    let (m0, m1, m2) = (m(0), m(1), m(2));
-                    let it = s0.iter().zip(s1.iter()).zip(s2.iter());
                     match alu::class3(op) {
                         Class::Float => {
-                            for ((&a, &b), &cc) in it {
-                                let v = alu::op3_f(
-                                    op,
-                                    to_f(a, full, m0),
-                                    to_f(b, full, m1),
-                                    to_f(cc, full, m2),
-                                    full,
-                                )?;
-                                c.out.push(fsat(v));
-                            }
+                            floats(s0, full, m(0), f0);
+                            floats(s1, full, m(1), f1);
+                            floats(s2, full, m(2), f2);
+                            let it = f0.iter().zip(f1.iter()).zip(f2.iter());
+                            specialize!(op, o, Op3[MadF32, MadF16], {
+                                for ((&a, &b), &cc) in it {
+                                    out.push(fsat(alu::op3_f(o, a, b, cc, full)?));
+                                }
+                            })
                         }
-                        Class::Int { signed } => {
-                            for ((&a, &b), &cc) in it {
-                                let a = to_i(a, full, signed, false, m0);
-                                let b = to_i(b, full, signed, false, m1);
-                                let cc = to_i(cc, full, signed, false, m2);
-                                c.out.push(V::I(alu::op3_i(op, a, b, cc)?));
-                            }
-                        }
-                        Class::Bits => {
-                            for ((&a, &b), &cc) in it {
-                                let a = to_i(a, full, false, true, m0);
-                                let b = to_i(b, full, false, true, m1);
-                                let cc = to_i(cc, full, false, true, m2);
-                                c.out.push(V::I(alu::op3_i(op, a, b, cc)?));
-                            }
+                        class => {
+                            ints(s0, full, class, m(0));
+                            ints(s1, full, class, m(1));
+                            ints(s2, full, class, m(2));
+                            let it = s0.iter().zip(s1.iter()).zip(s2.iter());
+                            specialize!(op, o, Op3[MadU24, MadS24, SelB32], {
+                                for ((&a, &b), &cc) in it {
+                                    out.push(V::I(alu::op3_i(o, a, b, cc)?));
+                                }
+                            })
                         }
                     }
-                    (dst, full)
+                    dst
                 }
                 Op::Sfu {
                     op,
@@ -247,17 +398,29 @@ impl Group {
                     full,
                 } => {
                     self.gather(&src, k, l, !full, lanes, s0)?;
-                    for &a in s0.iter() {
-                        c.out
-                            .push(fsat(V::F(alu::op4(op, to_f(a, full, mods), full))));
-                    }
-                    (dst, full)
+                    floats(s0, full, mods, f0);
+                    out.extend(f0.iter().map(|&a| fsat(V::F(alu::op4(op, a, full)))));
+                    dst
                 }
                 _ => return Err("not an ALU instruction".into()),
             };
-            let _ = full;
             self.scatter(&dst, k, lanes, &c.out)?;
         }
         Ok(())
+    }
+}
+
+/// cat1 conversion of a column of raw values, in place (`sat` clamps f32 results to [0, 1]).
+fn convert_col(src: Ty, dst: Ty, sat_f32: bool, col: &mut [u32]) {
+    if src == dst && matches!(dst, Ty::F32 | Ty::U32 | Ty::S32) && !sat_f32 {
+        return;
+    }
+    for v in col.iter_mut() {
+        let x = alu::convert(src, dst, *v);
+        *v = if sat_f32 && dst == Ty::F32 {
+            sat(f32::from_bits(x)).to_bits()
+        } else {
+            x
+        };
     }
 }

@@ -1,9 +1,10 @@
-//! Executes a [`Program`] for one compute dispatch (docs/hw/adreno-kgsl-pm4.md §16.3). Work groups run one
-//! after another; inside a group every fiber has its own program counter and the scheduler always issues the
-//! lowest pending PC for all fibers waiting there ("min-PC" reconvergence), so divergent branches, loops and
-//! `bar` behave as on the hardware for structured code without modelling the branch stack. Loads complete
-//! immediately, which makes `(sy)`/`(ss)` ordering no-ops; `(rptN)` repeats the instruction with advancing
-//! registers; `predt/predf/prede` mask fibers per their `p0.x`.
+//! Executes a [`Program`] for one compute dispatch (docs/hw/adreno-kgsl-pm4.md §16.5). Small work groups are
+//! batched (up to `BATCH_FIBERS` fibers, each group with its own shared memory) so one issue serves them all;
+//! every fiber has its own program counter and the scheduler always issues the lowest pending PC for all fibers
+//! waiting there ("min-PC" reconvergence), so divergent branches, loops and `bar` behave as on the hardware for
+//! structured code without modelling the branch stack. Loads complete immediately, which makes `(sy)`/`(ss)`
+//! ordering no-ops; `(rptN)` repeats the instruction with advancing registers; `predt/predf/prede` mask fibers per
+//! their `p0.x`.
 use super::alu::{self, V};
 use super::float::f32_to_f16;
 use super::instr::*;
@@ -55,8 +56,19 @@ pub struct RunStats {
 }
 
 const DONE: u32 = u32::MAX;
-/// Upper bound on issues per work group, so a shader that never ends is an error instead of a hang.
+/// Upper bound on issues per batch of work groups, so a shader that never ends is an error instead of a hang.
 const MAX_ISSUES: u64 = 1 << 28;
+
+/// The scheduler's knowledge of the next issue.
+#[derive(Clone, Copy)]
+enum Next {
+    /// Every live fiber waits at this PC (the issued set is all of them).
+    Converged(u32),
+    /// The fibers of the last issue wait at `pc`; every other live fiber waits at `rest_min` or later.
+    Subset { pc: u32, rest_min: u32 },
+    /// Find the lowest PC of the live fibers.
+    Scan,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PMode {
@@ -65,8 +77,16 @@ enum PMode {
     False,
 }
 
+/// Fibers batched into one [`Group`] when work groups are small: the per-issue cost is paid once for them all.
+const BATCH_FIBERS: usize = 512;
+
+/// The fibers of one or more work groups that execute together (a batch of independent work groups behaves as
+/// one wider group: min-PC issue keeps each group's barriers and reconvergence, shared memory is per group).
 pub(super) struct Group {
+    /// Fibers in the batch.
     pub(super) n: usize,
+    /// Fibers per work group.
+    pub(super) wg_n: usize,
     pub(super) r: Vec<u32>,
     pub(super) h: Vec<u16>,
     p: Vec<u8>,
@@ -75,7 +95,9 @@ pub(super) struct Group {
     pc: Vec<u32>,
     pmode: Vec<PMode>,
     pmask: Vec<bool>,
+    /// Shared memory of every work group of the batch, `shared_bytes` each.
     pub(super) shared: Vec<u8>,
+    pub(super) shared_bytes: usize,
     /// Per-fiber private memory (`p[…]`: spills and scratch arrays), grown on first touch, cleared per work group.
     pub(super) private: Vec<Vec<u8>>,
     pub(super) cols: super::columns::Cols,
@@ -106,36 +128,70 @@ pub fn run(
             ));
         }
     }
-    let mut stats = RunStats::default();
-    let mut g = Group {
-        n,
-        r: vec![0; 256 * n],
-        h: vec![0; 256 * n],
-        p: vec![0; n],
-        a0: vec![0; n],
-        a1: vec![0; n],
-        pc: vec![0; n],
-        pmode: vec![PMode::None; n],
-        pmask: vec![false; n],
-        shared: vec![0; launch.shared_bytes],
-        private: vec![Vec::new(); n],
-        cols: Default::default(),
-    };
-    for gz in 0..launch.groups[2] {
-        for gy in 0..launch.groups[1] {
-            for gx in 0..launch.groups[0] {
-                g.reset(launch, [gx, gy, gz]);
-                g.run(prog, launch, mem, &mut stats).map_err(|e| {
-                    format!("kernel {}: work group ({gx}, {gy}, {gz}): {e}", prog.name)
-                })?;
+    let [gx, gy, gz] = launch.groups.map(|g| g as usize);
+    let total = gx * gy * gz;
+    // `bany`/`ball` look at every issued fiber, so work groups are only batched when the shader has neither.
+    let wave_branch = prog.instrs.iter().any(|i| {
+        matches!(
+            i.op,
+            Op::Br {
+                kind: BrKind::Any | BrKind::All,
+                ..
             }
+        )
+    });
+    let per_batch = if wave_branch {
+        1
+    } else {
+        (BATCH_FIBERS / n).clamp(1, total.max(1))
+    };
+    let mut stats = RunStats::default();
+    let mut g: Option<Group> = None;
+    let mut first = 0;
+    while first < total {
+        let count = per_batch.min(total - first);
+        if g.as_ref().is_some_and(|g| g.n != count * n) {
+            g = None;
         }
+        let g = g.get_or_insert_with(|| Group::new(n, count, launch.shared_bytes));
+        g.reset(launch, first);
+        g.run(prog, launch, mem, &mut stats).map_err(|e| {
+            let id = |i: usize| (i % gx, (i / gx) % gy, i / (gx * gy));
+            format!(
+                "kernel {}: work groups {:?}…{:?}: {e}",
+                prog.name,
+                id(first),
+                id(first + count - 1)
+            )
+        })?;
+        first += count;
     }
     Ok(stats)
 }
 
 impl Group {
-    fn reset(&mut self, l: &Launch<'_>, wg: [u32; 3]) {
+    fn new(wg_n: usize, groups: usize, shared_bytes: usize) -> Group {
+        let n = wg_n * groups;
+        Group {
+            n,
+            wg_n,
+            r: vec![0; 256 * n],
+            h: vec![0; 256 * n],
+            p: vec![0; n],
+            a0: vec![0; n],
+            a1: vec![0; n],
+            pc: vec![0; n],
+            pmode: vec![PMode::None; n],
+            pmask: vec![false; n],
+            shared: vec![0; shared_bytes * groups],
+            shared_bytes,
+            private: vec![Vec::new(); n],
+            cols: Default::default(),
+        }
+    }
+
+    /// Start the batch whose first work group has linear index `first` (x fastest).
+    fn reset(&mut self, l: &Launch<'_>, first: usize) {
         self.r.fill(0);
         self.h.fill(0);
         self.p.fill(0);
@@ -148,12 +204,11 @@ impl Group {
         self.private.iter_mut().for_each(Vec::clear);
         let n = self.n;
         let [lx, ly, _] = l.local;
+        let [gx, gy, _] = l.groups;
         for lane in 0..n {
-            let id = [
-                lane as u32 % lx,
-                (lane as u32 / lx) % ly,
-                lane as u32 / (lx * ly),
-            ];
+            let (wg, local) = ((first + lane / self.wg_n) as u32, (lane % self.wg_n) as u32);
+            let wg = [wg % gx, (wg / gx) % gy, wg / (gx * gy)];
+            let id = [local % lx, (local / lx) % ly, local / (lx * ly)];
             for c in 0..3 {
                 if let Some(w) = l.wgid_reg {
                     self.r[(w as usize + c) * n + lane] = wg[c];
@@ -176,22 +231,28 @@ impl Group {
         let mut lanes: Vec<u32> = Vec::with_capacity(n);
         let mut enabled: Vec<u32> = Vec::with_capacity(n);
         let mut issues = 0u64;
-        // `next`: the PC every live fiber is known to wait at (all converged), so no scan is needed.
-        let mut next: Option<u32> = Some(0);
+        // What is known about the next issue without scanning every fiber's PC.
+        let mut next = Next::Converged(0);
         lanes.extend(0..n as u32);
         let mut all_pm_none = true;
         loop {
-            let mut converged = next.is_some();
-            let pc = match next {
-                Some(pc) => pc,
-                None => {
+            let (pc, converged, rest_min) = match next {
+                Next::Converged(pc) => (pc, true, DONE),
+                Next::Subset { pc, rest_min } => (pc, false, rest_min),
+                Next::Scan => {
                     let Some(pc) = self.pc.iter().copied().filter(|&p| p != DONE).min() else {
                         break;
                     };
                     lanes.clear();
                     lanes.extend((0..n as u32).filter(|&i| self.pc[i as usize] == pc));
-                    converged = lanes.len() == self.pc.iter().filter(|&&p| p != DONE).count();
-                    pc
+                    let rest_min = self
+                        .pc
+                        .iter()
+                        .copied()
+                        .filter(|&p| p != DONE && p != pc)
+                        .min()
+                        .unwrap_or(DONE);
+                    (pc, rest_min == DONE, rest_min)
                 }
             };
             let Some(ins) = prog.instrs.get(pc as usize) else {
@@ -211,12 +272,17 @@ impl Group {
             if self.flow(ins, pc, &lanes).map_err(ctx)? {
                 stats.fiber_instrs += lanes.len() as u64;
                 all_pm_none = self.pmode.iter().all(|&m| m == PMode::None);
-                // Still converged when every fiber went to the same place and none ended.
+                // Still one group of fibers when every issued fiber went to the same place and none ended.
                 let first = self.pc[lanes[0] as usize];
-                next = (converged
-                    && first != DONE
-                    && lanes.iter().all(|&i| self.pc[i as usize] == first))
-                .then_some(first);
+                let together = first != DONE && lanes.iter().all(|&i| self.pc[i as usize] == first);
+                next = match (together, converged) {
+                    (true, true) => Next::Converged(first),
+                    (true, false) if first < rest_min => Next::Subset {
+                        pc: first,
+                        rest_min,
+                    },
+                    _ => Next::Scan,
+                };
                 continue;
             }
             let active: &[u32] =
@@ -235,10 +301,22 @@ impl Group {
                 };
             stats.fiber_instrs += (active.len() * (ins.repeat as usize + 1)) as u64;
             self.exec(ins, active, l, mem).map_err(ctx)?;
-            for &i in &lanes {
-                self.pc[i as usize] = pc + 1;
-            }
-            next = converged.then_some(pc + 1);
+            // The per-fiber PCs of the issued fibers are only written when other fibers must be compared with
+            // them: every flow instruction writes the PC of each fiber it issues, and before a scan the issued
+            // fibers' PC is set here.
+            next = if converged {
+                Next::Converged(pc + 1)
+            } else if pc + 1 < rest_min {
+                Next::Subset {
+                    pc: pc + 1,
+                    rest_min,
+                }
+            } else {
+                for &i in &lanes {
+                    self.pc[i as usize] = pc + 1;
+                }
+                Next::Scan
+            };
         }
         Ok(())
     }
@@ -340,57 +418,27 @@ impl Group {
                 dst,
                 src,
                 ..
-            } => {
-                for k in 0..=ins.repeat {
-                    for &i in lanes {
-                        let raw = self.read_raw(&src, k, i, l, src_ty.is_half_cat1())?;
-                        let v = alu::convert(src_ty, dst_ty, raw);
-                        let out = if ins.sat && dst_ty == Ty::F32 {
-                            sat(f32::from_bits(v)).to_bits()
-                        } else {
-                            v
-                        };
-                        self.write_raw(&dst, k, i, out, dst_ty.is_half_cat1())?;
-                    }
-                }
-            }
+            } => self.mov(ins, lanes, l, (src_ty, dst_ty, dst, src))?,
             Op::Swz {
                 src_ty,
                 dst_ty,
                 dst,
                 src,
-            } => {
-                for &i in lanes {
-                    let v = [
-                        self.reg_raw(src[0], i, src_ty.is_half_cat1()),
-                        self.reg_raw(src[1], i, src_ty.is_half_cat1()),
-                    ];
-                    for c in 0..2 {
-                        let x = alu::convert(src_ty, dst_ty, v[c]);
-                        self.set_reg_raw(dst[c], i, x, dst_ty.is_half_cat1());
-                    }
-                }
-            }
+            } => self.parallel_copy(
+                lanes,
+                l,
+                (src_ty, dst_ty),
+                &[(dst[0], src[0]), (dst[1], src[1])],
+            )?,
             Op::Gat {
                 src_ty,
                 dst_ty,
                 dst,
                 src,
             } => {
-                for &i in lanes {
-                    let v: Vec<u32> = src
-                        .iter()
-                        .map(|&s| self.reg_raw(s, i, src_ty.is_half_cat1()))
-                        .collect();
-                    for (c, x) in v.into_iter().enumerate() {
-                        self.set_reg_raw(
-                            dst + c as u16,
-                            i,
-                            alu::convert(src_ty, dst_ty, x),
-                            dst_ty.is_half_cat1(),
-                        );
-                    }
-                }
+                let pairs: [(RegNum, RegNum); 4] =
+                    core::array::from_fn(|c| (dst + c as u16, src[c]));
+                self.parallel_copy(lanes, l, (src_ty, dst_ty), &pairs)?
             }
             Op::Sct {
                 src_ty,
@@ -398,19 +446,9 @@ impl Group {
                 dst,
                 src,
             } => {
-                for &i in lanes {
-                    let v: Vec<u32> = (0..4)
-                        .map(|c| self.reg_raw(src + c, i, src_ty.is_half_cat1()))
-                        .collect();
-                    for (c, x) in v.into_iter().enumerate() {
-                        self.set_reg_raw(
-                            dst[c],
-                            i,
-                            alu::convert(src_ty, dst_ty, x),
-                            dst_ty.is_half_cat1(),
-                        );
-                    }
-                }
+                let pairs: [(RegNum, RegNum); 4] =
+                    core::array::from_fn(|c| (dst[c], src + c as u16));
+                self.parallel_copy(lanes, l, (src_ty, dst_ty), &pairs)?
             }
             Op::Alu2 { .. } | Op::Alu3 { .. } | Op::Sfu { .. } => self.alu(ins, lanes, l)?,
             Op::Isam { .. } | Op::Load { .. } | Op::Store { .. } | Op::Stib { .. } => {
@@ -506,7 +544,14 @@ impl Group {
         })
     }
 
-    fn write_raw(&mut self, d: &Dst, k: u8, lane: u32, v: u32, half: bool) -> Result<(), String> {
+    pub(super) fn write_raw(
+        &mut self,
+        d: &Dst,
+        k: u8,
+        lane: u32,
+        v: u32,
+        half: bool,
+    ) -> Result<(), String> {
         let li = lane as usize;
         match *d {
             Dst::Reg { num, .. } => {
@@ -558,14 +603,6 @@ impl Group {
             _ => raw,
         };
         self.write_raw(d, k, lane, raw, half)
-    }
-}
-
-fn sat(x: f32) -> f32 {
-    if x.is_nan() {
-        0.0
-    } else {
-        x.clamp(0.0, 1.0)
     }
 }
 

@@ -1,8 +1,15 @@
 //! IEEE binary16 ↔ binary32 conversions (round to nearest even, denormals kept, NaN stays NaN) used by half
 //! registers, `cov`, fp16 images and fp16 ALU results.
 
-/// binary16 bits → f32 (exact).
+/// binary16 bits → f32 (exact), through a table of all 65536 values built once by [`decode_f16`].
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
+    static TABLE: std::sync::OnceLock<Box<[f32]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| (0..=u16::MAX).map(decode_f16).collect())[h as usize]
+}
+
+/// binary16 bits → f32 (exact), computed from the fields.
+fn decode_f16(h: u16) -> f32 {
     let sign = (h as u32 & 0x8000) << 16;
     let exp = (h >> 10) & 0x1F;
     let man = h as u32 & 0x3FF;

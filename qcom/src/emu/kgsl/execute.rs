@@ -33,9 +33,7 @@ struct ModelMem<'a>(&'a mut KgslModel);
 
 impl GpuMemory for ModelMem<'_> {
     fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
-        let v = self.0.read(addr, out.len())?;
-        out.copy_from_slice(&v);
-        Ok(())
+        self.0.read_into(addr, out)
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
         self.0.write(addr, data)

@@ -51,11 +51,18 @@ impl KgslModel {
 
     /// Read `len` bytes of GPU memory (only model-owned objects).
     pub fn read(&self, addr: u64, len: usize) -> R<Vec<u8>> {
-        let p = self.ptr(addr, len as u64, "read")?;
         let mut v = vec![0u8; len];
-        // SAFETY: `p..p+len` lies inside a live allocation owned by the model.
-        unsafe { core::ptr::copy_nonoverlapping(p, v.as_mut_ptr(), len) };
+        self.read_into(addr, &mut v)?;
         Ok(v)
+    }
+
+    /// Read `out.len()` bytes of GPU memory into `out` (only model-owned objects).
+    pub fn read_into(&self, addr: u64, out: &mut [u8]) -> R<()> {
+        let p = self.ptr(addr, out.len() as u64, "read")?;
+        // SAFETY: `p..p+out.len()` lies inside a live allocation owned by the model; `out` is a distinct Rust
+        // borrow, so the ranges do not overlap.
+        unsafe { core::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
     }
 
     pub(super) fn write(&mut self, addr: u64, data: &[u8]) -> R<()> {

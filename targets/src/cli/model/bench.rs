@@ -1,30 +1,36 @@
 //! `modelrt bench`: time repeated runs after a warm-up — min/median/max of step, enqueue and device
 //! time, load time and peak RSS — as a human summary or one JSON object (`--json`, read by
-//! `cargo xtask bench`), optionally with a Chrome trace of one run.
-use std::path::Path;
+//! `cargo xtask bench`), optionally with a Chrome trace of one run. `--steps N` times N consecutive
+//! frames of a stateful pipeline (state reset after the warm-up, then carried frame to frame).
+use std::path::PathBuf;
 
 use anyhow::bail;
-use modelrt_targets::runner::load;
+use clap::Args;
+use modelrt_core::bundle::Bundle;
+use modelrt_core::Timing;
+use modelrt_targets::runner::{load, LoadedModel};
 use serde_json::json;
 
+use super::frames::FrameBuffers;
+use super::steps::{read_inputs, StepInputs};
 use super::{
-    alloc_outputs, mib, ms, parse_bundle, read_bundle_file, reference_inputs, run_once, trace,
-    DeviceArgs,
+    alloc_outputs, mib, ms, parse_bundle, read_bundle_file, reference_inputs, trace, DeviceArgs,
 };
+
+/// One run on borrowed inputs.
+fn run_step(
+    model: &mut dyn LoadedModel<'_>,
+    inputs: &[&[u8]],
+    outputs: &mut [Vec<u8>],
+) -> anyhow::Result<Timing> {
+    let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    model.run(inputs, &mut outs)
+}
 
 /// Statistics of a series of nanosecond samples.
 fn stats(v: &mut [u64]) -> (u64, u64, u64) {
     v.sort_unstable();
     (v[0], v[v.len() / 2], v[v.len() - 1])
-}
-
-/// What `modelrt bench` should produce besides the timing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BenchOutput<'a> {
-    /// Print one JSON object (for `cargo xtask bench`) instead of the human summary.
-    pub json: bool,
-    /// Also write a Chrome trace-event JSON of one step-by-step run to this file.
-    pub trace: Option<&'a Path>,
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), if the platform reports it.
@@ -41,64 +47,154 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// `modelrt bench`.
-pub fn bench(
-    path: &Path,
-    iters: usize,
-    warmup: usize,
-    dev: DeviceArgs,
-    out: BenchOutput<'_>,
-) -> anyhow::Result<()> {
-    if iters == 0 {
-        bail!("--iters must be at least 1");
-    }
-    let bytes = read_bundle_file(path)?;
-    let b = parse_bundle(&bytes, path)?;
-    let inputs = match reference_inputs(&b) {
-        Ok(i) => i,
+/// `modelrt bench` arguments.
+#[derive(Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// The bundle (.mrt).
+    pub bundle: PathBuf,
+    /// Timed iterations.
+    #[arg(long, default_value_t = 100)]
+    pub iters: usize,
+    /// Untimed warm-up iterations.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: usize,
+    /// Time N consecutive frames of a stateful pipeline instead of --iters repeats: state is reset
+    /// after the warm-up, so the frames run from the load-time state as after a fresh start, and
+    /// each carries its state to the next.
+    #[arg(long, value_name = "N", conflicts_with = "iters")]
+    pub steps: Option<usize>,
+    /// With --steps N: per-frame inputs as NAME=FILE.npy holding N tensors stacked on a new leading
+    /// axis [default: the bundle's reference inputs, else zeros, every frame].
+    #[arg(
+        short,
+        long = "input",
+        value_name = "NAME=FILE.npy",
+        requires = "steps"
+    )]
+    pub inputs: Vec<String>,
+    /// Hand each input to the model as a borrowed buffer read in place (CPU backend; other
+    /// backends, and inputs the CPU cannot bind, are copied and the summary says why). Filling the
+    /// buffer with the next frame is not timed, as a camera's write would not be.
+    #[arg(long)]
+    pub zero_copy: bool,
+    /// Print one JSON object (step samples, stats, load time, peak RSS) instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a Chrome trace-event JSON (Perfetto) of one step-by-step run (CPU backend).
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
+
+/// The same input bytes every step: the reference inputs, else zeros.
+fn default_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
+    match reference_inputs(b) {
+        Ok(i) => Ok(i),
         Err(_) => b
             .body()
             .inputs
             .iter()
             .map(|t| Ok(vec![0u8; t?.byte_len() as usize]))
-            .collect::<anyhow::Result<_>>()?,
+            .collect(),
+    }
+}
+
+/// `modelrt bench`.
+pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
+    let (path, warmup, dev) = (a.bundle.as_path(), a.warmup, a.device);
+    let iters = a.steps.unwrap_or(a.iters);
+    if iters == 0 {
+        bail!(
+            "{} must be at least 1",
+            if a.steps.is_some() {
+                "--steps"
+            } else {
+                "--iters"
+            }
+        );
+    }
+    let bytes = read_bundle_file(path)?;
+    let b = parse_bundle(&bytes, path)?;
+    let frames = if a.inputs.is_empty() {
+        let one = default_inputs(&b)?;
+        StepInputs {
+            data: one,
+            steps: 1,
+        }
+    } else {
+        read_inputs(&b, &a.inputs, a.steps)?
     };
+    let inputs: Vec<Vec<u8>> = frames.step(0).iter().map(|s| s.to_vec()).collect();
     let t_load = std::time::Instant::now();
     let mut model = load(b, dev.options())?;
     let load_ns = t_load.elapsed().as_nanos() as u64;
     let mut outputs = alloc_outputs(model.bundle())?;
-    for _ in 0..warmup {
-        run_once(model.as_mut(), &inputs, &mut outputs)?;
+    let mut zero = a
+        .zero_copy
+        .then(|| FrameBuffers::new(&inputs.iter().map(Vec::len).collect::<Vec<_>>()));
+    let mut step = |model: &mut dyn LoadedModel<'_>, k: usize, outputs: &mut [Vec<u8>]| {
+        let frame = frames.step(k % frames.steps);
+        match zero.as_mut() {
+            Some(z) => z.run(model, &frame, outputs),
+            None => run_step(model, &frame, outputs),
+        }
+    };
+    for k in 0..warmup {
+        step(model.as_mut(), k, &mut outputs)?;
+    }
+    if a.steps.is_some() {
+        model.reset_state()?;
     }
     let (mut total, mut enq, mut devt) = (
         Vec::with_capacity(iters),
         Vec::with_capacity(iters),
         Vec::with_capacity(iters),
     );
-    for _ in 0..iters {
-        let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    let usb_before = model.usb_counts();
+    for k in 0..iters {
+        let t = step(model.as_mut(), k, &mut outputs)?;
         total.push(t.total_ns);
         enq.push(t.enqueue_ns);
         devt.push(t.device_ns);
     }
+    // USB transfers of the timed steps, from the driver's counters (devices behind a bridge).
+    let usb = usb_before
+        .zip(model.usb_counts())
+        .map(|(before, after)| after.since(&before));
     let device_name = model.device_name();
     let modelled = !model.computes_outputs();
+    // The usb-emu link and GPU are emulators: their times and counts are labelled as such.
+    let emulated = device_name.starts_with("usb-emu");
     drop(model);
     // Before the trace run, which loads a second executor.
     let peak_rss = peak_rss_bytes();
-    let traced = match out.trace {
+    let traced = match a.trace.as_deref() {
         Some(file) => Some((file, trace::write_trace(&bytes, path, &inputs, dev, file)?)),
         None => None,
     };
-    if out.json {
+    let unit = if a.steps.is_some() { "frame" } else { "step" };
+    let paths = zero.as_ref().map(FrameBuffers::describe);
+    if a.json {
         let mut doc = json!({
             "device": device_name,
             "load_ns": load_ns,
             "iters": iters,
+            "steps": a.steps,
             "warmup": warmup,
             "samples_ns": total.clone(),
             "peak_rss_bytes": peak_rss,
+            "input_paths": paths,
+            "emulated": emulated,
         });
+        if let Some(c) = usb {
+            let n = iters as u64;
+            doc["usb_transfers_per_step"] = (c.transfers() / n).into();
+            doc["usb_control_per_step"] = (c.control() / n).into();
+            doc["usb_bulk_per_step"] = (c.bulk() / n).into();
+            doc["usb_bytes_out_per_step"] = ((c.control_bytes_out + c.bulk_bytes_out) / n).into();
+            doc["usb_bytes_in_per_step"] = ((c.control_bytes_in + c.bulk_bytes_in) / n).into();
+        }
         for (label, v) in [
             ("", &mut total),
             ("enqueue_", &mut enq),
@@ -118,17 +214,40 @@ pub fn bench(
     }
     println!("load        {}", ms(load_ns));
     for (label, v) in [
-        ("step", &mut total),
+        (unit, &mut total),
         ("enqueue", &mut enq),
         ("device", &mut devt),
     ] {
         let (lo, med, hi) = stats(v);
         println!(
-            "{label:11} min {}  median {}  max {}  ({iters} iters, {warmup} warm-up)",
+            "{label:11} min {}  median {}  max {}  ({iters} {}, {warmup} warm-up)",
             ms(lo),
             ms(med),
-            ms(hi)
+            ms(hi),
+            if a.steps.is_some() {
+                "consecutive frames, state carried"
+            } else {
+                "iters"
+            }
         );
+    }
+    if emulated {
+        println!("note        emulated: step/enqueue/device times are the emulated GPU's and link's, not hardware measurements");
+    }
+    if let Some(c) = usb {
+        let n = iters as f64;
+        println!(
+            "usb         {:.0} transfers per {unit} ({:.0} control, {:.0} bulk; {:.1} KiB out, {:.1} KiB in){}",
+            c.transfers() as f64 / n,
+            c.control() as f64 / n,
+            c.bulk() as f64 / n,
+            (c.control_bytes_out + c.bulk_bytes_out) as f64 / n / 1024.0,
+            (c.control_bytes_in + c.bulk_bytes_in) as f64 / n / 1024.0,
+            if emulated { " — emulated bridge" } else { "" }
+        );
+    }
+    if let Some(paths) = paths {
+        println!("inputs      {}", paths.join(", "));
     }
     if let Some(rss) = peak_rss {
         println!("peak rss    {}", mib(rss));

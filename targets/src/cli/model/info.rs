@@ -1,5 +1,5 @@
 //! `modelrt info`: describe a bundle — header, target, producer, arena, buffers, schedule, kernels,
-//! inputs/outputs, reference — and check that every kernel binary decodes for the bundle's target
+//! inputs/outputs, state buffers, reference — and check that every kernel binary decodes for the bundle's target
 //! (a bundle whose kernels do not decode is an error).
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,6 +8,9 @@ use anyhow::bail;
 use modelrt_core::bundle::{BufferKind, Step, TensorDesc};
 use modelrt_hal::target::{cpu_features, KernelMeta, Target};
 
+use modelrt_core::StateInfo;
+
+use super::steps::state_line;
 use super::{mib, parse_bundle, read_bundle_file, shape_str};
 
 fn hex(bytes: &[u8]) -> String {
@@ -176,6 +179,22 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         };
     io("input", body.inputs)?;
     io("output", body.outputs)?;
+    let states = body
+        .buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d, Ok(d) if d.kind == BufferKind::State));
+    for (index, (buffer, d)) in states.enumerate() {
+        let d = d?;
+        let s = StateInfo {
+            index,
+            buffer: buffer as u32,
+            label: d.label,
+            dtype: d.dtype,
+            size: d.size,
+        };
+        println!("state       {} — persists across runs", state_line(&s));
+    }
     match body.reference {
         Some(r) => println!(
             "reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it",

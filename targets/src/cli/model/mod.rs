@@ -11,14 +11,16 @@ use modelrt_core::Timing;
 use modelrt_targets::runner::{DeviceChoice, LoadOptions, LoadedModel};
 
 mod bench;
+mod frames;
 mod info;
 mod run;
+mod steps;
 mod trace;
 mod verify;
 
-pub use bench::{bench, BenchOutput};
+pub use bench::{bench, BenchArgs};
 pub use info::info;
-pub use run::run;
+pub use run::{run, RunArgs};
 pub use verify::verify_bytes;
 
 /// Where and how to run.

@@ -1,81 +1,78 @@
 //! `modelrt run`: read each input from a `.npy` file (name, dtype and shape checked against the bundle),
-//! run once, print a summary of each output and optionally write each to `DIR/NAME.npy`.
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+//! run once — or `--steps N` consecutive steps of a stateful bundle, inputs and outputs stacked on a new
+//! leading axis — print a summary of each output, optionally write each to `DIR/NAME.npy` and the final
+//! state buffers to `--dump-state DIR`.
+use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use modelrt_core::bundle::{Bundle, TensorDesc};
+use clap::Args;
+use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::element;
-use modelrt_targets::npy;
 use modelrt_targets::runner::load;
 
-use super::{alloc_outputs, ms, parse_bundle, read_bundle_file, run_once, shape_str, DeviceArgs};
+use super::steps::{dump_state, read_inputs, write_outputs};
+use super::{alloc_outputs, ms, parse_bundle, read_bundle_file, shape_str, DeviceArgs};
+
+/// `modelrt run` arguments.
+#[derive(Args, Clone, Debug)]
+#[command(
+    after_help = "State: a bundle's state buffers (recurrent state such as feature queues) start from \
+the bytes captured at compile time when the bundle is loaded and carry over from each step to the next; \
+`modelrt info` lists them. With --steps N every input file holds N per-step tensors stacked on a new \
+leading axis ([N x model shape]) and every output is written stacked the same way."
+)]
+pub struct RunArgs {
+    /// The bundle (.mrt).
+    pub bundle: PathBuf,
+    /// An input as NAME=FILE.npy (repeat for each input).
+    #[arg(short, long = "input", value_name = "NAME=FILE.npy")]
+    pub inputs: Vec<String>,
+    /// Write each output to DIR/NAME.npy.
+    #[arg(short, long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Run N consecutive steps (frames); each input file then has a leading axis of length N
+    /// [default: one step, input files have the model's shape].
+    #[arg(long, value_name = "N")]
+    pub steps: Option<usize>,
+    /// After the last step, write every state buffer to DIR/LABEL.npy (flat, its dtype).
+    #[arg(long, value_name = "DIR")]
+    pub dump_state: Option<PathBuf>,
+    /// Reset the state buffers to their load-time contents before every step, so each step runs as if
+    /// it were the first [default: state carries over between steps].
+    #[arg(long)]
+    pub reset_state: bool,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+}
 
 /// `modelrt run`.
-pub fn run(
-    path: &Path,
-    inputs: &[String],
-    output_dir: Option<&Path>,
-    dev: DeviceArgs,
-) -> anyhow::Result<()> {
+pub fn run(a: &RunArgs) -> anyhow::Result<()> {
+    let path = a.bundle.as_path();
     let bytes = read_bundle_file(path)?;
     let b = parse_bundle(&bytes, path)?;
-    let descs: Vec<TensorDesc<'_>> = b.body().inputs.iter().collect::<Result<_, _>>()?;
-    let mut given: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for spec in inputs {
-        let (name, file) = spec
-            .split_once('=')
-            .with_context(|| format!("--input '{spec}' is not NAME=FILE.npy"))?;
-        if !descs.iter().any(|d| d.name == name) {
-            let names: Vec<&str> = descs.iter().map(|d| d.name).collect();
-            bail!(
-                "unknown input '{name}'; this bundle's inputs are: {}",
-                names.join(", ")
-            );
-        }
-        if given
-            .insert(name.to_string(), PathBuf::from(file))
-            .is_some()
-        {
-            bail!("input '{name}' given twice");
-        }
-    }
-    let mut data = Vec::new();
-    for d in &descs {
-        let file = given.get(d.name).with_context(|| {
-            format!(
-                "missing input '{}' ({} {}); pass --input {}=FILE.npy",
-                d.name,
-                shape_str(&d.shape),
-                d.dtype.name(),
-                d.name
-            )
-        })?;
-        let raw = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        let arr = npy::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        if arr.dtype != d.dtype {
-            bail!(
-                "input '{}': {} has dtype {}, the model expects {}",
-                d.name,
-                file.display(),
-                arr.dtype.name(),
-                d.dtype.name()
-            );
-        }
-        if arr.shape.as_slice() != d.shape.as_slice() {
-            bail!(
-                "input '{}': {} has shape {}, the model expects {}",
-                d.name,
-                file.display(),
-                shape_str(&arr.shape),
-                shape_str(&d.shape)
-            );
-        }
-        data.push(arr.data);
-    }
-    let mut model = load(b, dev.options())?;
+    let inputs = read_inputs(&b, &a.inputs, a.steps)?;
+    let mut model = load(b, a.device.options())?;
+    let n = inputs.steps;
     let mut outputs = alloc_outputs(model.bundle())?;
-    let t = run_once(model.as_mut(), &data, &mut outputs)?;
+    let mut stacked: Vec<Vec<u8>> = outputs
+        .iter()
+        .map(|o| Vec::with_capacity(o.len() * n))
+        .collect();
+    let mut frame_ns = Vec::with_capacity(n);
+    let mut last = None;
+    for k in 0..n {
+        if a.reset_state {
+            model.reset_state()?;
+        }
+        let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+        let t = model.run(&inputs.step(k), &mut outs)?;
+        for (s, o) in stacked.iter_mut().zip(&outputs) {
+            s.extend_from_slice(o);
+        }
+        frame_ns.push(t.total_ns);
+        last = Some(t);
+    }
+    // `n >= 1`: `read_inputs` refuses 0 steps.
+    let t = last.unwrap_or_default();
     if !model.computes_outputs() {
         println!(
             "note        {} computed no outputs; nothing is written",
@@ -90,6 +87,15 @@ pub fn run(
         return Ok(());
     }
     print_output_summary(model.bundle(), &outputs)?;
+    if a.steps.is_some() {
+        frame_ns.sort_unstable();
+        println!(
+            "steps       {n} (outputs above are the last step's); per step min {} median {} max {}",
+            ms(frame_ns[0]),
+            ms(frame_ns[n / 2]),
+            ms(frame_ns[n - 1])
+        );
+    }
     println!(
         "timing      {} (enqueue {}, device {}) on {}",
         ms(t.total_ns),
@@ -97,30 +103,13 @@ pub fn run(
         ms(t.device_ns),
         model.device_name()
     );
-    if let Some(dir) = output_dir {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        for (t, out) in model.bundle().body().outputs.iter().zip(&outputs) {
-            let t = t?;
-            let file = dir.join(format!("{}.npy", sanitize(t.name)));
-            std::fs::write(&file, npy::encode(t.dtype, &t.shape, out))
-                .with_context(|| format!("cannot write {}", file.display()))?;
-            println!("wrote       {}", file.display());
-        }
+    if let Some(dir) = &a.output_dir {
+        write_outputs(model.bundle(), dir, &stacked, n, a.steps.is_some())?;
+    }
+    if let Some(dir) = &a.dump_state {
+        dump_state(model.as_mut(), dir)?;
     }
     Ok(())
-}
-
-/// Output names come from the model; keep them to safe file names.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// One line per output: min, max (and where), mean and the first values.

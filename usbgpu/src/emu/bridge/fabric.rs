@@ -434,6 +434,43 @@ impl Fabric {
         true
     }
 
+    /// The BAR and offset of a dword-aligned burst of `len` bytes at `addr` if one BAR claims all
+    /// of it (else the burst is routed dword by dword).
+    fn route_burst(&self, addr: u64, len: usize) -> Option<(usize, u64)> {
+        let (i, off) = self.route(addr).ok()?;
+        let last = addr.checked_add(len.checked_sub(4)? as u64)?;
+        (self.route(last).ok()? == (i, off + len as u64 - 4)).then_some((i, off))
+    }
+
+    /// A streaming write of whole dwords (mode-1 0xF0): one burst into the BAR model when a single
+    /// BAR claims the range, else per dword (unclaimed dwords are dropped).
+    pub fn mem_write_burst(&mut self, addr: u64, data: &[u8]) {
+        if let Some((i, off)) = self.route_burst(addr, data.len()) {
+            if let Some(bar) = self.endpoint.bars[i].as_mut() {
+                bar.model.write_bytes(off, data);
+                return;
+            }
+        }
+        for (k, w) in data.chunks_exact(4).enumerate() {
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            self.mem_write32(addr + 4 * k as u64, 0xF, v);
+        }
+    }
+
+    /// A streaming read of whole dwords (mode-2 0xF0); unclaimed dwords read all-ones.
+    pub fn mem_read_burst(&mut self, addr: u64, out: &mut [u8]) {
+        if let Some((i, off)) = self.route_burst(addr, out.len()) {
+            if let Some(bar) = self.endpoint.bars[i].as_mut() {
+                bar.model.read_bytes(off, out);
+                return;
+            }
+        }
+        for (k, w) in out.chunks_exact_mut(4).enumerate() {
+            let v = self.mem_read32(addr + 4 * k as u64).unwrap_or(u32::MAX);
+            w.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+
     /// Let emulated time pass for every BAR model.
     pub fn advance(&mut self, ns: u64) {
         for bar in self.endpoint.bars.iter_mut().flatten() {

@@ -401,37 +401,92 @@ impl EmuHandle {
     /// CQ 0x822000, mock window 0x800000). A write covering 0x82200C releases an armed SRAM read.
     pub fn gpu_write(&self, address: u64, data: &[u8]) -> Result<(), DmaError> {
         let mut s = lock(&self.state);
-        s.window_mut(address, data.len())?.copy_from_slice(data);
-        let end = address + data.len() as u64;
-        if address < BUS_CQ_RELEASE + 4 && end > BUS_CQ_RELEASE && !s.faults.hold_read_release {
-            s.read_released = true;
+        let (mut windows, _) = s.split_windows();
+        match super::SystemBus::write(&mut windows, address, data) {
+            true => Ok(()),
+            false => Err(DmaError {
+                address,
+                len: data.len(),
+            }),
         }
-        Ok(())
     }
 
     /// GPU-initiated read of a bridge window.
     pub fn gpu_read(&self, address: u64, out: &mut [u8]) -> Result<(), DmaError> {
-        out.copy_from_slice(lock(&self.state).window_mut(address, out.len())?);
-        Ok(())
+        let mut s = lock(&self.state);
+        let (mut windows, _) = s.split_windows();
+        match super::SystemBus::read(&mut windows, address, out) {
+            true => Ok(()),
+            false => Err(DmaError {
+                address,
+                len: out.len(),
+            }),
+        }
     }
 }
 
-impl EmuState {
-    /// The bridge window bytes a GPU-side DMA of `len` bytes at bus `address` touches.
-    fn window_mut(&mut self, address: u64, len: usize) -> Result<&mut [u8], DmaError> {
+/// The bridge windows as the GPU's DMA sees them (borrowed from [`EmuState`] while BAR models run).
+struct Windows<'a> {
+    sram: &'a mut [u8],
+    sys_buf: &'a mut [u8],
+    cq_buf: &'a mut [u8],
+    mock_window: &'a mut [u8],
+    read_released: &'a mut bool,
+    hold_release: bool,
+}
+
+impl Windows<'_> {
+    /// The window bytes a DMA of `len` bytes at bus `address` touches (one window must hold all).
+    fn slice(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
         let windows: [(u64, &mut [u8]); 4] = [
-            (BUS_SRAM, &mut self.sram[..]),
-            (BUS_SYS_BUF, &mut self.sys_buf[..]),
-            (BUS_CQ, &mut self.cq_buf[..]),
-            (BUS_MOCK_WINDOW, &mut self.mock_window[..]),
+            (BUS_SRAM, &mut *self.sram),
+            (BUS_SYS_BUF, &mut *self.sys_buf),
+            (BUS_CQ, &mut *self.cq_buf),
+            (BUS_MOCK_WINDOW, &mut *self.mock_window),
         ];
         for (base, window) in windows {
             if address >= base && address - base + len as u64 <= window.len() as u64 {
                 let o = (address - base) as usize;
-                return Ok(&mut window[o..o + len]);
+                return Some(&mut window[o..o + len]);
             }
         }
-        Err(DmaError { address, len })
+        None
+    }
+}
+
+impl super::SystemBus for Windows<'_> {
+    fn read(&mut self, address: u64, out: &mut [u8]) -> bool {
+        self.slice(address, out.len())
+            .map(|w| out.copy_from_slice(w))
+            .is_some()
+    }
+
+    fn write(&mut self, address: u64, data: &[u8]) -> bool {
+        let Some(w) = self.slice(address, data.len()) else {
+            return false;
+        };
+        w.copy_from_slice(data);
+        // A GPU write covering 0x82200C releases an armed SRAM read (docs/hw/asm24-bridge.md).
+        let end = address + data.len() as u64;
+        if address < BUS_CQ_RELEASE + 4 && end > BUS_CQ_RELEASE && !self.hold_release {
+            *self.read_released = true;
+        }
+        true
+    }
+}
+
+impl EmuState {
+    /// The DMA windows and the fabric, borrowed apart (BAR models run while windows are lent out).
+    fn split_windows(&mut self) -> (Windows<'_>, &mut Fabric) {
+        let windows = Windows {
+            sram: &mut self.sram[..],
+            sys_buf: &mut self.sys_buf[..],
+            cq_buf: &mut self.cq_buf[..],
+            mock_window: &mut self.mock_window[..],
+            read_released: &mut self.read_released,
+            hold_release: self.faults.hold_read_release,
+        };
+        (windows, &mut self.fabric)
     }
 
     fn xdata_byte(&mut self, addr: u16) -> &mut u8 {
@@ -674,10 +729,7 @@ impl EmuState {
         match consumer {
             Consumer::Stream { address, .. } => {
                 if self.link_up() {
-                    for (i, w) in data.chunks_exact(4).enumerate() {
-                        let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-                        self.fabric.mem_write32(address + 4 * i as u64, 0xF, v);
-                    }
+                    self.fabric.mem_write_burst(address, data);
                 }
             }
             Consumer::Sram { offset, .. } => {
@@ -715,13 +767,7 @@ impl EmuState {
         let produced = match consumer {
             Consumer::Stream { address, .. } => {
                 let mut bytes = vec![0u8; len];
-                for (i, w) in bytes.chunks_exact_mut(4).enumerate() {
-                    let v = self
-                        .fabric
-                        .mem_read32(address + 4 * i as u64)
-                        .unwrap_or(u32::MAX);
-                    w.copy_from_slice(&v.to_le_bytes());
-                }
+                self.fabric.mem_read_burst(address, &mut bytes);
                 bytes
             }
             Consumer::Sram { offset, .. } => {
@@ -749,9 +795,19 @@ impl EmuState {
             Transfer::ControlIn(setup, buf) => self.control_in(setup, buf, timeout),
             Transfer::BulkOut(endpoint, data) => self.bulk_out(endpoint, data, timeout),
             Transfer::BulkIn(endpoint, buf) => self.bulk_in(endpoint, buf, timeout),
-        }?;
+        };
+        self.service_devices();
+        let n = n?;
         self.counters.moved(issued, n);
         Ok(n)
+    }
+
+    /// Let the endpoint's BAR models run the work the transfer started, with DMA into the windows.
+    fn service_devices(&mut self) {
+        let (mut bus, fabric) = self.split_windows();
+        for bar in fabric.endpoint.bars.iter_mut().flatten() {
+            bar.model.service(&mut bus);
+        }
     }
 
     /// A submitted transfer runs at once; its failure (or a short bulk OUT) is latched for `wait_all`.

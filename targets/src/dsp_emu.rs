@@ -1,0 +1,155 @@
+//! A hexagon bundle computed under qemu-hexagon: its init and run steps become one `hexrun` schedule
+//! ([`modelrt_qcom::emu::hexagon`]) whose launches call each kernel library's FastRPC `entry`, and the output
+//! tensors are read back. An execution model only: the FastRPC/ION protocol of a real device is not modelled here.
+use anyhow::{bail, Context, Result};
+use modelrt_core::bundle::{ArgRef, Bundle, Step as BStep};
+use modelrt_hal::target::{ParamKind, Target};
+use modelrt_qcom::emu::hexagon::{self, BufArg, Schedule, Step};
+
+/// One executed step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepStat {
+    /// Kernel name, or `copy`.
+    pub name: String,
+    /// qemu instructions spent in the kernel's `entry` (0 for copies).
+    pub instructions: u32,
+}
+
+/// The outputs (bundle order, raw bytes) and what each step cost.
+#[derive(Clone, Debug)]
+pub struct DspRun {
+    pub outputs: Vec<Vec<u8>>,
+    pub steps: Vec<StepStat>,
+    /// Wall time of the qemu process.
+    pub qemu_seconds: f64,
+}
+
+fn u32_of(v: u64, what: &str) -> Result<u32> {
+    u32::try_from(v).with_context(|| format!("{what} {v} does not fit 32 bits"))
+}
+
+/// The schedule for one inference: every buffer with its initial bytes (weights, state) or `inputs`, then the
+/// init steps and the run steps in order. Also returns each step's name.
+pub fn schedule<'a>(b: &Bundle<'a>, inputs: &[&[u8]]) -> Result<(Schedule<'a>, Vec<String>)> {
+    let body = b.body();
+    if !matches!(body.target, Target::Hexagon { .. }) {
+        bail!(
+            "this bundle targets {}, not the Hexagon DSP",
+            body.target.family()
+        );
+    }
+    let mut s = Schedule::default();
+    for buf in body.buffers.iter() {
+        let buf = buf?;
+        let mut data = vec![0u8; usize::try_from(buf.size).context("buffer size")?];
+        if let Some(init) = b.init_bytes(&buf) {
+            data[..init.len()].copy_from_slice(init);
+        }
+        s.buffers.push(data);
+    }
+    if inputs.len() != body.inputs.len() {
+        bail!(
+            "{} inputs given, the bundle has {}",
+            inputs.len(),
+            body.inputs.len()
+        );
+    }
+    for (t, data) in body.inputs.iter().zip(inputs) {
+        let t = t?;
+        if data.len() as u64 != t.byte_len() {
+            bail!(
+                "input '{}' has {} bytes, expected {}",
+                t.name,
+                data.len(),
+                t.byte_len()
+            );
+        }
+        let at = usize::try_from(t.offset)?;
+        s.buffers[t.buffer as usize][at..at + data.len()].copy_from_slice(data);
+    }
+    for k in body.kernels.iter() {
+        s.libs.push(k?.binary);
+    }
+    let mut names = Vec::new();
+    for step in body.init.iter().chain(body.run.iter()) {
+        match step? {
+            BStep::Launch { kernel, args, .. } => {
+                let k = body.kernels.get(kernel as usize)?;
+                let (mut bufs, mut vals) = (Vec::new(), Vec::new());
+                for (a, p) in args.iter().zip(k.params.iter()) {
+                    match (*a, p.kind) {
+                        (
+                            ArgRef::Buffer {
+                                buffer,
+                                offset,
+                                size,
+                            },
+                            ParamKind::Buffer,
+                        ) => bufs.push(BufArg {
+                            buffer,
+                            offset: u32_of(offset, "offset")?,
+                            size: u32_of(size, "size")?,
+                        }),
+                        (ArgRef::Int(v), ParamKind::Var | ParamKind::CoreId) => {
+                            vals.push(u64::from(v as u32))
+                        }
+                        _ => bail!("kernel {}: argument does not match its parameter", k.name),
+                    }
+                }
+                s.steps.push(Step::Launch {
+                    lib: kernel,
+                    bufs,
+                    vals,
+                });
+                names.push(k.name.to_string());
+            }
+            BStep::Copy { dst, src, size } => {
+                s.steps.push(Step::Copy {
+                    dst: dst.buffer,
+                    dst_offset: u32_of(dst.offset, "offset")?,
+                    src: src.buffer,
+                    src_offset: u32_of(src.offset, "offset")?,
+                    size: u32_of(size, "copy size")?,
+                });
+                names.push("copy".into());
+            }
+        }
+    }
+    for t in body.outputs.iter() {
+        s.outputs.push(t?.buffer);
+    }
+    Ok((s, names))
+}
+
+/// Run one inference of a hexagon bundle under qemu-hexagon.
+pub fn run_bundle(b: &Bundle<'_>, inputs: &[&[u8]]) -> Result<DspRun> {
+    let (s, names) = schedule(b, inputs)?;
+    let t = std::time::Instant::now();
+    let r = hexagon::run(&s).map_err(|e| match e {
+        hexagon::HexagonError::Entry { step, ret } => {
+            anyhow::anyhow!("DSP kernel {} (step {step}) returned {ret}", names[step])
+        }
+        e => anyhow::anyhow!("{e}"),
+    })?;
+    let qemu_seconds = t.elapsed().as_secs_f64();
+    let mut outputs = Vec::new();
+    for (t, data) in b.body().outputs.iter().zip(&r.outputs) {
+        let t = t?;
+        let at = usize::try_from(t.offset)?;
+        let n = usize::try_from(t.byte_len())?;
+        outputs.push(data[at..at + n].to_vec());
+    }
+    let steps = names
+        .into_iter()
+        .zip(&r.steps)
+        .map(|(name, s)| StepStat {
+            name,
+            instructions: s.instructions,
+        })
+        .collect();
+    Ok(DspRun {
+        outputs,
+        steps,
+        qemu_seconds,
+    })
+}

@@ -1,0 +1,31 @@
+//! An RDNA3 (gfx1100) shader interpreter: the [`ShaderExecutor`](super::shader::ShaderExecutor)
+//! that makes the emulated Navi31 compute.
+//!
+//! Scope is the instruction subset tinygrad 0.14's gfx1100 kernels use (the census in
+//! `docs/hw/rdna3-isa.md`): 15 encodings, wave32 only. Pieces, one idea each:
+//! - [`ops`]: the operation table (opcode per encoding, LLVM mnemonic, operand types);
+//! - [`operand`], [`decode`]: raw dwords → typed [`decode::Inst`]; anything unknown is an error;
+//! - [`disasm`]: the LLVM-style listing the decoder golden test compares with `llvm-objdump-19`;
+//! - [`program`]: a kernel decoded once, with branch targets resolved;
+//! - [`float`]: f32/f16 rules (denormals kept, RNE, IEEE min/max, saturating conversions,
+//!   transcendentals against a correctly-rounded reference);
+//! - [`wave`], [`salu`], [`valu`], [`mem`]: one wave's state and its instruction semantics;
+//! - [`dispatch`]: the dispatch ABI, workgroups, LDS, `s_barrier`, the program cache.
+//!
+//! Decoding, the listing and instruction semantics use only `core` + `alloc` APIs, except
+//! [`float`], which calls std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/`log2`/
+//! `sin`/`cos`), and [`dispatch`], whose program cache is a std `HashMap`. No `unsafe` anywhere.
+#![forbid(unsafe_code)]
+pub mod decode;
+pub mod disasm;
+pub mod dispatch;
+pub mod float;
+pub mod mem;
+pub mod operand;
+pub mod ops;
+pub mod program;
+pub mod salu;
+pub mod valu;
+pub mod wave;
+
+pub use dispatch::{Rdna3, Stats};

@@ -1,0 +1,78 @@
+//! The RDNA3 interpreter against independent references, on real tinygrad gfx1100 kernels:
+//!
+//! - decoder golden: every instruction of every kernel of the vision-, policy- and dmonitor-like
+//!   models' amd-gfx1100 bundles decodes, and our listing equals `llvm-objdump-19 --mcpu=gfx1100`
+//!   instruction by instruction (mnemonic and operands);
+//! - model outputs: each bundle's whole schedule runs on the interpreter over a flat GPU memory
+//!   (the AMD runtime's layout, `rdna3_support/runner.rs`) and matches onnxruntime's outputs
+//!   embedded by `--reference` within 1e-4 absolute (and the bundle's own atol/rtol), and the
+//!   cpu-x86_64 bundle of the same graph (policy) within 1e-5.
+//!
+//! Needs the exporter's Python (tinygrad, onnxruntime) and LLVM 19 tools; without them the tests
+//! are recorded skips, which fail under CI (`tests/src/skip.rs`). The whole light zoo runs in
+//! `rdna3_zoo.rs` (ignored by default; command in docs/hw/rdna3-isa.md).
+mod rdna3_support;
+
+use modelrt_core::verify::compare;
+use modelrt_core::Bundle;
+use modelrt_tests::{compile, python, root, run_cpu, skip::skip};
+use rdna3_support::{check, objdump};
+
+const MODELS: [&str; 3] = ["policy", "dmonitor", "vision"];
+
+fn gfx1100(py: &std::path::Path, model: &str) -> Vec<u8> {
+    let onnx = root().join(format!("xtask/models/{model}.onnx"));
+    std::fs::read(compile(py, &onnx, "amd-gfx1100", true, "-rdna3")).unwrap()
+}
+
+#[test]
+fn decoder_matches_llvm_objdump_on_every_kernel() {
+    let Some(py) = python() else { return };
+    if !objdump::available() {
+        skip("llvm-objdump-19 not installed (Debian package llvm-19; `cargo xtask setup`)");
+        return;
+    }
+    let dir = root().join("target/e2e/rdna3-golden");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = 0;
+    for model in MODELS {
+        let bytes = gfx1100(&py, model);
+        let b = Bundle::parse(&bytes).unwrap();
+        for k in b.body().kernels.iter() {
+            let k = k.unwrap();
+            let name = format!("{model}-{}", k.entry);
+            checked += check::against_llvm(&dir, &name, k.binary).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    assert!(checked > 4000, "only {checked} instructions compared");
+}
+
+#[test]
+fn models_match_onnxruntime_and_the_cpu_bundle() {
+    let Some(py) = python() else { return };
+    for model in MODELS {
+        let bytes = gfx1100(&py, model);
+        let b = Bundle::parse(&bytes).unwrap();
+        let run = check::against_reference(&b).unwrap_or_else(|e| panic!("{model}: {e}"));
+        eprintln!("{model}: max abs {:.3e} vs onnxruntime", run.max_abs);
+        assert!(
+            run.max_abs <= 1e-4,
+            "{model}: max abs error {}",
+            run.max_abs
+        );
+        if model != "policy" {
+            continue; // each cpu compile adds 5–20 s of CI time; policy covers the comparison
+        }
+        let onnx = root().join(format!("xtask/models/{model}.onnx"));
+        let cpu = compile(&py, &onnx, "cpu-x86_64", false, "-rdna3-cpu");
+        let cpu_outs = run_cpu(&cpu, &run.inputs).unwrap();
+        for (k, (got, want)) in run.outputs.iter().zip(&cpu_outs).enumerate() {
+            let dtype = b.body().outputs.get(k).unwrap().dtype;
+            let c = compare(dtype, got, want, 1e-5, 1e-5);
+            assert_eq!(
+                c.mismatches, 0,
+                "{model} output {k} vs the cpu bundle: {c:?}"
+            );
+        }
+    }
+}

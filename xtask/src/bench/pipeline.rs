@@ -1,0 +1,233 @@
+//! The stateful-pipeline benchmark: an openpilot-shaped modeld step (`xtask/models/modeld_pipeline.py`: NV12 warp,
+//! vision, policy, on-device queues) timed frame by frame. One capture (`xtask/bench/export_pipeline_with_pickle.py`,
+//! the exporter's `--tinygrad` path unchanged plus a compile_modeld-style pickle of the same jit) gives the bundle,
+//! the pickle and the frames, so both runtimes replay the same kernels (checked by hashing every kernel binary) on
+//! the same inputs. Each round starts fresh processes in rotated order: `modelrt bench --steps N` (inputs copied),
+//! the same with `--zero-copy` (frames read in place), and tinygrad's own replay (`xtask/bench/refbench_pipeline.py`);
+//! every process times N consecutive frames from the initial state. There is no onnxruntime column: the pipeline is
+//! a tinygrad program, not an ONNX model.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::measure::Ctx;
+use super::prepare::{check_same_kernels, export_key, host_cpu_target};
+use super::proc;
+use super::stats::{stats_json, summarize, Acc};
+use crate::manifest::Manifest;
+
+/// Pipelines of the full benchmark: (name, `SCRIPT.py:FN` relative to the workspace).
+pub const PIPELINES: &[(&str, &str)] =
+    &[("modeld_pipeline", "xtask/models/modeld_pipeline.py:build")];
+
+/// The runtimes, in the order of the first round.
+const RUNTIMES: [&str; 3] = ["modelrt", "modelrt-zero-copy", "tinygrad"];
+/// Seed of the benchmark frames.
+const FRAMES_SEED: u64 = 7;
+/// Upper bound for one worker process or the export.
+const TIMEOUT: Duration = Duration::from_secs(900);
+
+/// A pipeline's bundle, pickle and frames from one capture.
+struct Prepared {
+    bundle: PathBuf,
+    pickle: PathBuf,
+    frames_dir: PathBuf,
+    inputs: Vec<String>,
+    kernels: usize,
+    launches: usize,
+}
+
+/// Export `spec` (once per content of the script, exporter, bench scripts, threads and frame count).
+fn prepare(
+    root: &Path,
+    python: &Path,
+    spec: &str,
+    dir: &Path,
+    threads: usize,
+    frames: usize,
+) -> Result<Prepared> {
+    let (script, _) = spec
+        .rsplit_once(':')
+        .context("pipeline spec is not SCRIPT.py:FN")?;
+    let scripts = root.join("xtask").join("bench");
+    let key = export_key(
+        root,
+        &root.join(script),
+        &[threads, frames],
+        &["export_pipeline_with_pickle.py", "export_with_pickle.py"],
+    )?;
+    let (bundle, pickle, frames_dir) = (
+        dir.join("pipeline.mrt"),
+        dir.join("jit.pkl"),
+        dir.join("frames"),
+    );
+    let meta_path = dir.join("jit.pkl.json");
+    let stamp = dir.join("stamp");
+    let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == key)
+        && bundle.is_file()
+        && pickle.is_file()
+        && meta_path.is_file();
+    if !fresh {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let manifest_dir = dir.join("manifest");
+        eprintln!("[bench] exporting {spec} (bundle + tinygrad pickle + {frames} frames from one capture)");
+        let status = Command::new(python)
+            .arg(scripts.join("export_pipeline_with_pickle.py"))
+            .arg("--pickle-out")
+            .arg(&pickle)
+            .args([
+                "--frames",
+                &frames.to_string(),
+                "--frames-seed",
+                &FRAMES_SEED.to_string(),
+            ])
+            .arg("--frames-out")
+            .arg(&frames_dir)
+            .arg("--tinygrad")
+            .arg(format!(
+                "{}:{}",
+                root.join(script).display(),
+                &spec[script.len() + 1..]
+            ))
+            .args([
+                "--target",
+                host_cpu_target(),
+                "--threads",
+                &threads.to_string(),
+                "--out",
+            ])
+            .arg(&manifest_dir)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(std::process::Stdio::null())
+            .status()
+            .context("cannot start the pipeline export")?;
+        if !status.success() {
+            bail!("export of {spec} failed ({status})");
+        }
+        let manifest = Manifest::load(&manifest_dir)?;
+        let bytes = crate::bundle_build::build(&manifest)?;
+        std::fs::write(&bundle, bytes)
+            .with_context(|| format!("cannot write {}", bundle.display()))?;
+        std::fs::write(&stamp, &key)?;
+    }
+    let (kernels, launches) = check_same_kernels(&bundle, &meta_path)?;
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(&meta_path)?).context("bad jit.pkl.json")?;
+    let inputs = meta["inputs"]
+        .as_array()
+        .context("jit.pkl.json has no input list")?
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    Ok(Prepared {
+        bundle,
+        pickle,
+        frames_dir,
+        inputs,
+        kernels,
+        launches,
+    })
+}
+
+fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<Value> {
+    let warmup = ctx.opts.warmup.to_string();
+    let mut cmd = if runtime == "tinygrad" {
+        let mut c = Command::new(ctx.python);
+        c.arg(ctx.refbench.with_file_name("refbench_pipeline.py"))
+            .arg("--pickle")
+            .arg(&p.pickle)
+            .arg("--frames-dir")
+            .arg(&p.frames_dir)
+            .args(["--warmup", &warmup]);
+        c
+    } else {
+        let mut c = Command::new(ctx.modelrt);
+        c.arg("bench").arg(&p.bundle).args([
+            "--json",
+            "--steps",
+            &frames.to_string(),
+            "--warmup",
+            &warmup,
+            "--threads",
+            &ctx.threads.to_string(),
+        ]);
+        for name in &p.inputs {
+            c.arg("--input").arg(format!(
+                "{name}={}",
+                p.frames_dir.join(format!("{name}.npy")).display()
+            ));
+        }
+        if runtime == "modelrt-zero-copy" {
+            c.arg("--zero-copy");
+        }
+        c
+    };
+    proc::run_json(&mut cmd, runtime, TIMEOUT)
+}
+
+/// Median of the per-process medians of `key` (ns) in `docs`.
+fn median_of(docs: &[Value], key: &str) -> Value {
+    let v: Vec<u64> = docs.iter().filter_map(|d| d[key].as_u64()).collect();
+    summarize(&v).map_or(Value::Null, |(_, m, _)| json!(m))
+}
+
+/// Benchmark one pipeline; its results object.
+pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str) -> Result<Value> {
+    // `--iters` is the frame count here: at least 20, like the golden test (10 in the quick check).
+    let frames = if ctx.opts.quick {
+        10
+    } else {
+        ctx.opts.iters.max(20)
+    };
+    let dir = ctx.out_dir.join(format!("{name}-t{}", ctx.threads));
+    let p = prepare(root, ctx.python, spec, &dir, ctx.threads, frames)?;
+    let mut accs: [Acc; 3] = Default::default();
+    let mut modelrt_docs: [Vec<Value>; 2] = Default::default();
+    for r in 0..ctx.opts.rounds {
+        let mut order = RUNTIMES;
+        order.rotate_left(r % RUNTIMES.len());
+        for rt in order {
+            eprintln!(
+                "[bench] {name}: round {}/{} {rt} ({frames} frames)",
+                r + 1,
+                ctx.opts.rounds
+            );
+            let v = worker(ctx, rt, &p, frames).with_context(|| format!("{name}: {rt}"))?;
+            let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
+            accs[i].add(&v)?;
+            if i < 2 {
+                modelrt_docs[i].push(v);
+            }
+        }
+    }
+    let [m, z, t] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
+    let ratio = |a: u64, b: u64| {
+        if b == 0 {
+            Value::Null
+        } else {
+            json!(a as f64 / b as f64)
+        }
+    };
+    let mut frames_bytes = 0u64;
+    for name in &p.inputs {
+        frames_bytes += std::fs::metadata(p.frames_dir.join(format!("{name}.npy")))?.len();
+    }
+    let paths = modelrt_docs[1]
+        .last()
+        .map_or(Value::Null, |d| d["input_paths"].clone());
+    Ok(json!({
+        "pipeline": name, "spec": spec, "frames": frames, "frames_bytes": frames_bytes, "kernels": p.kernels, "launches": p.launches,
+        "same_kernels_as_tinygrad": true,
+        "modelrt": stats_json(&m), "modelrt_zero_copy": stats_json(&z), "tinygrad": stats_json(&t),
+        "modelrt_enqueue_median_ns": median_of(&modelrt_docs[0], "enqueue_median_ns"),
+        "modelrt_device_median_ns": median_of(&modelrt_docs[0], "device_median_ns"),
+        "zero_copy_enqueue_median_ns": median_of(&modelrt_docs[1], "enqueue_median_ns"),
+        "zero_copy_device_median_ns": median_of(&modelrt_docs[1], "device_median_ns"),
+        "zero_copy_input_paths": paths,
+        "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
+        "ratio_zero_copy_over_tinygrad": ratio(z.median_ns, t.median_ns),
+    }))
+}
