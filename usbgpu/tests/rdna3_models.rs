@@ -1,8 +1,10 @@
 //! The RDNA3 interpreter against independent references, on real tinygrad gfx1100 kernels:
 //!
 //! - decoder golden: every instruction of every kernel of the vision-, policy- and dmonitor-like
-//!   models' amd-gfx1100 bundles decodes, and our listing equals `llvm-objdump-19 --mcpu=gfx1100`
-//!   instruction by instruction (mnemonic and operands);
+//!   models' amd-gfx1100 bundles, and of the openpilot-shaped modeld pipeline's
+//!   (`xtask/models/modeld_pipeline.py`, compiled with `--tinygrad`: uint8 NV12 warp, 16-bit
+//!   integer and byte-conversion ops), decodes, and our listing equals
+//!   `llvm-objdump-19 --mcpu=gfx1100` instruction by instruction (mnemonic and operands);
 //! - model outputs: each bundle's whole schedule runs on the interpreter over a flat GPU memory
 //!   (the AMD runtime's layout, `rdna3_support/runner.rs`) and matches onnxruntime's outputs
 //!   embedded by `--reference` within 1e-4 absolute (and the bundle's own atol/rtol), and the
@@ -15,14 +17,27 @@ mod rdna3_support;
 
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
-use modelrt_tests::{compile, python, root, run_cpu, skip::skip};
+use modelrt_tests::{compile, compile_args, python, root, run_cpu, skip::skip};
 use rdna3_support::{check, objdump};
+use xtask::exporter::{ExportArgs, Source};
 
 const MODELS: [&str; 3] = ["policy", "dmonitor", "vision"];
 
 fn gfx1100(py: &std::path::Path, model: &str) -> Vec<u8> {
     let onnx = root().join(format!("xtask/models/{model}.onnx"));
     std::fs::read(compile(py, &onnx, "amd-gfx1100", true, "-rdna3")).unwrap()
+}
+
+/// The modeld pipeline (`cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build
+/// --target amd-gfx1100`), as tests/tests/modeld_pipeline.rs compiles it for the CPU.
+fn pipeline_gfx1100(py: &std::path::Path) -> Vec<u8> {
+    let mut args = ExportArgs::onnx(
+        std::path::PathBuf::new(),
+        "amd-gfx1100",
+        std::path::PathBuf::new(),
+    );
+    args.source = Source::Tinygrad(xtask::pipeline::script_spec());
+    std::fs::read(compile_args(py, args, "-rdna3")).unwrap()
 }
 
 #[test]
@@ -35,8 +50,11 @@ fn decoder_matches_llvm_objdump_on_every_kernel() {
     let dir = root().join("target/e2e/rdna3-golden");
     std::fs::create_dir_all(&dir).unwrap();
     let mut checked = 0;
-    for model in MODELS {
-        let bytes = gfx1100(&py, model);
+    let bundles = MODELS
+        .iter()
+        .map(|&m| (m, gfx1100(&py, m)))
+        .chain([("modeld_pipeline", pipeline_gfx1100(&py))]);
+    for (model, bytes) in bundles {
         let b = Bundle::parse(&bytes).unwrap();
         for k in b.body().kernels.iter() {
             let k = k.unwrap();

@@ -428,3 +428,75 @@ fn saveexec_updates_exec_and_scc() {
     run(&mut w, &[sop2(9, 4, s(6), int(36))]);
     assert_eq!((w.s[4], w.s[5], w.scc), (0, 0x10, true));
 }
+
+/// Lane 0 of `v0` after `words`, with v0 = `old`, v1 = `a`, v2 = `b` beforehand.
+fn over(words: &[u32], old: u32, a: u32, b: u32) -> u32 {
+    let mut w = wave();
+    (w.v[0][0], w.v[1][0], w.v[2][0]) = (old, a, b);
+    run(&mut w, words);
+    w.v[0][0]
+}
+
+#[test]
+fn sixteen_bit_integer_ops_read_low_halves_and_keep_the_destination_high_half() {
+    // ISA (VOP3 opcodes 771, 824, 825): v_add_nc_u16 D.u16 = S0.u16 + S1.u16;
+    // v_lshlrev_b16 D.u16 = S1.u16 << S0[3:0]; v_lshrrev_b16 D.u16 = S1.u16 >> S0[3:0].
+    // Sources are their low 16 bits (op_sel = 0); the 16-bit result goes to the low half of the
+    // VGPR and the high half keeps its old value (RDNA3 16-bit results name one half of a VGPR).
+    const OLD: u32 = 0xdead_beef;
+    let add = vop3(771, 0, [v(1), v(2), 0], 0, 0, false);
+    // 0xfff0 + 0x0020 = 0x1_0010 → wraps to 0x0010; the sources' high halves (0x1234, 0xabcd)
+    // are not read and no carry reaches bit 16: 0xdead_0010.
+    assert_eq!(over(&add, OLD, 0x1234_fff0, 0xabcd_0020), 0xdead_0010);
+    // 0x7fff + 1 = 0x8000: an unsigned add, no signed saturation.
+    assert_eq!(over(&add, OLD, 0x7fff, 1), 0xdead_8000);
+    // The pipeline's form `v_lshlrev_b16 v0, 8, v1`: 0x00ab << 8 = 0xab00.
+    let shl8 = vop3(824, 0, [int(8), v(1), 0], 0, 0, false);
+    assert_eq!(over(&shl8, OLD, 0x1234_00ab, 0), 0xdead_ab00);
+    // 0xff00 << 8 = 0xff_0000: the bits shifted past bit 15 are dropped, not written to the
+    // high half: 0xdead_0000.
+    assert_eq!(over(&shl8, OLD, 0xff00, 0), 0xdead_0000);
+    // Only S0[3:0] counts: 17 → 1; 0x8001 << 1 = 0x1_0002 → 0x0002.
+    let shl17 = vop3(824, 0, [int(17), v(1), 0], 0, 0, false);
+    assert_eq!(over(&shl17, OLD, 0x8001, 0), 0xdead_0002);
+    // `v_lshrrev_b16 v0, 8, v1`: logical, and the source's high half is not shifted in:
+    // 0x8000 >> 8 = 0x0080 (an arithmetic shift, or a 32-bit shift of 0xffff_8000, would leave
+    // 0xff80 in the low half).
+    let shr8 = vop3(825, 0, [int(8), v(1), 0], 0, 0, false);
+    assert_eq!(over(&shr8, OLD, 0xffff_8000, 0), 0xdead_0080);
+    // Shift 20 → 20 & 15 = 4: 0xf000 >> 4 = 0x0f00.
+    let shr20 = vop3(825, 0, [int(20), v(1), 0], 0, 0, false);
+    assert_eq!(over(&shr20, OLD, 0xf000, 0), 0xdead_0f00);
+    // An inactive lane keeps its whole VGPR: EXEC = lane 0 only; lane 1 (0x0001 + 0x0001 if it
+    // ran) keeps 0xdead_beef.
+    let mut w = wave();
+    w.s[EXEC as usize] = 1;
+    for l in 0..2 {
+        (w.v[0][l], w.v[1][l], w.v[2][l]) = (OLD, 1, 1);
+    }
+    run(&mut w, &add);
+    assert_eq!((w.v[0][0], w.v[0][1]), (0xdead_0002, OLD));
+    // clamp on a 16-bit integer op (saturation) is not modelled: refused, never ignored.
+    let i = decode(&vop3(771, 0, [v(1), v(2), 0], 0, 0, true)).unwrap();
+    assert!(valu::exec(&mut wave(), &i).is_err());
+}
+
+#[test]
+fn cvt_f32_ubyte_converts_one_byte() {
+    // v_cvt_f32_ubyteN (VOP1 17–20): D.f32 = (float)S0[8N+7:8N], unsigned; the whole VGPR is
+    // written (a 32-bit result). Source 0x80ff_0201: byte 0 = 1 → 1.0 = 0x3f800000;
+    // byte 1 = 2 → 2.0 = 0x40000000; byte 2 = 255 = 1.9921875 × 2^7 → exponent 127 + 7 = 0x86,
+    // mantissa 0.9921875 × 2^23 = 0x7f0000 → 0x437f0000; byte 3 = 128 = 2^7 → 0x43000000.
+    let want = [F_ONE, 0x4000_0000, 0x437f_0000, 0x4300_0000];
+    for (n, want) in want.into_iter().enumerate() {
+        let op = 17 + n as u32;
+        assert_eq!(
+            over(&[vop1(op, 0, v(1))], 0xdead_beef, 0x80ff_0201, 0),
+            want,
+            "ubyte{n}"
+        );
+        // The same operation in VOP3 (opcode 384 + VOP1 opcode).
+        let e64 = vop3(384 + op, 0, [v(1), 0, 0], 0, 0, false);
+        assert_eq!(over(&e64, 0, 0x80ff_0201, 0), want, "ubyte{n}_e64");
+    }
+}

@@ -305,7 +305,7 @@ pub fn vop3_sources(op: Op) -> usize {
         }
         VAddCoU32 | VSubCoU32 | VSubrevCoU32 | VLshlrevB64 | VLshrrevB64 | VAshrrevI64
         | VLdexpF32 | VBfmB32 | VBcntU32B32 | VMulLoU32 | VMulHiU32 | VMulHiI32 | VReadlaneB32
-        | VWritelaneB32 => 2,
+        | VWritelaneB32 | VAddNcU16 | VLshlrevB16 | VLshrrevB16 => 2,
         _ => 3,
     }
 }

@@ -97,6 +97,8 @@ ops! {
     Vop1 5 VCvtF32I32 "v_cvt_f32_i32"; Vop1 6 VCvtF32U32 "v_cvt_f32_u32";
     Vop1 7 VCvtU32F32 "v_cvt_u32_f32"; Vop1 8 VCvtI32F32 "v_cvt_i32_f32";
     Vop1 10 VCvtF16F32 "v_cvt_f16_f32"; Vop1 11 VCvtF32F16 "v_cvt_f32_f16";
+    Vop1 17 VCvtF32Ubyte0 "v_cvt_f32_ubyte0"; Vop1 18 VCvtF32Ubyte1 "v_cvt_f32_ubyte1";
+    Vop1 19 VCvtF32Ubyte2 "v_cvt_f32_ubyte2"; Vop1 20 VCvtF32Ubyte3 "v_cvt_f32_ubyte3";
     Vop1 32 VFractF32 "v_fract_f32"; Vop1 33 VTruncF32 "v_trunc_f32"; Vop1 34 VCeilF32 "v_ceil_f32";
     Vop1 35 VRndneF32 "v_rndne_f32"; Vop1 36 VFloorF32 "v_floor_f32"; Vop1 37 VExpF32 "v_exp_f32";
     Vop1 39 VLogF32 "v_log_f32"; Vop1 42 VRcpF32 "v_rcp_f32"; Vop1 43 VRcpIflagF32 "v_rcp_iflag_f32";
@@ -144,6 +146,8 @@ ops! {
     Vop3 581 VXadU32 "v_xad_u32"; Vop3 582 VLshlAddU32 "v_lshl_add_u32"; Vop3 583 VAddLshlU32 "v_add_lshl_u32";
     Vop3 597 VAdd3U32 "v_add3_u32"; Vop3 598 VLshlOrB32 "v_lshl_or_b32"; Vop3 599 VAndOrB32 "v_and_or_b32";
     Vop3 600 VOr3B32 "v_or3_b32"; Vop3 766 VMadU64U32 "v_mad_u64_u32"; Vop3 767 VMadI64I32 "v_mad_i64_i32";
+    Vop3 771 VAddNcU16 "v_add_nc_u16"; Vop3 824 VLshlrevB16 "v_lshlrev_b16";
+    Vop3 825 VLshrrevB16 "v_lshrrev_b16";
     Vop3 768 VAddCoU32 "v_add_co_u32"; Vop3 769 VSubCoU32 "v_sub_co_u32"; Vop3 770 VSubrevCoU32 "v_subrev_co_u32";
     Vop3 796 VLdexpF32 "v_ldexp_f32"; Vop3 797 VBfmB32 "v_bfm_b32"; Vop3 798 VBcntU32B32 "v_bcnt_u32_b32";
     Vop3 812 VMulLoU32 "v_mul_lo_u32"; Vop3 813 VMulHiU32 "v_mul_hi_u32"; Vop3 814 VMulHiI32 "v_mul_hi_i32";

@@ -176,6 +176,7 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
             w.write(i.dst, &r);
             return Ok(());
         }
+        VAddNcU16 | VLshlrevB16 | VLshrrevB16 => return int16(w, i),
         VFmaMixF32 | VFmaMixloF16 | VFmaMixhiF16 => return fma_mix(w, i),
         _ => {}
     }
@@ -184,6 +185,11 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         VMovB32 => a,
         VCvtF32I32 => map1(&a, |x| bits(x as i32 as f32)),
         VCvtF32U32 => map1(&a, |x| bits(x as f32)),
+        // D.f32 = u32_to_f32(S0[8k+7:8k]): byte k, zero-extended; every byte is exact in f32.
+        VCvtF32Ubyte0 => map1(&a, |x| bits((x & 0xff) as f32)),
+        VCvtF32Ubyte1 => map1(&a, |x| bits((x >> 8 & 0xff) as f32)),
+        VCvtF32Ubyte2 => map1(&a, |x| bits((x >> 16 & 0xff) as f32)),
+        VCvtF32Ubyte3 => map1(&a, |x| bits((x >> 24) as f32)),
         VCvtU32F32 => map1(&a, fp::cvt_u32),
         VCvtI32F32 => map1(&a, fp::cvt_i32),
         VFractF32 => map1(&a, fp::fract),
@@ -330,6 +336,43 @@ fn three(op: Op, a: &Lanes, b: &Lanes, c: &Lanes) -> Result<Lanes, &'static str>
 }
 
 /// Apply the VOP3 clamp bit (float results only) and write.
+/// The 16-bit integer VOP3 operations `v_add_nc_u16`, `v_lshlrev_b16`, `v_lshrrev_b16`
+/// (docs/hw/rdna3-isa.md §7): each source is the low 16 bits of its operand (op_sel = 0, the
+/// only form decoded); the 16-bit result fills the low half of the destination VGPR and the
+/// high half is kept. Shifts use S0[3:0]; the add wraps modulo 2^16 (no carry out).
+fn int16(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
+    if i.clamp {
+        return Err("clamp on a 16-bit integer operation is not modelled");
+    }
+    if i.abs != 0 || i.neg != 0 {
+        return Err("abs/neg on a 16-bit integer operation is not modelled");
+    }
+    if i.src[..2].iter().any(|s| {
+        matches!(
+            s,
+            Src::Const {
+                code: 240..=248,
+                ..
+            }
+        )
+    }) {
+        return Err("a float inline constant on a 16-bit integer operand is not modelled");
+    }
+    let (a, b) = (w.fetch(i, 0), w.fetch(i, 1));
+    let old = w.v[usize::from(i.dst)];
+    let r: Lanes = core::array::from_fn(|l| {
+        let (x, y) = (a[l] as u16, b[l] as u16);
+        let v = match i.op {
+            Op::VAddNcU16 => x.wrapping_add(y),
+            Op::VLshlrevB16 => y << (x & 15),
+            _ => y >> (x & 15),
+        };
+        (old[l] & 0xffff_0000) | u32::from(v)
+    });
+    w.write(i.dst, &r);
+    Ok(())
+}
+
 fn finish(w: &mut Wave, i: &Inst, mut r: Lanes) -> Result<(), &'static str> {
     if i.clamp {
         if i.op.src_ty(0) != super::ops::Ty::F32 && i.op != Op::VCvtF32F16 {
