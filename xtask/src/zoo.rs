@@ -365,6 +365,36 @@ fn run_bundle_on(bundle: &Path, device: DeviceChoice) -> Result<Measured> {
     Ok((abs, rel, step, cpu))
 }
 
+impl AdrenoRun {
+    /// One run's row: its errors and step time, or the first line of why it failed.
+    fn from_result(res: Result<Measured>) -> AdrenoRun {
+        match res {
+            Ok((a, b, s, cpu)) => AdrenoRun {
+                status: "pass".into(),
+                max_abs_err: Some(a),
+                max_rel_err: Some(b),
+                step_s: Some(s),
+                step_cpu_s: cpu,
+            },
+            Err(e) => AdrenoRun {
+                status: format!("FAIL: {}", first_line(&e)),
+                max_abs_err: None,
+                max_rel_err: None,
+                step_s: None,
+                step_cpu_s: None,
+            },
+        }
+    }
+}
+
+/// The rows an earlier run left in `json` (none if it is missing or unreadable).
+fn earlier_results(json: &Path) -> Vec<AdrenoResult> {
+    std::fs::read(json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
 /// Run zoo models (all, or those in `only`) with random weights through the KGSL model's IR3 interpreter.
 /// `reuse`: run the bundles an earlier run left in `target/zoo/` instead of compiling them again. The results
 /// are merged into `target/zoo/zoo-adreno.json` (a model run now replaces its earlier row), and all rows so far
@@ -375,10 +405,7 @@ pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>>
     let out_dir = workspace_root().join("target").join("zoo");
     std::fs::create_dir_all(&out_dir)?;
     let json = out_dir.join("zoo-adreno.json");
-    let mut results: Vec<AdrenoResult> = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let mut results = earlier_results(&json);
     for model in MODELS
         .iter()
         .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
@@ -398,22 +425,7 @@ pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>>
                 randomized(&python, &zoo, model, &out_dir)
                     .and_then(|onnx| run_adreno(&python, &onnx, image, &bundle))
             };
-            let run = match res {
-                Ok((a, b, s, cpu)) => AdrenoRun {
-                    status: "pass".into(),
-                    max_abs_err: Some(a),
-                    max_rel_err: Some(b),
-                    step_s: Some(s),
-                    step_cpu_s: cpu,
-                },
-                Err(e) => AdrenoRun {
-                    status: format!("FAIL: {}", first_line(&e)),
-                    max_abs_err: None,
-                    max_rel_err: None,
-                    step_s: None,
-                    step_cpu_s: None,
-                },
-            };
+            let run = AdrenoRun::from_result(res);
             eprintln!("<== {}", run.status);
             r.runs.push(run);
         }
@@ -466,10 +478,7 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
     let out_dir = workspace_root().join("target").join("zoo");
     std::fs::create_dir_all(&out_dir)?;
     let json = out_dir.join("zoo-amd.json");
-    let mut results: Vec<AdrenoResult> = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let mut results = earlier_results(&json);
     for model in MODELS
         .iter()
         .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
@@ -487,22 +496,7 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
                 run_bundle_on(&bundle, DeviceChoice::UsbEmu)
             })
         };
-        let run = match res {
-            Ok((a, b, s, cpu)) => AdrenoRun {
-                status: "pass".into(),
-                max_abs_err: Some(a),
-                max_rel_err: Some(b),
-                step_s: Some(s),
-                step_cpu_s: cpu,
-            },
-            Err(e) => AdrenoRun {
-                status: format!("FAIL: {}", first_line(&e)),
-                max_abs_err: None,
-                max_rel_err: None,
-                step_s: None,
-                step_cpu_s: None,
-            },
-        };
+        let run = AdrenoRun::from_result(res);
         eprintln!("<== {}", run.status);
         results.retain(|x| x.model != *model);
         results.push(AdrenoResult {
