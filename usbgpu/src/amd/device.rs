@@ -9,6 +9,7 @@
 use super::boot::Am;
 use super::bus::{poll_until, DEFAULT_TIMEOUT};
 use super::code_object::loaded_image;
+use super::discovery::GcInfo;
 use super::error::AmdError;
 use super::mem::Alloc;
 use super::pm4::{self, Pm4};
@@ -40,6 +41,75 @@ pub const KERNARG_BYTES: u64 = 1 << 20;
 /// Kernarg alignment per dispatch.
 const KERNARG_ALIGN: usize = 256;
 
+/// Kernel descriptor `kernel_code_properties` bits (AMDGPUUsage, tinygrad `ops_amd.py`).
+const KCP_PRIVATE_SEGMENT_BUFFER: u16 = 1 << 0;
+/// Flat-scratch-init user SGPRs: not provided (GC 11 scratch is architected, §5.1).
+const KCP_FLAT_SCRATCH_INIT: u16 = 1 << 5;
+/// Scratch is sized for wave64 lanes and a 256-byte granule (docs/hw/amd-driver.md §5.1).
+const SCRATCH_LANES: u64 = 64;
+/// `COMPUTE_TMPRING_SIZE.WAVESIZE` unit in bytes.
+const SCRATCH_GRANULE: u64 = 256;
+/// The private-segment buffer descriptor's word 3 on GC 11: FORMAT 32_UINT (20) at 17:12,
+/// INDEX_STRIDE 2 (32 lanes) at 22:21, ADD_TID_ENABLE bit 23, OOB_SELECT 2 at 29:28
+/// (docs/hw/amd-driver.md §5.1).
+const SCRATCH_RSRC_WORD3: u32 = 20 << 12 | 2 << 21 | 1 << 23 | 2 << 28;
+
+/// The scratch (private segment) area and what a dispatch that uses it programs
+/// (docs/hw/amd-driver.md §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScratchLayout {
+    /// Private bytes per lane the area was sized for (the largest kernel's, rounded up to 4).
+    pub per_thread: u64,
+    /// `COMPUTE_TMPRING_SIZE.WAVESIZE`: bytes per wave / 256.
+    pub wavesize: u32,
+    /// `COMPUTE_TMPRING_SIZE.WAVES`: waves per shader engine that may hold scratch at once.
+    pub waves: u32,
+    /// Bytes of the area: every scratch slot of every CU.
+    pub bytes: u64,
+}
+
+impl ScratchLayout {
+    /// The layout for `private_size` bytes per lane on a GPU with `gc`'s counts.
+    pub fn new(private_size: u32, gc: &GcInfo) -> Result<ScratchLayout, String> {
+        let cus = u64::from(gc.num_cu_per_sa) * u64::from(gc.num_sa_per_se) * u64::from(gc.num_se);
+        let slots = u64::from(gc.max_scratch_slots_per_cu);
+        if cus == 0 || slots == 0 || gc.num_se == 0 {
+            return Err(format!(
+                "the GC info table lists {cus} CUs, {slots} scratch slots per CU, {} SEs",
+                gc.num_se
+            ));
+        }
+        let per_thread = u64::from(private_size).next_multiple_of(SCRATCH_GRANULE / SCRATCH_LANES);
+        let wavesize = (SCRATCH_LANES * per_thread).div_ceil(SCRATCH_GRANULE);
+        let bytes = per_thread * SCRATCH_LANES * slots * cus;
+        let waves = (bytes / (wavesize * SCRATCH_GRANULE) / u64::from(gc.num_se)).min(cus * slots);
+        if wavesize > 0x7FFF || waves > 0xFFF {
+            return Err(format!(
+                "{private_size} private bytes per lane do not fit COMPUTE_TMPRING_SIZE \
+                 (WAVESIZE {wavesize}, WAVES {waves})"
+            ));
+        }
+        Ok(ScratchLayout {
+            per_thread,
+            wavesize: wavesize as u32,
+            waves: waves as u32,
+            bytes,
+        })
+    }
+
+    /// `COMPUTE_TMPRING_SIZE`: WAVES at bits 11:0, WAVESIZE at bits 26:12.
+    pub fn tmpring_size(&self) -> u32 {
+        self.waves | self.wavesize << 12
+    }
+}
+
+/// An allocated scratch area.
+#[derive(Clone, Copy, Debug)]
+struct Scratch {
+    layout: ScratchLayout,
+    va: u64,
+}
+
 /// What a dispatch needs to know about a loaded kernel.
 #[derive(Clone, Debug)]
 pub struct LoadedKernel {
@@ -55,6 +125,10 @@ pub struct LoadedKernel {
     pub lds: u32,
     /// Parameter kinds in order (buffer or int).
     pub params: Vec<bool>,
+    /// Private (scratch) bytes per lane; 0 when the kernel uses none.
+    pub private_size: u32,
+    /// The kernel wants the private-segment buffer descriptor in its first 4 user SGPRs.
+    pub private_segment_buffer: bool,
 }
 
 /// The device.
@@ -64,6 +138,7 @@ pub struct AmdDevice<T> {
     copies: CopyEngine,
     arena: Option<Alloc>,
     kernels: Vec<LoadedKernel>,
+    scratch: Option<Scratch>,
     sig: Alloc,
     epoch: u64,
     clock: Box<dyn Fn() -> u64 + Send>,
@@ -75,6 +150,7 @@ pub struct AmdQueue {
     pm4: Pm4,
     kernargs: Vec<u8>,
     kernels: Vec<LoadedKernel>,
+    scratch: Option<Scratch>,
     arena_va: u64,
     ib: Alloc,
     kernarg_pool: Alloc,
@@ -101,6 +177,7 @@ impl<T: UsbTransport> AmdDevice<T> {
             copies: CopyEngine::new(),
             arena: None,
             kernels: Vec::new(),
+            scratch: None,
             sig,
             epoch: 0,
             clock,
@@ -281,14 +358,31 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
                 ),
             ));
         }
-        if m.private_segment_fixed_size != 0 {
+        if m.kernel_code_properties & KCP_FLAT_SCRATCH_INIT != 0 {
             return Err(invalid(
                 step,
                 format!(
-                    "kernel {}: uses scratch ({} bytes), not supported",
-                    k.name, m.private_segment_fixed_size
+                    "kernel {}: asks for flat-scratch-init SGPRs, which this driver does not \
+                     provide (GC 11 scratch is architected; docs/hw/amd-driver.md §5.1)",
+                    k.name
                 ),
             ));
+        }
+        if m.private_segment_fixed_size != 0 {
+            // The area is allocated at queue creation, sized for the largest kernel; check now
+            // that this GPU can give it one.
+            let gc = self.am.gc_info.as_ref().ok_or_else(|| {
+                invalid(
+                    step,
+                    format!(
+                        "kernel {}: uses scratch ({} bytes) and the GPU's GC info (CU and \
+                         scratch-slot counts) is unknown",
+                        k.name, m.private_segment_fixed_size
+                    ),
+                )
+            })?;
+            ScratchLayout::new(m.private_segment_fixed_size, gc)
+                .map_err(|e| invalid(step, format!("kernel {}: {e}", k.name)))?;
         }
         let (mut image, align) =
             loaded_image(k.binary).map_err(|e| invalid(step, format!("kernel {}: {e}", k.name)))?;
@@ -335,16 +429,41 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
                 .iter()
                 .map(|p| p.kind == ParamKind::Buffer)
                 .collect(),
+            private_size: m.private_segment_fixed_size,
+            private_segment_buffer: m.kernel_code_properties & KCP_PRIVATE_SEGMENT_BUFFER != 0,
         });
         Ok(KernelId(self.kernels.len() as u32 - 1))
     }
 
     fn create_queue(&mut self) -> Result<AmdQueue, AmdError> {
         let gc_base = self.am.bus.ips().get(super::ip::Ip::Gc).bases[0];
+        // Scratch for the largest kernel, allocated once (again only if a later queue needs
+        // more: the bump allocator cannot grow it) — docs/hw/amd-driver.md §5.1.
+        let need = self
+            .kernels
+            .iter()
+            .map(|k| k.private_size)
+            .max()
+            .unwrap_or(0);
+        let have = self.scratch.map_or(0, |s| s.layout.per_thread);
+        if need != 0 && u64::from(need) > have {
+            let step = "scratch";
+            let gc = self
+                .am
+                .gc_info
+                .ok_or_else(|| invalid(step, "the GPU's GC info is unknown".into()))?;
+            let layout = ScratchLayout::new(need, &gc).map_err(|e| invalid(step, e))?;
+            let area = self.am.alloc.alloc("scratch", layout.bytes, 1 << 16)?;
+            self.scratch = Some(Scratch {
+                layout,
+                va: area.va(),
+            });
+        }
         Ok(AmdQueue {
             pm4: Pm4::new(gc_base),
             kernargs: Vec::new(),
             kernels: self.kernels.clone(),
+            scratch: self.scratch,
             arena_va: self.arena("create queue")?.va(),
             ib: self.am.alloc.alloc("indirect buffer", IB_BYTES, 4096)?,
             kernarg_pool: self.am.alloc.alloc("kernargs", KERNARG_BYTES, 4096)?,
@@ -572,18 +691,51 @@ impl Queue for AmdQueue {
         let kernarg_va = self.kernarg_pool.va() + start as u64;
         let code = k.code_va >> 8;
         let rsrc = k.rsrc;
+        // Scratch (docs/hw/amd-driver.md §5.1): TMPRING_SIZE and the base (>> 8) for kernels
+        // that use it, and the private-segment buffer descriptor ahead of the kernarg pointer
+        // when the kernel asks for it.
+        let (tmpring, base, user) = match (k.private_size, self.scratch) {
+            (0, _) => (0, 0, None),
+            (_, Some(s)) if u64::from(k.private_size) <= s.layout.per_thread => {
+                // Word 1: BASE_ADDRESS_HI | SWIZZLE_ENABLE (31:30) = 2.
+                let desc = k.private_segment_buffer.then_some([
+                    s.va as u32,
+                    (s.va >> 32) as u32 | 1 << 31,
+                    0xFFFF_FFFF,
+                    SCRATCH_RSRC_WORD3,
+                ]);
+                (s.layout.tmpring_size(), s.va >> 8, desc)
+            }
+            _ => {
+                return Err(invalid(
+                    step,
+                    format!(
+                        "kernel {}: {} scratch bytes per lane and no scratch area that large \
+                         (the kernel was loaded after the queue was created)",
+                        k.name, k.private_size
+                    ),
+                ))
+            }
+        };
         let p = &mut self.pm4;
         p.acquire_mem();
         p.set_sh(regs::COMPUTE_PGM_LO, &[code as u32, (code >> 32) as u32]);
         p.set_sh(regs::COMPUTE_PGM_RSRC1, &[rsrc[0], rsrc[1]]);
         p.set_sh(regs::COMPUTE_PGM_RSRC3, &[rsrc[2]]);
-        p.set_sh(regs::COMPUTE_TMPRING_SIZE, &[0]);
-        p.set_sh(regs::COMPUTE_DISPATCH_SCRATCH_BASE_LO, &[0, 0]);
-        p.set_sh(regs::COMPUTE_RESTART_X, &[0, 0, 0]);
+        p.set_sh(regs::COMPUTE_TMPRING_SIZE, &[tmpring]);
         p.set_sh(
-            regs::COMPUTE_USER_DATA_0,
-            &[kernarg_va as u32, (kernarg_va >> 32) as u32],
+            regs::COMPUTE_DISPATCH_SCRATCH_BASE_LO,
+            &[base as u32, (base >> 32) as u32],
         );
+        p.set_sh(regs::COMPUTE_RESTART_X, &[0, 0, 0]);
+        let karg = [kernarg_va as u32, (kernarg_va >> 32) as u32];
+        match user {
+            Some(d) => p.set_sh(
+                regs::COMPUTE_USER_DATA_0,
+                &[d[0], d[1], d[2], d[3], karg[0], karg[1]],
+            ),
+            None => p.set_sh(regs::COMPUTE_USER_DATA_0, &karg),
+        }
         p.set_sh(regs::COMPUTE_RESOURCE_LIMITS, &[0]);
         p.set_sh(
             regs::COMPUTE_START_X,
@@ -626,5 +778,170 @@ impl Queue for AmdQueue {
         self.pm4
             .release_mem(self.sig_va + TIMELINE, value, pm4::DATA_SEL_64);
         self.check_room()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::amd::ip::{Ip, IpTable};
+
+    /// Navi31 as its GC info table describes it (the GPU model's v1.0 table, a 7900 XTX: 6 SE ×
+    /// 2 SA × 4 WGP of 2 CUs, 32 scratch slots per CU).
+    fn navi31_gc() -> GcInfo {
+        GcInfo {
+            version_major: 1,
+            version_minor: 0,
+            num_se: 6,
+            num_cu_per_sa: 8,
+            num_sa_per_se: 2,
+            num_rb_per_se: 4,
+            num_gprs: 1536,
+            wave_size: 32,
+            max_waves_per_simd: 16,
+            max_scratch_slots_per_cu: 32,
+            lds_size: 64,
+        }
+    }
+
+    /// SET_SH_REG writes of an indirect buffer, in order: (dword offset from 0x2C00, values).
+    fn sh_writes(ib: &[u32]) -> Vec<(u32, Vec<u32>)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < ib.len() {
+            let h = ib[i];
+            assert_eq!(h >> 30, 3, "type-3 header at dword {i}");
+            let n = (h >> 16 & 0x3FFF) as usize + 1;
+            if h >> 8 & 0xFF == 0x76 {
+                out.push((ib[i + 1], ib[i + 2..i + 1 + n].to_vec()));
+            }
+            i += 1 + n;
+        }
+        out
+    }
+
+    fn kernel(name: &str, private_size: u32, psb: bool) -> LoadedKernel {
+        LoadedKernel {
+            name: name.into(),
+            code_va: 0x2000_0000_4000,
+            rsrc: [0, 1 | 2 << 1, 0],
+            kernarg_size: 16,
+            lds: 0,
+            params: vec![true],
+            private_size,
+            private_segment_buffer: psb,
+        }
+    }
+
+    #[test]
+    fn scratch_layout_matches_the_documented_sizing() {
+        // 228 bytes per lane (inception_v1's r_8_7_7_2_16_4_4_4_3_7_7), by hand (§5.1):
+        // per thread = 228 (already a multiple of 256 / 64 = 4); WAVESIZE = 64 × 228 / 256 = 57;
+        // bytes = 228 × 64 lanes × 32 slots × 96 CUs; WAVES = (96 × 32 waves) / 6 SEs = 512.
+        let l = ScratchLayout::new(228, &navi31_gc()).unwrap();
+        assert_eq!(l.per_thread, 228);
+        assert_eq!(l.wavesize, 57);
+        assert_eq!(l.bytes, 44_826_624);
+        assert_eq!(l.waves, 512);
+        // 57 << 12 | 512.
+        assert_eq!(l.tmpring_size(), 0x0003_9200);
+        // 5 bytes round up to 8 per thread: WAVESIZE = 64 × 8 / 256 = 2.
+        let l = ScratchLayout::new(5, &navi31_gc()).unwrap();
+        assert_eq!((l.per_thread, l.wavesize, l.waves), (8, 2, 512));
+        assert_eq!(l.bytes, 8 * 64 * 32 * 96);
+        // WAVESIZE beyond its 15 bits is refused.
+        assert!(ScratchLayout::new(0x8000 * 4, &navi31_gc()).is_err());
+    }
+
+    #[test]
+    fn scratch_dispatch_packets_carry_tmpring_base_and_descriptor() {
+        let layout = ScratchLayout::new(228, &navi31_gc()).unwrap();
+        let scratch_va = 0x2000_0100_0000u64;
+        let gc_base = IpTable::navi31().get(Ip::Gc).bases[0];
+        let mut q = AmdQueue {
+            pm4: Pm4::new(gc_base),
+            kernargs: Vec::new(),
+            kernels: vec![
+                kernel("psb", 228, true),
+                kernel("architected", 100, false),
+                kernel("none", 0, false),
+            ],
+            scratch: Some(Scratch {
+                layout,
+                va: scratch_va,
+            }),
+            arena_va: 0x2000_0020_0000,
+            ib: Alloc {
+                paddr: 0x10_0000,
+                size: IB_BYTES,
+            },
+            kernarg_pool: Alloc {
+                paddr: 0x30_0000,
+                size: KERNARG_BYTES,
+            },
+            sig_va: 0x2000_0000_1000,
+            timestamps: 0,
+            uploaded: false,
+            sdma: Vec::new(),
+            sdma_wire: Vec::new(),
+            copies: 0,
+        };
+        let arg = [Arg::Buffer { offset: 0, size: 4 }];
+        for k in 0..3 {
+            q.exec(KernelId(k), &arg, [1, 1, 1], [32, 1, 1]).unwrap();
+        }
+        let w = sh_writes(q.ib());
+        // SH offsets = GC base 0x1260 + Linux GC 11.0.0 offset − 0x2C00: TMPRING_SIZE 0x1BB8 →
+        // 0x218, DISPATCH_SCRATCH_BASE_LO 0x1BB0 → 0x210, USER_DATA_0 0x1BE0 → 0x240 (the GPU
+        // model reads TMPRING_SIZE at byte 0xB860 and USER_DATA_0 at 0xB900: the same dwords).
+        let get = |n: usize, off: u32| -> Vec<u32> {
+            w.iter()
+                .filter(|(o, _)| *o == off)
+                .nth(n)
+                .unwrap_or_else(|| panic!("dispatch {n}: no write of SH {off:#x}"))
+                .1
+                .clone()
+        };
+        let tmpring = 57 << 12 | 512;
+        // Base = VA >> 8 = 0x20_0001_0000: LO 0x1_0000, HI 0x20.
+        let (lo, hi) = (0x0001_0000, 0x20);
+        let kernarg0 = 0x2000_0030_0000u64;
+        let kernarg1 = kernarg0 + 256;
+        let kernarg2 = kernarg0 + 512;
+        // Descriptor: base lo, base hi | swizzle (bit 31), num_records all ones, word 3 =
+        // FORMAT 20 << 12 | INDEX_STRIDE 2 << 21 | ADD_TID 1 << 23 | OOB_SELECT 2 << 28.
+        let word3 = 0x14 << 12 | 2 << 21 | 1 << 23 | 2 << 28;
+        assert_eq!(word3, 0x20C1_4000);
+        assert_eq!(get(0, 0x218), vec![tmpring]);
+        assert_eq!(get(0, 0x210), vec![lo, hi]);
+        assert_eq!(
+            get(0, 0x240),
+            vec![
+                0x0100_0000,
+                0x8000_2000,
+                0xFFFF_FFFF,
+                word3,
+                kernarg0 as u32,
+                (kernarg0 >> 32) as u32
+            ]
+        );
+        // Architected flat scratch only: TMPRING and base, no descriptor.
+        assert_eq!(get(1, 0x218), vec![tmpring]);
+        assert_eq!(get(1, 0x210), vec![lo, hi]);
+        assert_eq!(
+            get(1, 0x240),
+            vec![kernarg1 as u32, (kernarg1 >> 32) as u32]
+        );
+        // No scratch: both zero.
+        assert_eq!(get(2, 0x218), vec![0]);
+        assert_eq!(get(2, 0x210), vec![0, 0]);
+        assert_eq!(
+            get(2, 0x240),
+            vec![kernarg2 as u32, (kernarg2 >> 32) as u32]
+        );
+        // A kernel needing more than the area holds is refused, not dispatched.
+        q.kernels.push(kernel("too big", 232, false));
+        let e = q.exec(KernelId(3), &arg, [1, 1, 1], [32, 1, 1]);
+        assert!(e.is_err());
     }
 }

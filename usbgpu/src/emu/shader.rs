@@ -30,7 +30,8 @@ pub struct DispatchRequest {
     pub grid: [u32; 3],
     /// The `DISPATCH_DIRECT` initiator dword (`CS_W32_EN` selects wave32).
     pub initiator: u32,
-    /// `COMPUTE_TMPRING_SIZE` (scratch; tinygrad's kernels use none).
+    /// `COMPUTE_TMPRING_SIZE` (scratch: WAVESIZE sizes each lane's private memory;
+    /// docs/hw/amd-driver.md §5.1).
     pub tmpring_size: u32,
 }
 

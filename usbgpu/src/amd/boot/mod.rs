@@ -87,6 +87,9 @@ pub struct Am<T> {
     pub sdma: Option<sdma::SdmaQueue>,
     /// What happened.
     pub report: BootReport,
+    /// The discovery table's GC info (CU and scratch-slot counts; sizes the scratch area,
+    /// docs/hw/amd-driver.md §5.1). `None` when booted without discovery ([`Am::boot`]).
+    pub gc_info: Option<crate::amd::discovery::GcInfo>,
 }
 
 impl<T: UsbTransport> Am<T> {
@@ -109,10 +112,12 @@ impl<T: UsbTransport> Am<T> {
             bus.start_trace();
         }
         let (vram_size, _) = soc::discover(&mut bus)?;
-        let (ips, _gc) = soc::ip_discovery(&mut bus, vram_size)?;
+        let (ips, gc) = soc::ip_discovery(&mut bus, vram_size)?;
         bus.set_ips(ips);
         let fw = FirmwareSet::load(fw_dir, &ips)?;
-        Am::boot(bus, fw, opts, counts)
+        let mut am = Am::boot(bus, fw, opts, counts)?;
+        am.gc_info = gc;
+        Ok(am)
     }
 
     /// Boot with `fw` (already checked) over `bus`, whose register map is the discovered one.
@@ -154,6 +159,7 @@ impl<T: UsbTransport> Am<T> {
             compute: None,
             sdma: None,
             report: BootReport::default(),
+            gc_info: None,
         };
         let mut step = |am: &mut Am<T>, name: &'static str| {
             let now = counts(&mut am.bus);

@@ -189,9 +189,10 @@ fn abi(req: &DispatchRequest) -> Result<Abi, ExecError> {
         return Err(bad(va, "IEEE_MODE = 0 is not modelled"));
     }
     let r2 = req.pgm_rsrc2;
-    // Private memory per lane = TMPRING_SIZE.WAVESIZE (bits 24–12, 256 bytes per 64 lanes) × 4.
+    // Private memory per lane = TMPRING_SIZE.WAVESIZE (GC 11: bits 26–12, 15 bits; 256 bytes per
+    // 64 lanes) × 4 (docs/hw/amd-driver.md §5.1).
     let scratch_lane = if r2 & 1 != 0 {
-        let wavesize = (req.tmpring_size >> 12 & 0x1fff) as usize;
+        let wavesize = (req.tmpring_size >> 12 & 0x7fff) as usize;
         if wavesize == 0 {
             return Err(bad(va, "SCRATCH_EN with COMPUTE_TMPRING_SIZE.WAVESIZE = 0"));
         }
