@@ -9,9 +9,12 @@
  *   nsteps; per step: kind (0 launch, 1 copy);
  *     launch: lib, nargs, nvals, nargs x {buffer, offset, size}, nvals x u64 slot
  *     copy:   dst buffer, dst offset, src buffer, src offset, size
+ *     invoke: lib, sc, input length, input bytes (padded to 4), nhandles, nhandles x buffer
+ *             (a raw FastRPC invoke: pra[0] = the input, pra[1] = a 16-byte output whose first 8 bytes are
+ *             reported as the timer, pra[2..] = the buffers as dma handles; the model library's schedule runner)
  *   then every buffer's contents in order; nout; nout buffer ids to send back.
- * stdout: "MRR1"; nsteps; per step: i32 entry return, u32 instructions, u32 HAP_power_set calls, u32 0,
- *   u64 timer written by entry; then the requested buffers' contents.
+ * stdout: "MRR1"; nsteps; per step: i32 entry return, u32 instructions, u32 HAP_power_set calls, u32 ops completed
+ *   (invoke only), u64 timer written by entry, i32 status (invoke only), u32 0; then the requested buffers' contents.
  * "MRF1" instead runs one hexrt.c helper on vectors (helper_check below), so the helpers are tested where they run.
  * Exit codes: 0 ok; 2 bad input; 3 bad ELF or unsupported relocation; 4 unresolved import (named on stderr);
  *   5 bad HAP_mmap; 6 out of memory. */
@@ -218,8 +221,10 @@ typedef struct {
 
 struct result {
   int ret;
-  u32 insns, power, zero;
+  u32 insns, power, ops;
   u64 timer;
+  int status;
+  u32 zero;
 };
 
 static void launch(struct result *res) {
@@ -246,8 +251,34 @@ static void launch(struct result *res) {
   res->ret = lib_entry[lib](0x1234, 0x02020100u | nargs, pra);
   res->insns = insns() - t0;
   res->power = power_calls;
-  res->zero = 0;
   res->timer = timer;
+}
+
+static void invoke(struct result *res) {
+  u32 lib = get32(), sc = get32(), len = get32();
+  if (lib >= MAX_LIBS || !lib_entry[lib] || len > (16u << 20)) die(2, "bad invoke header", 0);
+  u32 *in = alloc(len + 4, 0);
+  get(in, (len + 3) & ~3u);
+  u32 nh = get32();
+  u64 out[2] = {0, 0};
+  remote_buf pra[2 + MAX_ARGS];
+  if (nh > MAX_ARGS) die(2, "too many invoke handles", 0);
+  for (u32 i = 0; i < nh; i++) {
+    u32 b = get32();
+    if (b >= nbufs) die(2, "invoke handle outside the buffers", 0);
+    pra[2 + i].pv = (void *)(FD_BASE + b);
+    pra[2 + i].len = 0;
+  }
+  pra[0].pv = in, pra[0].len = len;
+  pra[1].pv = out, pra[1].len = 16;
+  power_calls = 0;
+  u32 t0 = insns();
+  res->ret = lib_entry[lib](0x1234, sc, pra);
+  res->insns = insns() - t0;
+  res->power = power_calls;
+  res->timer = out[0];
+  res->ops = (u32)out[1];               /* ops completed */
+  res->status = (int)(u32)(out[1] >> 32); /* the failing kernel's return value */
 }
 
 /* ---- helper-library check: "MRF1", function id, count, count x {u64 a, u64 b} -> "MRF1", count x u64 ---- */
@@ -334,6 +365,8 @@ void _start(void) {
     memset(&res[s], 0, sizeof res[s]);
     if (kind == 0) {
       launch(&res[s]);
+    } else if (kind == 2) {
+      invoke(&res[s]);
     } else if (kind == 1) {
       u32 db = get32(), doff = get32(), sb = get32(), soff = get32(), n = get32();
       if (db >= nbufs || sb >= nbufs || doff > buf_size[db] || n > buf_size[db] - doff || soff > buf_size[sb] ||

@@ -1,9 +1,11 @@
 //! A hexagon bundle computed under qemu-hexagon: its init and run steps become one `hexrun` schedule
 //! ([`modelrt_qcom::emu::hexagon`]) whose launches call each kernel library's FastRPC `entry`, and the output
-//! tensors are read back. An execution model only: the FastRPC/ION protocol of a real device is not modelled here.
+//! tensors are read back. An execution model only, launch by launch (the per-kernel libraries): the FastRPC path
+//! with its one-invoke model library is [`crate::dsp_model`].
 use anyhow::{bail, Context, Result};
-use modelrt_core::bundle::{ArgRef, Bundle, Step as BStep};
-use modelrt_hal::target::{ParamKind, Target};
+use modelrt_core::bundle::Bundle;
+use modelrt_hal::target::Target;
+use modelrt_qcom::dsp::engine::Op;
 use modelrt_qcom::emu::hexagon::{self, BufArg, Schedule, Step};
 
 /// One executed step.
@@ -22,10 +24,6 @@ pub struct DspRun {
     pub steps: Vec<StepStat>,
     /// Wall time of the qemu process.
     pub qemu_seconds: f64,
-}
-
-fn u32_of(v: u64, what: &str) -> Result<u32> {
-    u32::try_from(v).with_context(|| format!("{what} {v} does not fit 32 bits"))
 }
 
 /// The schedule for one inference: every buffer with its initial bytes (weights, state) or `inputs`, then the
@@ -71,45 +69,30 @@ pub fn schedule<'a>(b: &Bundle<'a>, inputs: &[&[u8]]) -> Result<(Schedule<'a>, V
         s.libs.push(k?.binary);
     }
     let mut names = Vec::new();
-    for step in body.init.iter().chain(body.run.iter()) {
-        match step? {
-            BStep::Launch { kernel, args, .. } => {
-                let k = body.kernels.get(kernel as usize)?;
-                let (mut bufs, mut vals) = (Vec::new(), Vec::new());
-                for (a, p) in args.iter().zip(k.params.iter()) {
-                    match (*a, p.kind) {
-                        (
-                            ArgRef::Buffer {
-                                buffer,
-                                offset,
-                                size,
-                            },
-                            ParamKind::Buffer,
-                        ) => bufs.push(BufArg {
-                            buffer,
-                            offset: u32_of(offset, "offset")?,
-                            size: u32_of(size, "size")?,
-                        }),
-                        (ArgRef::Int(v), ParamKind::Var | ParamKind::CoreId) => {
-                            vals.push(u64::from(v as u32))
-                        }
-                        _ => bail!("kernel {}: argument does not match its parameter", k.name),
-                    }
-                }
+    for op in crate::dsp_model::ops(b, body.init.iter().chain(body.run.iter()))? {
+        match op {
+            Op::Launch { kernel, bufs, vals } => {
+                names.push(body.kernels.get(kernel as usize)?.name.to_string());
                 s.steps.push(Step::Launch {
                     lib: kernel,
-                    bufs,
+                    bufs: bufs
+                        .iter()
+                        .map(|v| BufArg {
+                            buffer: v.buffer,
+                            offset: v.offset,
+                            size: v.size,
+                        })
+                        .collect(),
                     vals,
                 });
-                names.push(k.name.to_string());
             }
-            BStep::Copy { dst, src, size } => {
+            Op::Copy { dst, src } => {
                 s.steps.push(Step::Copy {
                     dst: dst.buffer,
-                    dst_offset: u32_of(dst.offset, "offset")?,
+                    dst_offset: dst.offset,
                     src: src.buffer,
-                    src_offset: u32_of(src.offset, "offset")?,
-                    size: u32_of(size, "copy size")?,
+                    src_offset: src.offset,
+                    size: src.size,
                 });
                 names.push("copy".into());
             }

@@ -2,9 +2,11 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 pub mod amd_device;
+pub mod bundle_file;
 pub mod cpu;
 pub mod dsp_emu;
-pub mod dsp_emu_model;
+pub mod dsp_model;
+pub mod dsp_selftest;
 pub mod frame;
 pub mod inspect;
 pub mod inspect_hexagon;

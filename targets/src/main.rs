@@ -66,8 +66,8 @@ fn main() {
         Cmd::Demo { device } => cli::demo::run(device),
         Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
         Cmd::Run(args) => cli::model::run(&args),
-        Cmd::Verify { bundle, device } => cli::model::read_bundle_file(&bundle)
-            .and_then(|bytes| cli::model::verify_bytes(&bytes, &bundle, device, false)),
+        Cmd::Verify { bundle, device } => cli::model::open_bundle_file(&bundle, !device.no_mmap)
+            .and_then(|file| cli::model::verify_file(&file, &bundle, device)),
         Cmd::Bench(args) => cli::model::bench(&args),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),

@@ -6,7 +6,10 @@ use modelrt_core::{Executor, StateInfo, Timing};
 use modelrt_hal::device::Device;
 use modelrt_hal::target::{KernelMeta, Target};
 
-use crate::cpu::CpuDevice;
+use std::sync::Arc;
+
+use crate::bundle_file::FileMap;
+use crate::cpu::{CpuDevice, WeightBinding};
 use crate::frame::{copy_frame, cpu_frame, FrameInput, InputPath};
 
 /// Which backend to use.
@@ -21,8 +24,10 @@ pub enum DeviceChoice {
     /// The KGSL model: validates every command stream an Adreno bundle submits and executes its
     /// kernels with the IR3 interpreter, so outputs are computed (for development without a comma device).
     QcomEmu,
-    /// Hexagon DSP kernels executed under qemu-hexagon by modelrt's harness, so outputs are computed
-    /// (the FastRPC protocol is not modelled yet; no DSP involved).
+    /// Hexagon cDSP through FastRPC (comma devices; never run on hardware): one invoke per step.
+    Dsp,
+    /// The same FastRPC engine against the FastRPC model, whose DSP side runs the bundle's model library
+    /// under qemu-hexagon, so outputs are computed (no DSP involved).
     DspEmu,
     /// An AMD GPU (gfx1100) behind an ASM24 USB bridge, booted by the AM driver (untested on hardware here).
     Usb,
@@ -60,6 +65,22 @@ pub trait LoadedModel<'b> {
     fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
         None
     }
+    /// Where the device keeps the model's buffers, for devices that report it (the CPU); `None`
+    /// for others.
+    fn memory(&mut self) -> Option<MemoryReport> {
+        None
+    }
+}
+
+/// The CPU backend's memory after load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// The bundle's arena size (the device's arena mapping).
+    pub arena_bytes: u64,
+    /// Bytes of the arena resident right now (`mincore`), `None` if the OS query failed.
+    pub arena_resident: Option<u64>,
+    /// Weights read in place from the mapped bundle file (none when the file was read).
+    pub weights: WeightBinding,
 }
 
 /// How a backend runs a frame (the CPU binds borrowed inputs in place; others copy).
@@ -72,6 +93,9 @@ type FrameFn<D> =
     )
         -> Result<Timing, modelrt_core::ExecError<<D as Device>::Error>>;
 
+/// How a backend reports its memory after load.
+type MemoryFn<D> = fn(&mut D, &WeightBinding) -> MemoryReport;
+
 struct Loaded<'b, D: Device> {
     exec: Executor<'b, D>,
     name: String,
@@ -79,6 +103,8 @@ struct Loaded<'b, D: Device> {
     frame: FrameFn<D>,
     /// Reads the device's USB transfer counters (devices behind a USB bridge).
     usb: Option<fn(&mut D) -> modelrt_usbgpu::counting::TransferCounts>,
+    /// Reports the device's memory (the CPU), with the weights it binds in place.
+    memory: Option<(MemoryFn<D>, WeightBinding)>,
 }
 
 impl<'b, D: Device> LoadedModel<'b> for Loaded<'b, D>
@@ -132,6 +158,18 @@ where
     fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
         self.usb.map(|f| f(self.exec.device_mut()))
     }
+    fn memory(&mut self) -> Option<MemoryReport> {
+        let (f, w) = self.memory.as_ref()?;
+        Some(f(self.exec.device_mut(), w))
+    }
+}
+
+fn cpu_memory(dev: &mut CpuDevice, weights: &WeightBinding) -> MemoryReport {
+    MemoryReport {
+        arena_bytes: dev.arena_size(),
+        arena_resident: dev.arena_resident_bytes(),
+        weights: weights.clone(),
+    }
 }
 
 fn boxed<'b, D: Device + 'b>(
@@ -165,6 +203,7 @@ where
         computes,
         frame,
         usb: None,
+        memory: None,
     }))
 }
 
@@ -206,9 +245,20 @@ pub fn cpu_threads_for(bundle: &Bundle<'_>, requested: usize, cores: usize) -> u
     split.min(cores).max(1)
 }
 
-/// Load `bundle` on the device `opts` selects.
+/// Load `bundle` on the device `opts` selects (weights are copied into the device's memory).
 pub fn load<'b>(
     bundle: Bundle<'b>,
+    opts: LoadOptions,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    load_mapped(bundle, None, opts)
+}
+
+/// [`load`] of a bundle parsed from the bytes of `map` (a read-only mapping of the bundle file,
+/// see [`crate::bundle_file`]): the CPU backend reads the weights the bundle never writes in place
+/// from it instead of copying them into the arena (`crate::cpu::weights`). Other backends copy.
+pub fn load_mapped<'b>(
+    bundle: Bundle<'b>,
+    map: Option<&Arc<FileMap>>,
     opts: LoadOptions,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
     let target = bundle.body().target;
@@ -223,7 +273,14 @@ pub fn load<'b>(
         (c, _) => c,
     };
     match choice {
-        DeviceChoice::DspEmu => Ok(Box::new(crate::dsp_emu_model::DspEmuModel::new(bundle)?)),
+        DeviceChoice::Dsp | DeviceChoice::DspEmu => {
+            let backend = if choice == DeviceChoice::Dsp {
+                crate::dsp_model::Backend::Device
+            } else {
+                crate::dsp_model::Backend::Emulated
+            };
+            Ok(Box::new(crate::dsp_model::DspModel::new(bundle, backend)?))
+        }
         DeviceChoice::Qcom => {
             let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;
             boxed(bundle, dev, name, true)
@@ -238,6 +295,7 @@ pub fn load<'b>(
                 computes: true,
                 frame: copy_frame::<crate::amd_device::UsbAmdDevice>,
                 usb: Some(crate::amd_device::transfer_counts),
+                memory: None,
             }))
         }
         DeviceChoice::QcomEmu => {
@@ -257,10 +315,25 @@ pub fn load<'b>(
             )
         }
         _ => {
-            let dev = CpuDevice::new(cpu_threads(&bundle, opts.threads))
+            let mut dev = CpuDevice::new(cpu_threads(&bundle, opts.threads))
                 .context("cannot create the CPU device")?;
+            let weights = match map {
+                Some(m) => dev
+                    .bind_weights(&bundle, m)
+                    .context("cannot bind the weights in place")?,
+                None => WeightBinding::default(),
+            };
             let name = format!("cpu ({} threads)", dev.threads());
-            boxed_with(bundle, dev, name, true, cpu_frame)
+            let exec = Executor::load(bundle, dev)
+                .map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+            Ok(Box::new(Loaded {
+                exec,
+                name,
+                computes: true,
+                frame: cpu_frame,
+                usb: None,
+                memory: Some((cpu_memory, weights)),
+            }))
         }
     }
 }

@@ -1,11 +1,14 @@
 //! Throughput of the RDNA3 interpreter on a real amd-gfx1100 bundle: runs the bundle's schedule
 //! ITERS times over a flat GPU memory and reports instructions and lane-operations per second of
-//! this thread's CPU time (`/proc/thread-self/schedstat`, so a busy shared machine does not skew
-//! the rate; wall time is printed too). The figure in docs/hw/rdna3-isa.md comes from:
+//! the process's CPU time summed over its threads (`/proc/self/stat`, so a busy shared machine
+//! does not skew the per-core rate) and per second of wall time (what parallel workgroups speed
+//! up). Workgroups run on `$MODELRT_RDNA3_THREADS` threads (default: every core; 1 = serial).
+//! The figures in docs/hw/rdna3-isa.md come from:
 //!
 //! ```sh
 //! cargo xtask compile xtask/models/vision.onnx --target amd-gfx1100 -o target/vision-gfx1100.mrt
-//! cargo run --release -p modelrt-usbgpu --example rdna3_bench -- target/vision-gfx1100.mrt 5
+//! MODELRT_RDNA3_THREADS=1 cargo run --release -p modelrt-usbgpu --example rdna3_bench -- target/vision-gfx1100.mrt 5
+//! MODELRT_RDNA3_THREADS=2 cargo run --release -p modelrt-usbgpu --example rdna3_bench -- target/vision-gfx1100.mrt 5
 //! ```
 #[path = "../tests/rdna3_support/mod.rs"]
 mod rdna3_support;
@@ -69,20 +72,24 @@ fn main() {
         (s.lane_ops - before.lane_ops) as f64,
     );
     println!(
-        "{path}: {iters} steps, best {:.1} ms/step wall (emulated); {:.2} s CPU: {:.1} M instructions/s, {:.1} M lane-ops/s per core",
+        "{path}: {} thread(s), {iters} steps, best {:.1} ms/step wall (emulated); {:.2} s CPU, {wall:.2} s wall: \
+         {:.1} M instructions/s and {:.1} M lane-ops/s per CPU second, {:.1} M lane-ops/s wall",
+        l.exec.threads(),
         best * 1e3,
         secs,
         insts / secs / 1e6,
-        lanes / secs / 1e6
+        lanes / secs / 1e6,
+        lanes / wall / 1e6
     );
 }
 
-/// This thread's CPU time in ns (first field of `/proc/thread-self/schedstat`), if readable.
+/// This process's CPU time (user + system, all threads) in ns, from `/proc/self/stat` (fields
+/// 14 and 15, in clock ticks of 1/100 s on Linux), if readable.
 fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name (which may hold spaces): state is field 3.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10_000_000)
 }

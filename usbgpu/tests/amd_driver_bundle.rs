@@ -212,3 +212,54 @@ fn policy_outputs_computed_on_the_model_match_the_embedded_reference() {
         assert!(c.ok(), "output {i}: {c:?}");
     }
 }
+
+#[test]
+fn a_page_fault_in_a_parallel_workgroup_names_the_kernel() {
+    // dmonitor's first launch writes an output buffer of several pages with many workgroups.
+    // Poisoning the page 4 KiB into that buffer (the GPU model faults any access to it) makes a
+    // workgroup other than the first fault while the interpreter runs them on 2 threads. The run
+    // must fail, and the error must name that kernel (its name from the bundle) and the fault.
+    let Some(dir) = firmware_dir("page_fault_in_a_parallel_workgroup") else {
+        return;
+    };
+    let Some(py) = python() else { return };
+    let onnx = root().join("xtask/models/dmonitor.onnx");
+    let bytes = std::fs::read(compile(&py, &onnx, "amd-gfx1100", true, "-amd-driver")).unwrap();
+    let bundle = Bundle::parse(&bytes).unwrap();
+    let body = bundle.body();
+    let Some(Step::Launch {
+        kernel,
+        args,
+        global,
+        ..
+    }) = body.run.iter().map(|s| s.unwrap()).next()
+    else {
+        panic!("dmonitor's run schedule does not start with a launch")
+    };
+    let (buffer, offset) = match args.iter().next() {
+        Some(&ArgRef::Buffer { buffer, offset, .. }) => (buffer, offset),
+        _ => panic!("the first launch has no output buffer"),
+    };
+    let size = body.buffers.get(buffer as usize).unwrap().size - offset;
+    let out = bundle.arena_offset(buffer, offset).unwrap();
+    assert!(
+        global.iter().product::<u32>() > 1 && size >= 3 * 4096,
+        "{global:?} {size}"
+    );
+    let name = body.kernels.get(kernel as usize).unwrap().name.to_string();
+    let (gpu, dev, _h) = device(&dir);
+    gpu.set_executor(Box::new(
+        modelrt_usbgpu::emu::rdna3::Rdna3::new().with_threads(2),
+    ));
+    let mut ex = Executor::load(bundle.clone(), dev).unwrap();
+    let page = (ex.device_mut().arena_va().unwrap() + out + 4096) & !0xFFF;
+    gpu.faults(|f| f.poisoned_page = Some(page));
+    let (inputs, want, _, _) = modelrt_tests::reference(&bytes);
+    let ins: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
+    let mut outs: Vec<Vec<u8>> = want.iter().map(|w| vec![0u8; w.len()]).collect();
+    let mut o: Vec<&mut [u8]> = outs.iter_mut().map(|v| v.as_mut_slice()).collect();
+    let e = ex.run(&ins, &mut o).unwrap_err().to_string();
+    eprintln!("{e}");
+    assert!(e.contains("GPU page fault at"), "{e}");
+    assert!(e.contains(&format!("(kernel {name})")), "{name}: {e}");
+}

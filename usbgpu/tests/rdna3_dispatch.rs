@@ -293,3 +293,109 @@ fn runaway_loop_is_a_hang() {
         }
     );
 }
+
+/// Workgroup g's threads access OUT + g·1024 + 4x (x = thread id): loads it first when `load`,
+/// then store their thread id there. OUT maps one page, so workgroups 0–3 stay inside and
+/// workgroups 4–7 are past it.
+fn per_group_program(load: bool) -> Vec<u8> {
+    let mut p: Vec<&[u32]> = Vec::new();
+    let head = [
+        smem(1, 4, 0, 0),                               // s_load_b64 s[4:5], s[0:1], 0
+        [sop2(8, 6, s(2), int(10)), sopp(9, 0)],        // s_lshl_b32 s6, s2, 10; s_waitcnt 0
+        [vop2(24, 1, int(2), 0), vop2(37, 1, s(6), 1)], // v_lshlrev_b32 v1, 2, v0; v_add_nc_u32 v1, s6, v1
+    ];
+    let carry = vop3sd(768, 3, VCC, [s(4), v(1), 0]); // v_add_co_u32 v3, vcc, s4, v1
+    let high = vop3sd(256 + 32, 4, NULL, [s(5), int(0), s(VCC)]); // v_add_co_ci_u32 v4, null, s5, 0, vcc
+    let ld = global(20, 5, 3, 0, NULL, 0); // global_load_b32 v5, v[3:4], off
+    let st = global(26, 0, 3, 0, NULL, 0); // global_store_b32 v[3:4], v0, off
+    let end = [sopp(48, 0)];
+    for h in &head {
+        p.push(h);
+    }
+    p.push(&carry);
+    p.push(&high);
+    if load {
+        p.push(&ld);
+    }
+    p.push(&st);
+    p.push(&end);
+    words(&p)
+}
+
+#[test]
+fn a_fault_in_a_parallel_workgroup_is_the_serial_one() {
+    // Grid of 8 workgroups of 32 threads on 4 threads. Workgroup 4 is the first whose address
+    // (OUT + 4·1024 = OUT + 0x1000, lane 0 first) is unmapped: the dispatch fails there, a read
+    // fault with the load and a write fault without it, naming the kernel's code address; the
+    // workgroups before it have written their thread ids, as a serial run would have.
+    for load in [false, true] {
+        for threads in [4, 1] {
+            let mut m = setup(&per_group_program(load), 1024);
+            let mut ex = Rdna3::new().with_threads(threads);
+            let err = ex
+                .dispatch(&request([32, 1, 1], [8, 1, 1], RSRC2), &mut m)
+                .unwrap_err();
+            assert_eq!(
+                err,
+                ExecError::PageFault {
+                    code_va: CODE,
+                    fault: MemFault {
+                        va: OUT + 0x1000,
+                        write: !load
+                    }
+                },
+                "load {load}, {threads} threads"
+            );
+            let got = out_words(&mut m, 1024);
+            for g in 0..4 {
+                let want: Vec<u32> = (0..32)
+                    .chain(std::iter::repeat_n(0xeeee_eeee, 224))
+                    .collect();
+                assert_eq!(got[g * 256..g * 256 + 256], want, "workgroup {g}");
+            }
+            assert_eq!(ex.stats().parallel_dispatches, u64::from(threads > 1));
+        }
+    }
+}
+
+#[test]
+fn parallel_workgroups_see_their_own_writes_and_the_last_overlapping_write_wins() {
+    // Every workgroup g (8 of 32 threads, on 4 threads) stores g at OUT[x] — the same 32 words
+    // for all — then loads OUT[x] back and stores what it read at OUT[32·(g + 1) + x]. In
+    // workgroup order, the last writer of OUT[x] is workgroup 7; each workgroup reads its own
+    // store back (g), never the initial fill or another workgroup's. 7 workgroups × 32 words × 4
+    // bytes overwrite bytes an earlier workgroup wrote.
+    let prog = words(&[
+        &smem(1, 4, 0, 0),                     // s_load_b64 s[4:5], s[0:1], 0
+        &[sopp(9, 0)],                         // s_waitcnt 0
+        &[vop1(1, 1, s(2))],                   // v_mov_b32 v1, s2
+        &[vop2(24, 2, int(2), 0)],             // v_lshlrev_b32 v2, 2, v0
+        &vop3sd(768, 3, VCC, [s(4), v(2), 0]), // v_add_co_u32 v3, vcc, s4, v2
+        &vop3sd(256 + 32, 4, NULL, [s(5), int(0), s(VCC)]),
+        &global(26, 0, 3, 1, NULL, 0), // global_store_b32 v[3:4], v1, off
+        &global(20, 5, 3, 0, NULL, 0), // global_load_b32 v5, v[3:4], off
+        &[sopp(9, 0)],
+        &[sop2(0, 6, s(2), int(1))], // s_add_u32 s6, s2, 1
+        &[sop2(8, 6, s(6), int(7))], // s_lshl_b32 s6, s6, 7
+        &[vop2(37, 2, s(6), 2)],     // v_add_nc_u32 v2, s6, v2
+        &vop3sd(768, 3, VCC, [s(4), v(2), 0]),
+        &vop3sd(256 + 32, 4, NULL, [s(5), int(0), s(VCC)]),
+        &global(26, 0, 3, 5, NULL, 0), // global_store_b32 v[3:4], v5, off
+        &[sopp(48, 0)],
+    ]);
+    let mut m = setup(&prog, 288);
+    let mut ex = Rdna3::new().with_threads(4);
+    ex.dispatch(&request([32, 1, 1], [8, 1, 1], RSRC2), &mut m)
+        .unwrap();
+    let got = out_words(&mut m, 288);
+    let mut want = vec![7u32; 32];
+    for g in 0..8 {
+        want.extend(std::iter::repeat_n(g, 32));
+    }
+    assert_eq!(got, want);
+    let st = ex.stats();
+    assert_eq!(
+        (st.parallel_dispatches, st.overlapping_writes),
+        (1, 7 * 32 * 4)
+    );
+}

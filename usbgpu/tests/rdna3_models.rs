@@ -8,7 +8,9 @@
 //! - model outputs: each bundle's whole schedule runs on the interpreter over a flat GPU memory
 //!   (the AMD runtime's layout, `rdna3_support/runner.rs`) and matches onnxruntime's outputs
 //!   embedded by `--reference` within 1e-4 absolute (and the bundle's own atol/rtol), and the
-//!   cpu-x86_64 bundle of the same graph (policy) within 1e-5.
+//!   cpu-x86_64 bundle of the same graph (policy) within 1e-5;
+//! - parallel workgroups: a whole bundle run with one thread and with several leaves GPU memory
+//!   identical byte for byte (docs/hw/rdna3-isa.md §11), with the same instruction counts.
 //!
 //! Needs the exporter's Python (tinygrad, onnxruntime) and LLVM 19 tools; without them the tests
 //! are recorded skips, which fail under CI (`tests/src/skip.rs`). The whole light zoo runs in
@@ -18,7 +20,8 @@ mod rdna3_support;
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
 use modelrt_tests::{compile, compile_args, python, root, run_cpu, skip::skip};
-use rdna3_support::{check, objdump};
+use modelrt_usbgpu::emu::rdna3::Rdna3;
+use rdna3_support::{check, objdump, runner::Loaded};
 use xtask::exporter::{ExportArgs, Source};
 
 const MODELS: [&str; 3] = ["policy", "dmonitor", "vision"];
@@ -93,4 +96,45 @@ fn models_match_onnxruntime_and_the_cpu_bundle() {
             );
         }
     }
+}
+
+#[test]
+fn parallel_workgroups_leave_the_same_bytes_as_one_thread() {
+    // dmonitor's kernels (tinygrad's, real): init + one inference on 1 and on 3 threads. Every
+    // mapped byte (arena, kernargs, code) must be equal, the outputs must still match onnxruntime,
+    // and the multi-workgroup dispatches must really have run in parallel.
+    let Some(py) = python() else { return };
+    let bytes = gfx1100(&py, "dmonitor");
+    let b = Bundle::parse(&bytes).unwrap();
+    let r = b.body().reference.expect("bundle has a reference");
+    let inputs: Vec<Vec<u8>> = r.inputs.iter().map(|t| t.unwrap().data.to_vec()).collect();
+    let run = |threads: usize| {
+        let mut l = Loaded::new(b.clone());
+        l.exec = Rdna3::new().with_threads(threads);
+        l.init().unwrap();
+        let outs = l.run(&inputs).unwrap();
+        (l.mem.regions, l.exec.stats(), outs)
+    };
+    let (serial_mem, serial, _) = run(1);
+    let (par_mem, par, outs) = run(3);
+    assert_eq!(serial.parallel_dispatches, 0);
+    assert!(
+        par.parallel_dispatches * 2 > par.dispatches,
+        "only {} of {} dispatches ran in parallel",
+        par.parallel_dispatches,
+        par.dispatches
+    );
+    assert_eq!(serial_mem.len(), par_mem.len());
+    for ((va, a), (vb, bb)) in serial_mem.iter().zip(&par_mem) {
+        assert_eq!((va, a.len()), (vb, bb.len()));
+        let diff = a.iter().zip(bb).position(|(x, y)| x != y);
+        assert_eq!(diff, None, "region {va:#x}: first differing byte");
+    }
+    assert_eq!(
+        (serial.instructions, serial.lane_ops, serial.dispatches),
+        (par.instructions, par.lane_ops, par.dispatches)
+    );
+    assert_eq!(par.overlapping_writes, 0);
+    check::outputs_match_reference(&b, &outs)
+        .unwrap_or_else(|e| panic!("dmonitor on 3 threads: {e}"));
 }

@@ -5,6 +5,7 @@
             [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
   export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt_script.py)
+  cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt_beam.py)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
@@ -58,6 +59,8 @@ def parse_args(argv):
                        "call) and the bundle keeps as state (repeatable)")
   ap.add_argument("--compile3-dtypes", action="store_true",
                   help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
+  from mrt_beam import add_args
+  add_args(ap)
   return ap.parse_args(argv)
 
 
@@ -111,6 +114,7 @@ def main(argv) -> int:
   except SystemExit as e: return 2 if e.code not in (0, None) else 0
   try:
     if ap.pickle is not None:
+      if ap.beam is not None or ap.beam_cache is not None: raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
       from mrt_pickle import export_pickle
       from mrt_state import parse_state_init
       export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
@@ -121,6 +125,8 @@ def main(argv) -> int:
     if ap.tinygrad is None and not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
+    from mrt_beam import configure
+    flags.update(configure(ap, cfg))
     if cfg.target["kind"] == "hexagon":  # helper object, mock CC wrapper and the alignment fix, before any compile
       from mrt_dsp import prepare
       flags.update(prepare(ap.out))

@@ -34,6 +34,9 @@ SECTIONS = ("text", "rela.plt", "rela.dyn", "plt", "data", "bss", "hash", "dynam
             "shstrtab", "strtab")
 ALLOWED_IMPORTS = {"HAP_power_set", "HAP_mmap", "HAP_munmap", "HAP_perf_get_time_us"}
 HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qcom", "dsp", "hexrt.c")
+RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "hexsched.c")
+# the model library: every kernel plus the DSP-side schedule runner, stored as one extra kernel record under this name
+MODEL_LIBRARY = "modelrt_schedule"
 
 _ALIGNED = re.compile(r"aligned\((\d+)\),ext_vector_type\((\d+)\)")
 
@@ -157,24 +160,49 @@ def compile_device(src: str, name: str) -> bytes:
   return lib
 
 
+def _dispatcher(n: int) -> str:
+  """C for `mrt_call(k, …)`: kernel k's renamed FastRPC wrapper (an if-chain compiled without jump tables, so the
+  library needs no data relocations beyond the kernels' own)."""
+  lines = ["typedef union { struct { void *pv; unsigned int len; } buf; struct { int fd; unsigned int offset; } dma; } remote_arg;"]
+  lines += [f"int mrt_k{k}(unsigned long long, unsigned int, remote_arg *);" for k in range(n)]
+  lines += [f"const unsigned int mrt_nkernels = {n};", "int mrt_call(unsigned int k, unsigned long long h, unsigned int sc, remote_arg *pra) {"]
+  lines += [f"  if (k == {k}) return mrt_k{k}(h, sc, pra);" for k in range(n)]
+  lines += ["  return -1;", "}", ""]
+  return "\n".join(lines)
+
+
+def add_model_library(body: dict, blobs: dict, log):
+  """Link every kernel of `body` (by index) with the schedule runner (qcom/dsp/hexsched.c) into one shared object and
+  append it as a kernel record named MODEL_LIBRARY with no parameters (no step launches it): the runtime opens it
+  once and runs a whole step with one FastRPC invoke. Each kernel's `entry` becomes `mrt_k<index>` and its function
+  `mrt_f<index>` (hidden), so kernels cannot clash; the only export is the runner's `entry`."""
+  kernels = body["kernels"]
+  cflags = [f for f in KERNEL_FLAGS if f != "-fuse-ld=lld"] + ["-fvisibility=hidden"]  # objects: no link yet
+  with tempfile.TemporaryDirectory(dir=_State.work) as d:
+    objs = []
+    for k, rec in enumerate(kernels):
+      src = blobs[rec["source"]].decode()
+      _run([CLANG, *cflags, f"-Dentry=mrt_k{k}", f"-D{rec['entry']}=mrt_f{k}", "-c", "-x", "c", "-",
+            "-o", f"k{k}.o"], f"compiling DSP kernel {rec['name']} for the model library", cwd=d, stdin=src.encode())
+      objs.append(f"k{k}.o")
+    with open(os.path.join(d, "dispatch.c"), "w") as f: f.write(_dispatcher(len(kernels)))
+    shutil.copyfile(RUNNER_SOURCE, os.path.join(d, "hexsched.c"))  # by relative name: no path inside the object
+    for c in ("dispatch", "hexsched"):
+      _run([CLANG, *cflags, "-fno-jump-tables", "-c", f"{c}.c", "-o", f"{c}.o"],
+           "compiling the DSP schedule runner", cwd=d)
+    _run([CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "hexsched.o", _State.helper, "-o", "model.so"],
+         "linking the DSP model library", cwd=d)
+    with open(os.path.join(d, "model.so"), "rb") as f: lib = f.read()
+  if (extra := dynamic_imports(lib) - ALLOWED_IMPORTS):
+    raise ExportError(f"the DSP model library imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
+  path = "blobs/model.so"
+  blobs[path] = lib
+  kernels.append({"name": MODEL_LIBRARY, "entry": "entry", "binary": path, "source": None, "params": [],
+                  "meta": {"cpu": {"threads": 1}}})
+  log(f"DSP model library: {len(kernels) - 1} kernels + schedule runner, {len(lib)} bytes")
+
+
 def hexagon_meta(prg, elf):
   """kernel_meta for hexagon: (device .so, device source, meta, extra blobs). A DSP kernel runs on one hardware thread."""
   src = device_source(prg)
   return compile_device(src, prg.arg.function_name), src.encode(), {"cpu": {"threads": 1}}, {}
-
-
-QUANT_TOL = 0.05  # of the largest |output|
-
-
-def quantised_tolerance(ref: dict, onnx_path: str, ort_out: dict, log):
-  """A QDQ graph's embedded reference (onnxruntime) gets atol = QUANT_TOL x its largest |output|: tinygrad requantises
-  with round-half-up and onnxruntime with round-half-even, and the one-step differences compound over layers (measured:
-  0.7 % of the peak logit on the 64x64 test net, 3 % on the 224x224 MobileNetV2 stand-in). Bit-exactness is checked
-  against tinygrad's own CPU result instead (tests, `cargo xtask hexagon`). Float graphs keep the fp32 tolerance."""
-  import numpy as np
-  import onnx
-  model = onnx.load(onnx_path, load_external_data=False)
-  if not any(n.op_type in ("QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul") for n in model.graph.node): return
-  peak = max(float(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.asarray(v).size else 0.0 for v in ort_out.values())
-  ref["atol"] = max(ref["atol"], QUANT_TOL * peak)
-  log(f"quantised graph: reference tolerance atol {ref['atol']:.3g} ({QUANT_TOL:.0%} of the largest |output| {peak:.3g})")

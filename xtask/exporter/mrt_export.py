@@ -144,6 +144,8 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   t = time.monotonic()
   cap, body, blobs, builder = _capture_and_build(cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad)
   log(f"captured in {time.monotonic() - t:.1f}s")
+  from mrt_beam import producer_flags
+  flags.update(producer_flags(log))
   if cap.constant_out is not None: log("the outputs do not depend on any input value: the bundle holds them as constants")
   elif cap.eager_out is not None: verify_lowered_outputs(builder, body, cap.eager_out, log)
   else: log("outputs checked structurally (contiguous buffers the program writes); a NULL target computes nothing to compare")
@@ -151,7 +153,10 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     log("warning: --trust-tinygrad: known-wrong ops are compiled and tinygrad's result is NOT compared with onnxruntime")
     flags["TRUST_TINYGRAD"] = "1"
   elif cap.ort_unverifiable: log(f"note: not cross-checked with onnxruntime: {cap.ort_unverifiable}")
-  else: check_against_onnxruntime(onnx_path, cap.capture_inputs, cap.tinygrad_eager, flags.get("FLOAT16") == "1", log)
+  else: flags.update(check_against_onnxruntime(onnx_path, cap.capture_inputs, cap.tinygrad_eager, flags.get("FLOAT16") == "1", log))
+  if cfg.target["kind"] == "hexagon" and body["kernels"]:  # one library with every kernel + the schedule runner
+    from mrt_dsp import add_model_library
+    add_model_library(body, blobs, log)
   manifest = {"format": 1,
               "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev, "renderer": renderer, "flags": flags},
               "target": cfg.target, **body, "reference": None}
@@ -159,9 +164,8 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     half = flags.get("FLOAT16") == "1"
     manifest["reference"], feeds, ort_out = reference(onnx_path, body["inputs"], body["outputs"], ap.seed, half, blobs,
                                                       cap.capture_inputs)
-    if cfg.target["kind"] == "hexagon":  # QDQ graphs: onnxruntime rounds differently, widen to a quantisation tolerance
-      from mrt_dsp import quantised_tolerance
-      quantised_tolerance(manifest["reference"], onnx_path, ort_out, log)
+    from mrt_quant_check import quantised_reference  # quantised graphs: atol in quantisation steps (§11.1)
+    flags.update(quantised_reference(manifest["reference"], onnx_path, feeds, ort_out, log))
     if cap.tinygrad_out is not None:  # capture ran on the real CPU with the same seeded inputs: report tinygrad vs ORT
       for o in body["outputs"]:
         got, want = cap.tinygrad_out[o["name"]].reshape(o["shape"]), np.asarray(ort_out[o["name"]]).reshape(o["shape"])

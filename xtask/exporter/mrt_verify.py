@@ -8,6 +8,8 @@
    for NULL targets) must agree with onnxruntime's on the same inputs. tinygrad is the kernel compiler: where its
    frontend computes an op differently from the ONNX reference (the conformance suite found several), the bundle would
    be wrong on every device, so the compile is refused (`--trust-tinygrad` overrides, on the user's responsibility).
+   Outputs of a quantised graph are compared in quantisation steps instead (mrt_quant_check.py), and the bundle records
+   that (producer flag ORT_TOLERANCE).
 3. `check_input_dependence` (real-device targets): replay the captured program on fresh inputs and compare it with a
    fresh, unjitted tinygrad run on those inputs. A difference means the capture baked a value computed from the inputs
    into the program (a shape-like parameter tinygrad reads as a Python constant by a route mrt_baked.py does not know,
@@ -82,12 +84,14 @@ ORT_TOL = {np.dtype(np.float16): (2e-2, 2e-2), np.dtype(np.float32): (1e-3, 1e-4
 HALF_TOL = (5e-2, 5e-2)  # FLOAT16 targets compute float32 models in half precision
 
 
-def ort_outputs(onnx_path: str, feeds: dict) -> tuple[dict | None, str | None]:
-  """onnxruntime's outputs for `feeds` (cast to the model's declared input types), or (None, why it could not run)."""
+def ort_outputs(onnx_path: str, feeds: dict, fuse: bool = True) -> tuple[dict | None, str | None]:
+  """onnxruntime's outputs for `feeds` (cast to the model's declared input types), or (None, why it could not run).
+  `fuse=False` disables its graph optimisations (a QDQ graph then runs as float ops, unfused; mrt_quant_check.py)."""
   try:
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    if not fuse: opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
     types = {i.name: i.type for i in sess.get_inputs()}
     res = sess.run(None, {n: np.asarray(a).astype(ORT_TYPES.get(types[n], np.asarray(a).dtype)) for n, a in feeds.items()})
@@ -113,13 +117,30 @@ def _ort_mismatch(got: np.ndarray, want: np.ndarray, half: bool) -> str | None:
   return f"{int(np.sum(got != want.astype(got.dtype)))} of {got.size} values differ"
 
 
-def check_against_onnxruntime(onnx_path: str, feeds: dict, tinygrad_out: dict, half: bool, log):
+def check_against_onnxruntime(onnx_path: str, feeds: dict, tinygrad_out: dict, half: bool, log) -> dict:
+  """Refuse the compile when tinygrad's result disagrees with onnxruntime's. Outputs of a quantised graph that have a
+  quantisation step are compared in steps (mrt_quant_check.py). Returns the producer flags to record."""
+  from mrt_quant_check import FLAG, describe, quant_mismatch, tolerances
   want, why = ort_outputs(onnx_path, feeds)
   if want is None:
     log(f"note: not cross-checked with onnxruntime, which cannot run this model ({why})")
-    return
+    return {}
+  tols = tolerances(onnx_path, feeds, want, log)
   for n, got in tinygrad_out.items():
-    if n in want and (bad := _ort_mismatch(np.asarray(got), want[n], half)):
+    if n not in want: continue
+    got = np.asarray(got)
+    if n in tols:
+      if (bad := quant_mismatch(got, want[n], tols[n], half)):
+        raise ExportError(f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs beyond the "
+                          f"quantisation tolerance ({bad}); the bundle would compute the same wrong answer, so it is refused "
+                          "(--trust-tinygrad compiles anyway)")
+      log(f"cross-check (quantised): '{n}' vs onnxruntime: {describe(got, want[n], tols[n], half)}")
+    elif (bad := _ort_mismatch(got, want[n], half)):
       raise ExportError(f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs ({bad}); "
                         "the bundle would compute the same wrong answer, so it is refused (--trust-tinygrad compiles anyway)")
+  if (quantised := [n for n in tinygrad_out if n in want and n in tols]):
+    log(f"cross-check: tinygrad's result agrees with onnxruntime's on the capture inputs ({len(tinygrad_out)} output(s), "
+        f"{len(quantised)} compared in quantisation steps)")
+    return {"ORT_TOLERANCE": FLAG}
   log(f"cross-check: tinygrad's result equals onnxruntime's on the capture inputs ({len(tinygrad_out)} output(s))")
+  return {}

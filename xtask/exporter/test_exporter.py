@@ -334,6 +334,143 @@ class CompileCorrectnessTests(unittest.TestCase):
       with open(os.path.join(d, "exporter-traceback.txt")) as f: self.assertIn("Traceback", f.read())
 
 
+def make_qdq_model(d: str, kind: str, seed: int) -> str:
+  """A QDQ uint8 model (onnxruntime static quantisation, seeded random weights and calibration; mrt_dsp_models.py):
+  `mobilenet` is the MobileNetV2-shaped CI net at 16x16, `conv` one 3x3 convolution at 8x8."""
+  import onnx
+  from onnx import helper
+  import mrt_dsp_models as mdm
+  if kind == "mobilenet": model, shape = mdm.mobilenet(16, False, seed), [1, 3, 16, 16]
+  else:
+    net = mdm.Net(seed)
+    net.nodes.append(helper.make_node("Identity", [net.conv("input", 3, 8, 3, 1, relu6=False)], ["logits"]))
+    model, shape = mdm._model(net, [1, 3, 8, 8], [1, 8, 8, 8]), [1, 3, 8, 8]
+  fp, qp = os.path.join(d, f"{kind}-float.onnx"), os.path.join(d, f"{kind}-qdq.onnx")
+  onnx.save(model, fp)
+  mdm.quantize(fp, qp, shape, seed)
+  return qp
+
+
+def ort_run(path: str, feeds: dict, fuse: bool = True):
+  import onnxruntime as ort
+  o = ort.SessionOptions()
+  o.log_severity_level = 3
+  if not fuse: o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+  return ort.InferenceSession(path, o, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+def initializer(path: str, name: str):
+  import onnx
+  from onnx import numpy_helper
+  return next(numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer if i.name == name)
+
+
+# export.py with tinygrad's OnnxRunner made wrong by argv[2] steps of argv[3] on the first element of 'logits': tinygrad
+# is patched once the exporter has pinned the environment (check_versions), so capture, self-checks and the eager result
+# all see the same wrong answer, as they would with a real tinygrad bug
+WRONG_TINYGRAD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import export
+versions = export.check_versions
+def check_versions(*a):
+  r = versions(*a)
+  import tinygrad.nn.onnx as tgo
+  call = tgo.OnnxRunner.__call__
+  def wrong(self, *args, **kw):
+    out = dict(call(self, *args, **kw))
+    y = out["logits"]
+    first = (y.flatten().ones_like().cumsum() == 1).reshape(y.shape)
+    out["logits"] = y + first.where(float(sys.argv[2]) * float(sys.argv[3]), 0.0)
+    return out
+  tgo.OnnxRunner.__call__ = wrong
+  return r
+export.check_versions = check_versions
+sys.exit(export.main(sys.argv[4:]))
+"""
+
+
+class QuantisedCrossCheckTests(unittest.TestCase):
+  """QDQ graphs are cross-checked with onnxruntime in quantisation steps (mrt_quant_check.py), not skipped with
+  --trust-tinygrad: a right compile passes and `modelrt verify`'s rule accepts it, a wrong answer is refused."""
+  def test_qdq_model_compiles_without_trust_and_verifies_within_its_tolerance(self):
+    import numpy as np
+    import check_manifest
+    from mrt_quant_check import FLAG, K_STEPS
+    with tempfile.TemporaryDirectory() as d:
+      # model seed 4: on the capture inputs tinygrad and onnxruntime differ by one step in 2 of the 10 logits
+      path = make_qdq_model(d, "mobilenet", 4)
+      out = os.path.join(d, "out")
+      r = export("--onnx", path, "--target", "cpu-x86_64", "--reference", "--out", out)
+      self.assertEqual(r.returncode, 0, r.stderr)
+      self.assertIn("cross-check (quantised): 'logits'", r.stderr)
+      _, _, m = manifest_io(out)
+      self.assertNotIn("TRUST_TINYGRAD", m["producer"]["flags"])
+      self.assertEqual(m["producer"]["flags"]["ORT_TOLERANCE"], FLAG)
+      ref = m["reference"]
+      rep = check_manifest.Replayer(out)
+      x = np.frombuffer(rep.blob(ref["inputs"]["input"]), np.float32).reshape(1, 3, 16, 16)
+      want = np.frombuffer(rep.blob(ref["outputs"]["logits"]), np.float32).reshape(1, 10)
+      np.testing.assert_array_equal(want, ort_run(path, {"input": x}))
+      # the tolerance: K steps of the logits' DequantizeLinear scale plus onnxruntime's own fused/unfused spread
+      step = float(initializer(path, "logits_scale"))
+      own = float(np.max(np.abs(ort_run(path, {"input": x}, fuse=False) - want))) / step
+      self.assertAlmostEqual(ref["atol"], (K_STEPS + round(own)) * step, places=6)
+      got = rep.run({"input": x})["logits"]
+      self.assertFalse(np.allclose(got, want, atol=1e-4, rtol=1e-4), "this model was meant to differ from onnxruntime")
+      self.assertLessEqual(float(np.max(np.abs(got - want))) / step, 1 + 1e-3)
+      # `modelrt verify`'s rule |got - want| <= atol + rtol |want| (core/src/verify.rs) accepts the bundle ...
+      self.assertTrue(np.all(np.abs(got - want) <= ref["atol"] + ref["rtol"] * np.abs(want)))
+      # ... and refuses one whose first convolution reads its weights in the wrong order
+      w = next(b for b in m["buffers"] if b["label"] == "onnx:w1_quantized")
+      rep.bufs[w["id"]][1][:] = rep.bufs[w["id"]][1][::-1].copy()
+      bad = rep.run({"input": x})["logits"]
+      self.assertFalse(np.all(np.abs(bad - want) <= ref["atol"] + ref["rtol"] * np.abs(want)))
+
+  def test_a_wrong_quantised_result_is_refused_with_one_line(self):
+    with tempfile.TemporaryDirectory() as d:
+      path = make_qdq_model(d, "conv", 1)
+      step = float(initializer(path, "conv2_scale"))  # Conv -> Q -> DQ(conv2_scale) -> Identity -> logits
+      out = os.path.join(d, "out")
+      argv = ["--onnx", path, "--target", "cpu-x86_64", "--out", out]
+      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, HERE, "5", repr(step), *argv], capture_output=True, text=True, timeout=600)
+      ErrorTests.assert_user_error(self, r, "output 'logits'", "beyond the quantisation tolerance", "5 quantisation steps")
+      self.assertFalse(os.path.exists(os.path.join(out, "manifest.json")))
+      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, HERE, "1", repr(step), *argv], capture_output=True, text=True, timeout=600)
+      self.assertEqual(r.returncode, 0, r.stderr)  # one step is within what onnxruntime itself varies by
+
+  def test_tolerance_bounds_and_step_detection(self):
+    import numpy as np
+    import onnx
+    from onnx import helper, TensorProto
+    from mrt_targets import ExportError
+    from mrt_verify import check_against_onnxruntime
+    from mrt_quant_check import FLAG, output_steps
+    with tempfile.TemporaryDirectory() as d:
+      path = make_qdq_model(d, "mobilenet", 4)
+      step = float(initializer(path, "logits_scale"))
+      self.assertEqual(float(output_steps(onnx.load(path))["logits"].scale.max()), step)
+      feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+      want = ort_run(path, feeds)
+      self.assertEqual(check_against_onnxruntime(path, feeds, {"logits": want}, False, lambda _: None), {"ORT_TOLERANCE": FLAG})
+      for shift, needle in ((np.eye(1, 10, 3, dtype=np.float32) * 5, "5 quantisation steps"),
+                            (np.full((1, 10), 2, np.float32), "root mean square 2 steps")):
+        with self.subTest(needle=needle), self.assertRaises(ExportError) as e:
+          check_against_onnxruntime(path, feeds, {"logits": want + shift * step}, False, lambda _: None)
+        self.assertIn(needle, str(e.exception))
+        self.assertNotIn("\n", str(e.exception))
+    # integer outputs of QuantizeLinear step by 1; MatMulInteger's exact int32 result and a float graph's outputs have none
+    def graph(nodes, out_type, inits=()):
+      return helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                                 [helper.make_tensor_value_info("y", out_type, [4])], list(inits)))
+    s = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
+    self.assertEqual(output_steps(graph([helper.make_node("QuantizeLinear", ["x", "s"], ["y"])], TensorProto.UINT8, [s]))["y"].scale.max(), 1)
+    self.assertEqual(output_steps(graph([helper.make_node("Relu", ["x"], ["y"])], TensorProto.FLOAT)), None)
+    mm_int = graph([helper.make_node("Cast", ["x"], ["q"], to=TensorProto.UINT8), helper.make_node("MatMulInteger", ["q", "q"], ["y"])],
+                   TensorProto.INT32)
+    self.assertEqual(output_steps(mm_int), {})
+
+
 class ExportTests(unittest.TestCase):
   def test_cpu_exports_match_onnxruntime_and_are_deterministic(self):
     for m in ("policy", "vision", "dmonitor"):

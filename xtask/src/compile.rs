@@ -1,6 +1,7 @@
 //! `cargo xtask compile` / `convert`: run the exporter into a scratch directory under `target/`, build
 //! the bundle from its manifest and write it atomically (temp file + rename), so a failed compile never
-//! leaves a half-written bundle behind.
+//! leaves a half-written bundle behind. With `--beam N` the search cache the exporter wrote is moved next to the
+//! bundle (or to `--beam-cache-out`) only once the bundle is written.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -17,6 +18,8 @@ pub struct CompileReport {
     pub kernels: usize,
     pub launches: usize,
     pub seconds: f64,
+    /// The search cache a `--beam` compile wrote.
+    pub beam_cache: Option<PathBuf>,
 }
 
 /// Scratch directory for one export, inside the workspace's `target/`.
@@ -51,6 +54,17 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     std::fs::create_dir_all(&scratch)
         .with_context(|| format!("cannot create {}", scratch.display()))?;
     args.out = scratch.clone();
+    let beam_cache = match (args.beam, &args.beam_cache) {
+        (Some(_), None) => {
+            let dst = args
+                .beam_cache_out
+                .take()
+                .unwrap_or_else(|| out.with_extension("beam.json"));
+            args.beam_cache_out = Some(scratch.join("beam.json"));
+            Some(dst)
+        }
+        _ => None,
+    };
     let dir = export(python, &args)?;
     let manifest = Manifest::load(&dir)?;
     let bytes = crate::bundle_build::build(&manifest)?;
@@ -66,11 +80,18 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     let tmp = out.with_extension("mrt.tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    if let Some(dst) = &beam_cache {
+        let tmp = dst.with_extension("json.tmp");
+        std::fs::copy(scratch.join("beam.json"), &tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, dst).with_context(|| format!("cannot write {}", dst.display()))?;
+    }
     Ok(CompileReport {
         out: out.to_path_buf(),
         bytes: bytes.len(),
         kernels: manifest.kernels.len(),
         launches,
         seconds: start.elapsed().as_secs_f64(),
+        beam_cache,
     })
 }

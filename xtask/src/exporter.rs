@@ -77,6 +77,12 @@ pub struct ExportArgs {
     pub trust_tinygrad: bool,
     /// Pickles: initial contents of inputs the program advances in place (`NAME`, `zeros` or a `.npy` path).
     pub state_init: Vec<(String, String)>,
+    /// CPU targets: tinygrad kernel search of this width during capture (`--beam N`).
+    pub beam: Option<u32>,
+    /// CPU targets: apply this search cache instead of searching (`--beam-cache FILE`).
+    pub beam_cache: Option<PathBuf>,
+    /// With `beam`: where the exporter writes the search cache.
+    pub beam_cache_out: Option<PathBuf>,
 }
 
 impl ExportArgs {
@@ -100,6 +106,9 @@ impl ExportArgs {
             compile3_dtypes: false,
             trust_tinygrad: false,
             state_init: Vec::new(),
+            beam: None,
+            beam_cache: None,
+            beam_cache_out: None,
         }
     }
 
@@ -144,6 +153,17 @@ impl ExportArgs {
                 }
                 if self.trust_tinygrad {
                     v.push("--trust-tinygrad".into());
+                }
+                if let Some(n) = self.beam {
+                    v.extend(["--beam".into(), n.to_string()]);
+                }
+                for (flag, path) in [
+                    ("--beam-cache", &self.beam_cache),
+                    ("--beam-cache-out", &self.beam_cache_out),
+                ] {
+                    if let Some(p) = path {
+                        v.extend([flag.to_string(), p.display().to_string()]);
+                    }
                 }
             }
             Source::Pickle(p) => {

@@ -91,7 +91,6 @@ pub fn measure(py: &Path, res: u32, full: bool) -> Result<Figures> {
     let out = dir.join("qdq-hexagon.mrt");
     let mut args = ExportArgs::onnx(&onnx, "hexagon-v65", PathBuf::new());
     args.reference = true;
-    args.trust_tinygrad = true; // QDQ rounding differs from onnxruntime's by design; compared below
     let t = Instant::now();
     let report = crate::compile::compile(py, args, &out)?;
     let compile_s = t.elapsed().as_secs_f64();

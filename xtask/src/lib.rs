@@ -18,5 +18,6 @@ pub mod manifest;
 pub mod pipeline;
 pub mod prereq;
 pub mod setup;
+pub mod threads;
 pub mod venv;
 pub mod zoo;

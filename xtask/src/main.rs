@@ -67,6 +67,23 @@ enum Cmd {
         /// compile-time cross-check of tinygrad's result with onnxruntime. The bundle may give wrong answers.
         #[arg(long)]
         trust_tinygrad: bool,
+        /// CPU targets: run tinygrad's kernel search (BEAM=N) on this CPU during the compile and write the chosen
+        /// optimisations to a search cache next to the bundle (OUTPUT with extension .beam.json, or --beam-cache-out).
+        /// Refused for another architecture's CPU unless --beam-cache gives a cache made on that CPU.
+        #[arg(long, value_name = "N")]
+        beam: Option<u32>,
+        /// CPU targets: apply a search cache (from --beam) instead of searching; the same cache gives a
+        /// byte-identical bundle. A kernel the cache lacks, or a cache entry the model lacks, is an error.
+        #[arg(long, value_name = "FILE")]
+        beam_cache: Option<PathBuf>,
+        /// With --beam: where to write the search cache.
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "beam",
+            conflicts_with = "beam_cache"
+        )]
+        beam_cache_out: Option<PathBuf>,
     },
     /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
     Convert {
@@ -156,6 +173,22 @@ enum Cmd {
     },
     /// Size of the no_std core+hal (tests/footprint probe, aarch64-unknown-none release) vs its budget.
     Footprint,
+    /// Which CPU thread split (`compile --threads`) is fastest on this host: compile MODEL once per
+    /// candidate, time each bundle with `modelrt bench` in rotated rounds; writes target/bench/threads.md.
+    Threads {
+        /// The ONNX model.
+        #[arg(default_value = "xtask/models/vision.onnx")]
+        model: PathBuf,
+        /// Thread splits to compare [default: 1 up to this machine's cores].
+        #[arg(long, value_delimiter = ',')]
+        candidates: Vec<u32>,
+        /// Fresh-process rounds per candidate.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Timed steps per process.
+        #[arg(long, default_value_t = 30)]
+        iters: usize,
+    },
     /// ONNX's backend node tests through the CPU compile path and `modelrt run`, next to tinygrad's own
     /// results; prints the table, writes docs/conformance.md (full run) and fails on WRONG/CRASH or a
     /// lost baseline PASS.
@@ -236,6 +269,9 @@ fn run(cli: Cli) -> Result<()> {
             consts,
             compile3_dtypes,
             trust_tinygrad,
+            beam,
+            beam_cache,
+            beam_cache_out,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
             let target = if target == "cpu" {
@@ -256,6 +292,9 @@ fn run(cli: Cli) -> Result<()> {
             args.consts = consts;
             args.compile3_dtypes = compile3_dtypes;
             args.trust_tinygrad = trust_tinygrad;
+            args.beam = beam;
+            args.beam_cache = beam_cache;
+            args.beam_cache_out = beam_cache_out;
             let r = compile(&python, args, &output)?;
             println!(
                 "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
@@ -265,6 +304,9 @@ fn run(cli: Cli) -> Result<()> {
                 r.launches,
                 r.seconds
             );
+            if let Some(cache) = &r.beam_cache {
+                println!("wrote search cache {}", cache.display());
+            }
             Ok(())
         }
         Cmd::Convert {
@@ -328,6 +370,26 @@ fn run(cli: Cli) -> Result<()> {
             xtask::conformance::run(&o).map(|_| ())
         }
         Cmd::Footprint => xtask::footprint::run().map(|_| ()),
+        Cmd::Threads {
+            model,
+            candidates,
+            rounds,
+            iters,
+        } => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+            let candidates = if candidates.is_empty() {
+                (1..=cores).collect()
+            } else {
+                candidates
+            };
+            let o = xtask::threads::ThreadsOptions {
+                model: xtask::setup::workspace_root().join(model),
+                candidates,
+                rounds,
+                iters,
+            };
+            xtask::threads::run(&o).map(|_| ())
+        }
         Cmd::Bench {
             quick,
             models,

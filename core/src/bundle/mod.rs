@@ -30,6 +30,7 @@
 //! Only [`writer`] (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod error;
 mod header;
+mod in_place;
 mod schema;
 mod table;
 mod validate;
@@ -38,6 +39,7 @@ pub mod writer;
 
 pub use error::BundleError;
 pub use header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, MAGIC, SCHEMA, SCHEMA_HASH};
+pub use in_place::NotInPlace;
 pub use schema::{
     ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
     TensorDesc, MAX_DIMS, MAX_IO,

@@ -6,12 +6,14 @@
 pub mod abi;
 pub mod engine;
 pub mod listener;
+pub mod model_run;
 pub mod pack;
 #[cfg(target_os = "linux")]
 pub mod real;
 pub mod sc;
 pub mod selftest;
 pub mod session;
+pub mod table;
 
 /// A FastRPC or ION call failed.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

@@ -177,8 +177,7 @@ impl CpuDevice {
             };
         }
         let redirects = &slots[..inputs.len()];
-        let base = self.arena.base() as u64;
-        let guard = Restore { queue, base };
+        let guard = Restore { queue };
         for c in guard.queue.commands.iter_mut() {
             if let Command::Exec { args, spans, .. } = c {
                 for s in spans.iter() {
@@ -205,10 +204,9 @@ impl CpuDevice {
     }
 }
 
-/// Puts every recorded launch argument back on its arena address when dropped.
+/// Puts every recorded launch argument back on its recorded address when dropped.
 struct Restore<'q> {
     queue: &'q mut CpuQueue,
-    base: u64,
 }
 
 impl Drop for Restore<'_> {
@@ -216,7 +214,7 @@ impl Drop for Restore<'_> {
         for c in self.queue.commands.iter_mut() {
             if let Command::Exec { args, spans, .. } = c {
                 for s in spans.iter() {
-                    args[s.slot] = self.base + s.offset;
+                    args[s.slot] = s.addr;
                 }
             }
         }

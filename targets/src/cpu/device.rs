@@ -12,11 +12,14 @@ use super::error::CpuError;
 use super::exec_mem::{CodeMapping, Mapping};
 use super::features;
 use super::pool::{Launch, Pool};
+use super::weights::BoundWeights;
 
-/// The arena: one zeroed, page-aligned host mapping.
+/// The arena: one zeroed, page-aligned host mapping, and the weight ranges read in place from the
+/// bundle mapping instead (see [`super::weights`]).
 pub(super) struct Arena {
     map: Option<Mapping>,
     size: u64,
+    pub(super) weights: BoundWeights,
 }
 
 impl Arena {
@@ -36,6 +39,16 @@ impl Arena {
             .as_ref()
             .map_or(std::ptr::NonNull::dangling().as_ptr(), Mapping::as_ptr)
     }
+
+    /// Host address of arena bytes `offset..offset + len`: inside a weight read in place, the
+    /// mapping's; else the arena's. Errors outside the arena or across a bound weight's edge.
+    pub(super) fn resolve(&self, offset: u64, len: u64) -> Result<u64, CpuError> {
+        self.check(offset, len)?;
+        Ok(match self.weights.find(offset, len)? {
+            Some(addr) => addr,
+            None => self.base() as u64 + offset,
+        })
+    }
 }
 
 /// A linked kernel kept alive by the device and every queue that records it.
@@ -49,11 +62,13 @@ pub(super) struct LoadedKernel {
 }
 
 /// A buffer argument of a recorded launch: argument slot `slot` points at arena bytes
-/// `offset..offset + size` (kept so a zero-copy binding can re-point and restore it).
+/// `offset..offset + size`, recorded as host address `addr` (kept so a zero-copy binding can
+/// re-point and restore it).
 pub(super) struct Span {
     pub slot: usize,
     pub offset: u64,
     pub size: u64,
+    pub addr: u64,
 }
 
 /// One resolved command of a recorded queue.
@@ -134,13 +149,14 @@ impl Queue for CpuQueue {
         for (i, (arg, kind)) in args.iter().zip(&loaded.params).enumerate() {
             slots[i] = match (arg, kind) {
                 (Arg::Buffer { offset, size }, ParamKind::Buffer | ParamKind::Image { .. }) => {
-                    self.arena.check(*offset, *size)?;
+                    let addr = self.arena.resolve(*offset, *size)?;
                     spans.push(Span {
                         slot: i,
                         offset: *offset,
                         size: *size,
+                        addr,
                     });
-                    self.arena.base() as u64 + offset
+                    addr
                 }
                 // Sign-extended like a C `int` promoted to a 64-bit slot; kernels read the low 32 bits.
                 (Arg::Int(v), ParamKind::Var) => i64::from(*v) as u64,
@@ -169,6 +185,12 @@ impl Queue for CpuQueue {
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), CpuError> {
         self.arena.check(dst, len)?;
         self.arena.check(src, len)?;
+        if self.arena.weights.touches(dst, len) {
+            return Err(CpuError::WeightWrite { offset: dst, len });
+        }
+        // A source inside a weight read in place is read from the mapping at submit; one that
+        // straddles such a weight's edge is refused here.
+        self.arena.weights.find(src, len)?;
         // The checks bound all three by the arena size, which is a mapped `usize` length.
         self.commands.push(Command::Copy {
             dst: dst as usize,
@@ -190,6 +212,8 @@ pub struct CpuDevice {
     pub(super) arena: Arc<Arena>,
     kernels: Vec<Arc<LoadedKernel>>,
     clock_origin: Instant,
+    /// Weights to read in place, moved into the arena when it is allocated.
+    pending_weights: BoundWeights,
 }
 
 impl CpuDevice {
@@ -198,9 +222,14 @@ impl CpuDevice {
     pub fn new(threads: usize) -> Result<CpuDevice, CpuError> {
         Ok(CpuDevice {
             pool: Pool::new(threads.max(1))?,
-            arena: Arc::new(Arena { map: None, size: 0 }),
+            arena: Arc::new(Arena {
+                map: None,
+                size: 0,
+                weights: BoundWeights::default(),
+            }),
             kernels: Vec::new(),
             clock_origin: Instant::now(),
+            pending_weights: BoundWeights::default(),
         })
     }
 
@@ -221,6 +250,28 @@ impl CpuDevice {
         self.arena.check(offset, len as u64)?;
         // In bounds of the mapping by the check above.
         Ok(self.arena.base().wrapping_add(offset as usize))
+    }
+
+    pub(super) fn arena_allocated(&self) -> bool {
+        self.arena.map.is_some()
+    }
+
+    pub(super) fn set_pending_weights(&mut self, w: BoundWeights) {
+        self.pending_weights = w;
+    }
+
+    /// Bytes of the arena mapping resident in memory right now (`mincore`; 0 before the arena
+    /// is allocated, `None` if the OS query fails). Weights read in place never touch theirs.
+    pub fn arena_resident_bytes(&self) -> Option<u64> {
+        self.arena
+            .map
+            .as_ref()
+            .map_or(Some(0), Mapping::resident_bytes)
+    }
+
+    /// Size of the arena mapping in bytes (the bundle's arena size).
+    pub fn arena_size(&self) -> u64 {
+        self.arena.size
     }
 
     fn load(&self, kernel: &KernelImage<'_>) -> Result<LoadedKernel, CpuError> {
@@ -288,15 +339,28 @@ impl Device for CpuDevice {
             CpuError::Os { .. } => CpuError::ArenaTooLarge(bytes),
             other => other,
         })?;
+        if !self.pending_weights.fit(bytes) {
+            return Err(CpuError::WeightsForAnotherBundle);
+        }
         self.arena = Arc::new(Arena {
             map: Some(map),
             size: bytes,
+            weights: self.pending_weights.clone(),
         });
         Ok(())
     }
 
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), CpuError> {
         let dst = self.arena_ptr(offset, data.len())?;
+        let len = data.len() as u64;
+        if self.arena.weights.touches(offset, len) {
+            // The executor uploads a weight's initial bytes, which for a weight read in place are
+            // the mapped bytes themselves: nothing to copy. Anything else would change a weight.
+            return match self.arena.weights.find(offset, len) {
+                Ok(Some(addr)) if addr == data.as_ptr() as u64 => Ok(()),
+                _ => Err(CpuError::WeightWrite { offset, len }),
+            };
+        }
         // SAFETY: `dst..dst+len` is inside the arena mapping (checked), `data` is a separate host
         // buffer, and no kernel runs concurrently (`&mut self`).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
@@ -304,8 +368,10 @@ impl Device for CpuDevice {
     }
 
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), CpuError> {
-        let src = self.arena_ptr(offset, out.len())?;
-        // SAFETY: as in `upload`, with the roles swapped.
+        self.arena_ptr(offset, out.len())?;
+        let src = self.arena.resolve(offset, out.len() as u64)? as *const u8;
+        // SAFETY: as in `upload`, with the roles swapped; a weight read in place is read from the
+        // bundle mapping the arena keeps alive (`resolve` checked the range lies inside it).
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
@@ -415,8 +481,10 @@ impl CpuDevice {
                     // SAFETY: `kernel` (held by this queue) keeps the code mapped; the argument
                     // array lives in `queue.commands`, borrowed for the whole launch; every buffer
                     // argument was bounds-checked against this same arena (checked by `ptr_eq`
-                    // above) when recorded; `args.len()` equals the kernel's parameter count, which its
-                    // compiled C signature also has (tinygrad builds both from one parameter list).
+                    // above) when recorded, or lies in a weight read in place from the bundle
+                    // mapping this arena keeps alive; `args.len()` equals the kernel's parameter
+                    // count, which its compiled C signature also has (tinygrad builds both from
+                    // one parameter list).
                     unsafe { self.pool.run(&launch) };
                 }
                 Command::Copy { dst, src, len } => {
@@ -425,11 +493,18 @@ impl CpuDevice {
                         .find(|r| (*src as u64).wrapping_sub(r.offset) < r.len)
                         // In range: `src - r.offset < r.len`, and the source lies wholly inside the
                         // redirect (caller's guarantee).
-                        .map(|r| r.ptr.wrapping_add(*src - r.offset as usize));
+                        .map(|r| r.ptr.wrapping_add(*src - r.offset as usize))
+                        // A weight read in place: its mapped bytes (the range was checked to
+                        // lie inside it when the copy was recorded).
+                        .or_else(|| {
+                            let addr = self.arena.weights.find(*src as u64, *len as u64);
+                            addr.ok().flatten().map(|a| a as *const u8)
+                        });
                     match from {
                         // SAFETY: `p..p+len` lies inside the redirect's host memory (caller's
-                        // guarantee above), the destination inside the arena (checked when
-                        // recorded); host memory and the arena mapping do not overlap.
+                        // guarantee above) or inside the bundle mapping the arena keeps alive; the
+                        // destination lies inside the arena (checked when recorded) and never in
+                        // a bound weight; neither source memory overlaps the arena mapping.
                         Some(p) => unsafe {
                             std::ptr::copy_nonoverlapping(p, base.add(*dst), *len)
                         },

@@ -110,6 +110,18 @@ pub enum CpuError {
     /// A `wait` whose value no submission can ever reach (CPU queues run synchronously).
     #[error("queue waits for timeline value {want}, but the timeline is at {have} and nothing else can advance it")]
     WaitUnsatisfiable { want: u64, have: u64 },
+    /// A write (upload of other bytes, recorded copy) into a weight read in place.
+    #[error("write of {len} bytes at arena offset {offset:#x} into a weight that is read in place from the bundle file")]
+    WeightWrite { offset: u64, len: u64 },
+    /// An access reaches both into and out of a weight read in place.
+    #[error("access of {len} bytes at arena offset {offset:#x} straddles a weight read in place")]
+    WeightStraddled { offset: u64, len: u64 },
+    /// `bind_weights` after the arena was allocated.
+    #[error("weights must be bound before the bundle is loaded")]
+    WeightsAfterArena,
+    /// The arena being allocated is not the one of the bundle whose weights were bound.
+    #[error("weights were bound for a bundle with another arena size than the one being loaded")]
+    WeightsForAnotherBundle,
     /// The thread pool could not be started.
     #[error("could not start CPU worker thread: {0}")]
     Spawn(std::io::ErrorKind),

@@ -64,6 +64,17 @@ impl Mapping {
         self.len == 0
     }
 
+    /// Bytes of the mapping the OS holds resident right now (whole pages, `mincore`), `None` if
+    /// the query fails. Untouched pages of an anonymous mapping are not resident.
+    pub fn resident_bytes(&self) -> Option<u64> {
+        let page = page_size();
+        let mut vec = vec![0u8; self.len.div_ceil(page)];
+        // SAFETY: `ptr..ptr+len` is this live, page-aligned mapping; `vec` has one byte per page
+        // of it, which is what mincore writes.
+        let rc = unsafe { libc::mincore(self.ptr.as_ptr().cast(), self.len, vec.as_mut_ptr()) };
+        (rc == 0).then(|| vec.iter().filter(|&&v| v & 1 != 0).count() as u64 * page as u64)
+    }
+
     /// The mapping as a byte slice, for writing while it is still read-write.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the mapping is `len` bytes of readable, writable memory owned by `self`, and the

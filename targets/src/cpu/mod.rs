@@ -5,7 +5,8 @@
 //! - [`call`] calls a kernel by arity, [`pool`] runs `core_id` invocations in parallel;
 //! - [`features`] maps baselines to feature bits and refuses bundles this CPU cannot run;
 //! - [`device`] assembles all of it into [`CpuDevice`] / [`CpuQueue`];
-//! - [`borrow`] lets a caller's buffer stand in for an input for one submit (zero-copy frames).
+//! - [`borrow`] lets a caller's buffer stand in for an input for one submit (zero-copy frames);
+//! - [`weights`] reads read-only weights in place from the mapped bundle file.
 pub mod borrow;
 pub mod call;
 pub mod device;
@@ -15,8 +16,10 @@ pub mod exec_mem;
 pub mod features;
 pub mod pool;
 pub mod reloc;
+pub mod weights;
 
 pub use borrow::{BorrowRefusal, Borrowed};
 pub use device::{CpuDevice, CpuQueue};
 pub use error::CpuError;
 pub use features::{features_for_baseline, host_features};
+pub use weights::WeightBinding;

@@ -278,10 +278,24 @@ impl<T: UsbTransport> AmdDevice<T> {
     /// `e` with the emulated GPU's own diagnosis appended, when there is one.
     fn diagnosed(&self, e: AmdError) -> AmdError {
         match self.diagnose.as_ref().and_then(|d| d()) {
-            Some(model) => AmdError::Device {
-                step: "GPU",
-                what: format!("{e} [the GPU model reports: {model}]"),
-            },
+            Some(model) => {
+                // The model names a failing shader by its code address: add the kernel's name.
+                let names: Vec<&str> = self
+                    .kernels
+                    .iter()
+                    .filter(|k| mentions(&model, k.code_va))
+                    .map(|k| k.name.as_str())
+                    .collect();
+                let named = if names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (kernel {})", names.join(", "))
+                };
+                AmdError::Device {
+                    step: "GPU",
+                    what: format!("{e} [the GPU model reports: {model}{named}]"),
+                }
+            }
             None => e,
         }
     }
@@ -300,6 +314,17 @@ impl<T: UsbTransport> AmdDevice<T> {
     pub fn fini(&mut self) -> Result<(), AmdError> {
         self.am.fini()
     }
+}
+
+/// Whether `text` contains the address `va` as a whole `0x…` hex number.
+fn mentions(text: &str, va: u64) -> bool {
+    let hex = format!("{va:#x}");
+    text.match_indices(&hex).any(|(at, _)| {
+        !text[at + hex.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_hexdigit())
+    })
 }
 
 impl<T: UsbTransport> Device for AmdDevice<T> {

@@ -50,6 +50,11 @@ pub trait GpuMemory {
     fn read(&mut self, va: u64, out: &mut [u8]) -> Result<(), MemFault>;
     /// Write `data` at `va`.
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault>;
+    /// Read ahead: like [`GpuMemory::read`], but a failure leaves no trace (no fault recorded
+    /// for the GPU's fault status registers), because no shader asked for these bytes yet.
+    fn read_ahead(&mut self, va: u64, out: &mut [u8]) -> bool {
+        self.read(va, out).is_ok()
+    }
 }
 
 /// Why a dispatch did not complete.

@@ -52,16 +52,10 @@ pub struct RefRun {
     pub stats: Stats,
 }
 
-/// Run `bundle` (compiled with `--reference`) on the interpreter and compare every output with
-/// the embedded onnxruntime result under the bundle's atol/rtol.
-pub fn against_reference(bundle: &Bundle<'_>) -> Result<RefRun, String> {
+/// Compare `outputs` with `bundle`'s embedded onnxruntime outputs under its atol/rtol; returns
+/// the largest absolute error.
+pub fn outputs_match_reference(bundle: &Bundle<'_>, outputs: &[Vec<u8>]) -> Result<f64, String> {
     let r = bundle.body().reference.ok_or("bundle has no reference")?;
-    let inputs: Vec<Vec<u8>> = r.inputs.iter().map(|t| t.unwrap().data.to_vec()).collect();
-    let mut l = Loaded::new(bundle.clone());
-    l.init().map_err(|e| format!("init: {e}"))?;
-    let t = Instant::now();
-    let outputs = l.run(&inputs).map_err(|e| e.to_string())?;
-    let step_secs = t.elapsed().as_secs_f64();
     let mut max_abs = 0f64;
     for (k, (got, want)) in outputs.iter().zip(r.outputs.iter()).enumerate() {
         let dtype = bundle.body().outputs.get(k).unwrap().dtype;
@@ -77,6 +71,20 @@ pub fn against_reference(bundle: &Bundle<'_>) -> Result<RefRun, String> {
         }
         max_abs = max_abs.max(c.max_abs);
     }
+    Ok(max_abs)
+}
+
+/// Run `bundle` (compiled with `--reference`) on the interpreter and compare every output with
+/// the embedded onnxruntime result under the bundle's atol/rtol.
+pub fn against_reference(bundle: &Bundle<'_>) -> Result<RefRun, String> {
+    let r = bundle.body().reference.ok_or("bundle has no reference")?;
+    let inputs: Vec<Vec<u8>> = r.inputs.iter().map(|t| t.unwrap().data.to_vec()).collect();
+    let mut l = Loaded::new(bundle.clone());
+    l.init().map_err(|e| format!("init: {e}"))?;
+    let t = Instant::now();
+    let outputs = l.run(&inputs).map_err(|e| e.to_string())?;
+    let step_secs = t.elapsed().as_secs_f64();
+    let max_abs = outputs_match_reference(bundle, &outputs)?;
     // A second run on the same state must give the same bytes (no stale state between runs).
     if l.run(&inputs).map_err(|e| e.to_string())? != outputs {
         return Err("a second run gives different outputs".into());

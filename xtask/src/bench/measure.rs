@@ -9,17 +9,19 @@ use serde_json::{json, Value};
 
 use super::prepare::Prepared;
 use super::stats::{stats_json, steps_for, summarize, Acc};
-use super::{overhead, proc, BenchOptions, RUNTIMES};
+use super::{overhead, proc, BenchOptions, BEAM_RUNTIMES, RUNTIMES};
 
 /// Upper bound for one worker process (resnet50 in tinygrad's runtime is the slowest).
 const WORKER_TIMEOUT: Duration = Duration::from_secs(900);
 /// Launches of the long overhead chain (the short one has 1).
 const CHAIN_LAUNCHES: usize = 201;
 
-/// The order of the runtimes in round `r` (rotated so no runtime always runs first or last).
-pub fn round_order(r: usize) -> [&'static str; 3] {
-    let mut o = RUNTIMES;
-    o.rotate_left(r % RUNTIMES.len());
+/// The order of `runtimes` in round `r` (rotated so no runtime always runs first or last).
+pub fn round_order(runtimes: &[&'static str], r: usize) -> Vec<&'static str> {
+    let mut o = runtimes.to_vec();
+    if !o.is_empty() {
+        o.rotate_left(r % runtimes.len());
+    }
     o
 }
 
@@ -38,9 +40,16 @@ fn run_worker(
     runtime: &str,
     onnx: &Path,
     p: &Prepared,
+    beam: Option<&Prepared>,
     iters: usize,
 ) -> Result<Value> {
     let (iters, warmup) = (iters.to_string(), ctx.opts.warmup.to_string());
+    // the searched runtimes run the searched capture's bundle / pickle
+    let (runtime, p) = match (runtime.strip_suffix("-beam"), beam) {
+        (Some(base), Some(b)) => (base, b),
+        (Some(_), None) => bail!("{runtime}: no searched export"),
+        (None, _) => (runtime, p),
+    };
     let mut cmd = match runtime {
         "modelrt" => {
             let mut c = Command::new(ctx.modelrt);
@@ -80,19 +89,31 @@ fn run_worker(
     proc::run_json(&mut cmd, runtime, WORKER_TIMEOUT)
 }
 
-/// All rounds of one model; its results object.
-pub(super) fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) -> Result<Value> {
-    let mut accs: [Acc; 3] = Default::default();
+/// All rounds of one model; its results object. With `beam` (the searched export), the searched
+/// bundle and pickle run as two more runtimes in the same rotation.
+pub(super) fn bench_model(
+    ctx: &Ctx<'_>,
+    name: &str,
+    onnx: &Path,
+    p: &Prepared,
+    beam: Option<(&Prepared, Value)>,
+) -> Result<Value> {
+    let mut runtimes = RUNTIMES.to_vec();
+    if beam.is_some() {
+        runtimes.extend(BEAM_RUNTIMES);
+    }
+    let mut accs: Vec<Acc> = runtimes.iter().map(|_| Acc::default()).collect();
     let mut iters = ctx.opts.iters;
     for r in 0..ctx.opts.rounds {
-        for rt in round_order(r) {
+        for rt in round_order(&runtimes, r) {
             eprintln!(
                 "[bench] {name}: round {}/{} {rt} ({iters} steps)",
                 r + 1,
                 ctx.opts.rounds
             );
-            let v = run_worker(ctx, rt, onnx, p, iters).with_context(|| format!("{name}: {rt}"))?;
-            let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
+            let v = run_worker(ctx, rt, onnx, p, beam.as_ref().map(|b| b.0), iters)
+                .with_context(|| format!("{name}: {rt}"))?;
+            let i = runtimes.iter().position(|x| *x == rt).unwrap_or(0);
             accs[i].add(&v)?;
         }
         if r == 0 && !ctx.opts.quick {
@@ -104,7 +125,8 @@ pub(super) fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) 
             iters = steps_for(slowest.unwrap_or(0), ctx.opts.iters);
         }
     }
-    let [m, t, o] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
+    let stats = accs.iter().map(Acc::stats).collect::<Result<Vec<_>>>()?;
+    let (m, t, o) = (&stats[0], &stats[1], &stats[2]);
     let trace = write_trace(ctx, name, p)?;
     let ratio = |a: u64, b: u64| {
         if b == 0 {
@@ -113,13 +135,24 @@ pub(super) fn bench_model(ctx: &Ctx<'_>, name: &str, onnx: &Path, p: &Prepared) 
             json!(a as f64 / b as f64)
         }
     };
-    Ok(json!({
+    let mut doc = json!({
         "model": name, "onnx": onnx.display().to_string(), "kernels": p.kernels, "launches": p.launches,
         "same_kernels_as_tinygrad": true, "trace": trace.display().to_string(),
-        "modelrt": stats_json(&m), "tinygrad": stats_json(&t), "onnxruntime": stats_json(&o),
+        "modelrt": stats_json(m), "tinygrad": stats_json(t), "onnxruntime": stats_json(o),
         "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
         "ratio_modelrt_over_onnxruntime": ratio(m.median_ns, o.median_ns),
-    }))
+    });
+    if let Some((b, info)) = beam {
+        let (mb, tb) = (&stats[3], &stats[4]);
+        doc["beam"] = json!({
+            "cache": info, "kernels": b.kernels, "launches": b.launches, "same_kernels_as_tinygrad": true,
+            "modelrt": stats_json(mb), "tinygrad": stats_json(tb),
+            "ratio_modelrt_over_tinygrad": ratio(mb.median_ns, tb.median_ns),
+            "ratio_modelrt_over_onnxruntime": ratio(mb.median_ns, o.median_ns),
+            "ratio_over_unsearched_modelrt": ratio(mb.median_ns, m.median_ns),
+        });
+    }
+    Ok(doc)
 }
 
 /// Write `target/bench/NAME.trace.json` with `modelrt bench --trace` (untimed) and check that it is a
@@ -200,15 +233,18 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::round_order;
-    use crate::bench::RUNTIMES;
+    use crate::bench::{BEAM_RUNTIMES, RUNTIMES};
 
     #[test]
-    fn every_runtime_takes_every_position_over_three_rounds() {
-        for rt in RUNTIMES {
-            let positions: BTreeSet<usize> = (0..3)
-                .map(|r| round_order(r).iter().position(|x| *x == rt).unwrap())
-                .collect();
-            assert_eq!(positions.len(), 3, "{rt}");
+    fn every_runtime_takes_every_position_over_as_many_rounds() {
+        let five: Vec<&str> = RUNTIMES.iter().chain(&BEAM_RUNTIMES).copied().collect();
+        for list in [&RUNTIMES[..], &five[..]] {
+            for rt in list {
+                let positions: BTreeSet<usize> = (0..list.len())
+                    .map(|r| round_order(list, r).iter().position(|x| x == rt).unwrap())
+                    .collect();
+                assert_eq!(positions.len(), list.len(), "{rt}");
+            }
         }
     }
 }

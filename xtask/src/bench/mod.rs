@@ -8,11 +8,15 @@
 //! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`), one Perfetto trace per
 //! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`].
 //!
+//! Models with a committed search cache (`xtask/beam/`) also get a searched column: the bundle and
+//! pickle of a `--beam-cache` capture, run in the same rotation ([`beam`]).
+//!
 //! One idea per module: [`prepare`] builds what is measured (the `modelrt` binary, each model's
 //! bundle and pickle), [`measure`] runs the worker processes round by round, [`pipeline`] does both
 //! for the stateful modeld pipeline (frame by frame, modelrt vs tinygrad's replay of the same
 //! capture), [`stats`] pools their samples and [`report`] writes the results document and its
 //! Markdown.
+mod beam;
 mod measure;
 pub mod overhead;
 mod pipeline;
@@ -53,6 +57,9 @@ pub enum ModelSource {
 
 /// The three runtimes, in the order of the first round.
 const RUNTIMES: [&str; 3] = ["modelrt", "tinygrad", "onnxruntime"];
+/// The searched column's two runtimes (the searched bundle, tinygrad replaying the same searched
+/// kernels), added to the rotation of models with a committed search cache (not in `--quick`).
+const BEAM_RUNTIMES: [&str; 2] = ["modelrt-beam", "tinygrad-beam"];
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -148,8 +155,29 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
             &onnx,
             &out_dir.join(format!("{name}-t{threads}")),
             threads,
+            None,
         )?;
-        results.push(bench_model(&ctx, name, &onnx, &prepared)?);
+        let cache = if opts.quick {
+            None
+        } else {
+            beam::search_cache(&root, name, threads)?
+        };
+        let searched = match &cache {
+            Some((path, info)) => Some((
+                export_model(
+                    &root,
+                    &python,
+                    &onnx,
+                    &out_dir.join(format!("{name}-t{threads}-beam")),
+                    threads,
+                    Some(path),
+                )?,
+                info.clone(),
+            )),
+            None => None,
+        };
+        let beam = searched.as_ref().map(|(p, info)| (p, info.clone()));
+        results.push(bench_model(&ctx, name, &onnx, &prepared, beam)?);
     }
     let mut pipelines = Vec::new();
     for (name, spec) in PIPELINES {

@@ -19,7 +19,7 @@ pub(super) fn host_cpu_target() -> &'static str {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(super) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -146,23 +146,31 @@ pub(super) fn export_key(
     Ok(key.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Export `onnx` (bundle + pickle of the same capture) into `dir`; with `beam_cache`, the kernels are the
+/// searched ones that cache records (`--beam-cache`, no search at bench time).
 pub(super) fn export_model(
     root: &Path,
     python: &Path,
     onnx: &Path,
     dir: &Path,
     threads: usize,
+    beam_cache: Option<&Path>,
 ) -> Result<Prepared> {
     let bundle = dir.join("model.mrt");
     let pickle = dir.join("jit.pkl");
     let meta = dir.join("jit.pkl.json");
     let scripts = root.join("xtask").join("bench");
-    let key = export_key(
+    let mut key = export_key(
         root,
         onnx,
         &[threads],
         &["export_with_pickle.py", "materialize_light.py"],
     )?;
+    if let Some(cache) = beam_cache {
+        let bytes =
+            std::fs::read(cache).with_context(|| format!("cannot read {}", cache.display()))?;
+        key.push_str(&sha256_hex(&bytes));
+    }
     let stamp = dir.join("stamp");
     let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == key)
         && bundle.is_file()
@@ -190,6 +198,12 @@ pub(super) fn export_model(
                 "--out",
             ])
             .arg(&manifest_dir)
+            .args(
+                beam_cache
+                    .map(|c| ["--beam-cache".as_ref(), c.as_os_str()])
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(std::process::Stdio::null())
             .status()
             .context("cannot start the exporter")?;

@@ -40,7 +40,7 @@ fn ms(ns: u64) -> String {
 }
 
 /// `a / b` with three decimals, `-` when either is missing or `b` is 0.
-fn ratio(a: &Value, b: &Value) -> String {
+pub(super) fn ratio(a: &Value, b: &Value) -> String {
     match (a.as_u64(), b.as_u64()) {
         (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
         _ => "-".into(),
@@ -49,6 +49,27 @@ fn ratio(a: &Value, b: &Value) -> String {
 
 fn mib(b: u64) -> String {
     format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+}
+
+/// One row of a per-runtime table: model, kernels / launches, runtime, steps, step min/median/max,
+/// load time and peak RSS of `st` (a [`super::stats::stats_json`] object).
+pub(super) fn stats_row(
+    model: &str,
+    kernels: &Value,
+    launches: &Value,
+    rt: &str,
+    st: &Value,
+) -> String {
+    let g = |k: &str| st[k].as_u64().unwrap_or(0);
+    format!(
+        "| {model} | {kernels} / {launches} | {rt} | {} | {} | {} | {} | {} | {} |\n",
+        g("samples"),
+        ms(g("min_ns")),
+        ms(g("median_ns")),
+        ms(g("max_ns")),
+        ms(g("load_median_ns")),
+        mib(g("peak_rss_bytes"))
+    )
 }
 
 /// The Markdown report of a results document produced by [`super::run`].
@@ -81,21 +102,13 @@ pub fn markdown(doc: &Value) -> String {
     s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
     for r in doc["models"].as_array().into_iter().flatten() {
         for rt in RUNTIMES {
-            let st = &r[rt];
-            let g = |k: &str| st[k].as_u64().unwrap_or(0);
-            let _ = writeln!(
-                s,
-                "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} | {} |",
-                text(&r["model"]),
-                r["kernels"],
-                r["launches"],
-                g("samples"),
-                ms(g("min_ns")),
-                ms(g("median_ns")),
-                ms(g("max_ns")),
-                ms(g("load_median_ns")),
-                mib(g("peak_rss_bytes"))
-            );
+            s.push_str(&stats_row(
+                &text(&r["model"]),
+                &r["kernels"],
+                &r["launches"],
+                rt,
+                &r[rt],
+            ));
         }
     }
     s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
@@ -112,6 +125,7 @@ pub fn markdown(doc: &Value) -> String {
             q("modelrt", "onnxruntime", "min_ns")
         );
     }
+    super::beam::markdown(&mut s, doc);
     pipelines_markdown(&mut s, doc);
     for o in doc["overhead"].as_array().into_iter().flatten() {
         let _ = writeln!(
@@ -196,10 +210,7 @@ mod tests {
 
     #[test]
     fn markdown_lists_each_runtime_and_the_ratios() {
-        let st = |med: u64| {
-            json!({"min_ns": med - 1000, "median_ns": med, "max_ns": med + 1000, "samples": 3,
-                                   "load_median_ns": 2_000_000, "peak_rss_bytes": 10_485_760})
-        };
+        let st = crate::bench::stats::fixture;
         let doc = json!({"machine": {"cpu": "Test CPU", "cores": 2, "os": "linux", "arch": "x86_64", "date": "2026-01-01 00:00 UTC"},
             "threads": 2, "rounds": 1, "iters": 3, "warmup": 1, "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "1.00 2.00 3.00",
             "models": [{"model": "m", "kernels": 4, "launches": 6, "modelrt": st(1_000_000), "tinygrad": st(4_000_000),

@@ -78,6 +78,14 @@ pub fn steps_for(slowest_median_ns: u64, min: usize) -> usize {
     (want as usize).clamp(min, MAX_STEPS.max(min))
 }
 
+/// A runtime's statistics for report tests: min/max 1 µs either side of `median_ns`, 3 samples,
+/// 2 ms load, 10 MiB peak RSS.
+#[cfg(test)]
+pub(super) fn fixture(median_ns: u64) -> Value {
+    json!({"min_ns": median_ns - 1000, "median_ns": median_ns, "max_ns": median_ns + 1000, "samples": 3,
+           "load_median_ns": 2_000_000, "peak_rss_bytes": 10_485_760})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

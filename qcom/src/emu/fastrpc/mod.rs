@@ -5,6 +5,7 @@
 //! against the host's listener thread, and hands validated launches to a [`DspExecutor`]. Faults can be injected
 //! (session death, invoke error, a launch that never answers). It counts every call by kind.
 pub mod exec;
+mod run;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::dsp::listener as lst;
 use crate::dsp::sc::{self, Scalars};
 use crate::dsp::{abi, Arg, FastRpcError, FastRpcIo, IonBuf};
-pub use exec::{DspExecutor, Launch, Qemu, Refuse};
+pub use exec::{DspExecutor, Launch, Qemu, Refuse, Run};
 
 /// Calls the model saw, by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -22,15 +23,18 @@ pub struct Counts {
     pub open_lib: u32,
     pub close_lib: u32,
     pub launch: u32,
+    /// Model-level invokes (a whole schedule in one call).
+    pub run: u32,
     pub listener_next: u32,
     pub other_invoke: u32,
     pub ion_alloc: u32,
 }
 
 impl Counts {
-    /// Invokes on the application's side (library open/close and launches), the listener excluded.
+    /// Invokes on the application's side (library open/close, launches and model-level runs), the listener
+    /// excluded.
     pub fn app_invokes(&self) -> u32 {
-        self.open_lib + self.close_lib + self.launch
+        self.open_lib + self.close_lib + self.launch + self.run
     }
 }
 
@@ -400,6 +404,68 @@ impl FastRpcModel {
         }
     }
 
+    /// Take the injected fault, if any, for the call in progress: the session dies (ECONNRESET), the call fails
+    /// with an errno, or it never answers (ETIMEDOUT after the wait bound). Without a fault the lock comes back.
+    fn apply_fault<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        call: &str,
+    ) -> Result<MutexGuard<'a, State>, FastRpcError> {
+        match st.fault.take() {
+            Some(Fault::SessionDies) => {
+                if let Some(c) = st.chan.as_mut() {
+                    c.dead = true;
+                }
+                st.libs.clear();
+                self.cv.notify_all();
+                Err(err(call, libc::ECONNRESET, "the DSP session died"))
+            }
+            Some(Fault::InvokeError(e)) => Err(err(call, e, "injected invoke failure")),
+            Some(Fault::Hang) => {
+                let gen = st.generation;
+                let deadline = Instant::now() + self.wait;
+                while Instant::now() < deadline && st.generation == gen {
+                    st = self
+                        .cv
+                        .wait_timeout(st, deadline - Instant::now())
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                Err(FastRpcError::Timeout {
+                    call: call.into(),
+                    timeout_ms: self.wait.as_millis() as u64,
+                })
+            }
+            None => Ok(st),
+        }
+    }
+
+    /// Move the contents of the ION buffers `handles` out of the state, release the lock, run `f` on the
+    /// executor with them, and put them back.
+    fn execute<R>(
+        &self,
+        mut st: MutexGuard<'_, State>,
+        handles: &[i32],
+        f: impl FnOnce(&mut dyn DspExecutor, &mut [Vec<u8>]) -> R,
+    ) -> R {
+        let mut bufs: Vec<Vec<u8>> = handles
+            .iter()
+            .map(|h| std::mem::take(&mut st.ion.get_mut(h).expect("live").data))
+            .collect();
+        drop(st);
+        let r = f(
+            &mut **self.exec.lock().unwrap_or_else(|p| p.into_inner()),
+            &mut bufs,
+        );
+        let mut st = self.lock();
+        for (h, b) in handles.iter().zip(bufs) {
+            if let Some(o) = st.ion.get_mut(h) {
+                o.data = b;
+            }
+        }
+        r
+    }
+
     fn launch(
         &self,
         handle: u32,
@@ -479,56 +545,17 @@ impl FastRpcModel {
             views.push((k as u32, off, size as u32));
         }
         st.counts.launch += 1;
-        match st.fault.take() {
-            Some(Fault::SessionDies) => {
-                if let Some(c) = st.chan.as_mut() {
-                    c.dead = true;
-                }
-                st.libs.clear();
-                self.cv.notify_all();
-                return Err(err(call, libc::ECONNRESET, "the DSP session died"));
-            }
-            Some(Fault::InvokeError(e)) => return Err(err(call, e, "injected invoke failure")),
-            Some(Fault::Hang) => {
-                let gen = st.generation;
-                let deadline = Instant::now() + self.wait;
-                while Instant::now() < deadline && st.generation == gen {
-                    st = self
-                        .cv
-                        .wait_timeout(st, deadline - Instant::now())
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
-                return Err(FastRpcError::Timeout {
-                    call: call.into(),
-                    timeout_ms: self.wait.as_millis() as u64,
-                });
-            }
-            None => {}
-        }
+        let st = self.apply_fault(st, call)?;
         let lib = st.libs[&handle].clone();
         let handles: Vec<i32> = order.iter().map(|f| st.fd_to_handle[f]).collect();
-        let mut bufs: Vec<Vec<u8>> = handles
-            .iter()
-            .map(|h| std::mem::take(&mut st.ion.get_mut(h).expect("live").data))
-            .collect();
-        drop(st);
-        let r = self
-            .exec
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .launch(Launch {
+        let r = self.execute(st, &handles, |exec, bufs| {
+            exec.launch(Launch {
                 lib: &lib,
                 vals: &vals,
-                buffers: &mut bufs,
+                buffers: bufs,
                 views: &views,
-            });
-        let mut st = self.lock();
-        for (h, b) in handles.iter().zip(bufs) {
-            if let Some(o) = st.ion.get_mut(h) {
-                o.data = b;
-            }
-        }
+            })
+        });
         let us = r.map_err(|e| FastRpcError::Remote {
             call: call.into(),
             reason: e,
@@ -772,6 +799,9 @@ unsafe impl FastRpcIo for FastRpcModel {
     ) -> Result<(), FastRpcError> {
         crate::dsp::check_args("INVOKE_ATTRS", sc, args)
             .map_err(|e| einval("INVOKE_ATTRS", e.to_string()))?;
+        if Scalars::decode(sc).method == 3 {
+            return self.run_schedule(handle, sc, args, fds, attrs);
+        }
         self.launch(handle, sc, args, fds, attrs)
     }
 

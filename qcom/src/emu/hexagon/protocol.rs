@@ -25,6 +25,15 @@ pub enum Step {
         bufs: Vec<BufArg>,
         vals: Vec<u64>,
     },
+    /// A raw FastRPC invoke of library `lib`'s `entry` with scalars word `sc`: pra[0] = `input`, pra[1] = a
+    /// 16-byte output {u64 µs, u32 ops completed, i32 status}, then one dma handle per buffer in `handles`
+    /// (the model library's schedule runner, qcom/dsp/hexsched.c).
+    Invoke {
+        lib: u32,
+        sc: u32,
+        input: Vec<u8>,
+        handles: Vec<u32>,
+    },
     /// `memmove` between two buffers.
     Copy {
         dst: u32,
@@ -55,6 +64,9 @@ pub struct StepResult {
     pub power_calls: u32,
     /// The µs value `entry` stored into its timer output (instructions / 1000 under the harness).
     pub timer_us: u64,
+    /// Invoke steps: the ops the schedule runner completed, and the failing kernel's return value (0 = none).
+    pub ops: u32,
+    pub status: i32,
 }
 
 /// The harness's answer.
@@ -107,6 +119,28 @@ impl Schedule<'_> {
                                 a.buffer, a.offset
                             ));
                         }
+                    }
+                }
+                Step::Invoke {
+                    lib,
+                    input,
+                    handles,
+                    ..
+                } => {
+                    if *lib as usize >= self.libs.len() {
+                        return bad(format!("library {lib} does not exist"));
+                    }
+                    if handles.len() > MAX_LAUNCH_BUFFERS {
+                        return bad(format!(
+                            "{} handles (FastRPC allows {MAX_LAUNCH_BUFFERS})",
+                            handles.len()
+                        ));
+                    }
+                    if input.len() > 16 << 20 || !input.len().is_multiple_of(4) {
+                        return bad(format!("input of {} bytes", input.len()));
+                    }
+                    if let Some(h) = handles.iter().find(|&&h| h as usize >= self.buffers.len()) {
+                        return bad(format!("handle buffer {h} does not exist"));
                     }
                 }
                 Step::Copy {
@@ -164,6 +198,21 @@ impl Schedule<'_> {
                         script.extend_from_slice(&v.to_le_bytes());
                     }
                 }
+                Step::Invoke {
+                    lib,
+                    sc,
+                    input,
+                    handles,
+                } => {
+                    for v in [2, *lib, *sc, input.len() as u32] {
+                        put(&mut script, v);
+                    }
+                    script.extend_from_slice(input);
+                    put(&mut script, handles.len() as u32);
+                    for h in handles {
+                        put(&mut script, *h);
+                    }
+                }
                 Step::Copy {
                     dst,
                     dst_offset,
@@ -217,9 +266,11 @@ impl Schedule<'_> {
                 ret: word(at)? as i32,
                 instructions: word(at + 4)?,
                 power_calls: word(at + 8)?,
+                ops: word(at + 12)?,
                 timer_us: u64::from(word(at + 16)?) | (u64::from(word(at + 20)?) << 32),
+                status: word(at + 24)? as i32,
             });
-            at += 24;
+            at += 32;
         }
         let mut outputs = Vec::with_capacity(self.outputs.len());
         for &o in &self.outputs {
@@ -365,7 +416,7 @@ mod tests {
         let s = sched();
         let mut a = b"MRR1".to_vec();
         a.extend_from_slice(&2u32.to_le_bytes());
-        for v in [0u32, 1000, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0] {
+        for v in [0u32, 1000, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] {
             a.extend_from_slice(&v.to_le_bytes());
         }
         a.extend_from_slice(&[9; 8]);

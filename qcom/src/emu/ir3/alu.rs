@@ -50,15 +50,14 @@ pub fn class3(op: Op3) -> Class {
 /// fp32 denormals are flushed to a signed zero on arithmetic inputs and results (§16.4).
 #[inline]
 pub fn ftz(x: f32) -> f32 {
-    if x.is_subnormal() {
-        if x.is_sign_negative() {
-            -0.0
-        } else {
-            0.0
-        }
+    // A zero exponent field with a non-zero mantissa is a denormal; keeping only the sign bit gives ±0 (and
+    // leaves ±0 itself unchanged). Written on the bits so the lane loops stay branch-free.
+    let b = x.to_bits();
+    f32::from_bits(if b & 0x7F80_0000 == 0 {
+        b & 0x8000_0000
     } else {
-        x
-    }
+        b
+    })
 }
 
 /// Round a float result to the operation's precision (f16 for half ALU ops, FTZ f32 otherwise).
@@ -236,6 +235,7 @@ pub fn op4(op: Op4, a: f32, full: bool) -> f32 {
 }
 
 /// Read a raw register/constant value as `ty` for a cat1 conversion.
+#[inline(always)]
 fn to_value(ty: Ty, raw: u32) -> V {
     match ty {
         Ty::F32 => V::F(f32::from_bits(raw)),
@@ -254,6 +254,7 @@ fn signed(ty: Ty) -> bool {
 }
 
 /// Float → integer of `ty`: truncation toward zero, saturated to the type's range, NaN → 0.
+#[inline(always)]
 fn f2i(x: f32, ty: Ty) -> u32 {
     let (lo, hi) = match ty {
         Ty::S32 => (i32::MIN as f64, i32::MAX as f64),
@@ -275,6 +276,7 @@ fn f2i(x: f32, ty: Ty) -> u32 {
 
 /// cat1 `mov`/`cov`: the raw bits read as `src` converted to the raw bits of `dst` (16-bit results in the low
 /// half). float→float rounds to nearest even; float→int truncates (saturating); int→float rounds to nearest.
+#[inline(always)]
 pub fn convert(src: Ty, dst: Ty, raw: u32) -> u32 {
     if src == dst {
         return match dst {

@@ -1,7 +1,9 @@
 //! Column-wise execution of register-to-register instructions (cat1 moves, cat2/cat3/cat4 ALU): each source is
-//! gathered once per instruction (and repeat step) for all issued fibers — a plain slice copy when every fiber
-//! of the group is issued — the operation runs over the columns with the opcode resolved outside the lane loop,
-//! and the results are scattered to the destination. Per-fiber semantics live in `alu`.
+//! read once per instruction (and repeat step) for all issued fibers — the register row itself when every fiber
+//! of the batch is issued and the source is a full register without modifiers, else gathered and converted
+//! (half → f32, abs/neg) in a pass of its own — one lane loop per operation (opcode and comparison condition
+//! resolved outside it) computes the destination's raw bits, and the results are scattered to the destination.
+//! Per-fiber semantics live in `alu`.
 use super::alu::{self, Class, V};
 use super::exec::{Group, Launch};
 use super::float::{f16_to_f32, f32_to_f16};
@@ -11,13 +13,12 @@ use super::instr::*;
 #[derive(Default)]
 pub(super) struct Cols {
     raw: [Vec<u32>; 4],
-    f: [Vec<f32>; 3],
-    out: Vec<V>,
 }
 
 /// Registers below this number are plain GPRs (r0.x … r60.w); higher numbers are a0/p0 and need the slow path.
 const GPRS: usize = 61 * 4;
 
+#[inline(always)]
 fn to_f(raw: u32, full: bool, m: Mods) -> f32 {
     let x = if full {
         f32::from_bits(raw)
@@ -32,6 +33,7 @@ fn to_f(raw: u32, full: bool, m: Mods) -> f32 {
     }
 }
 
+#[inline(always)]
 fn to_i(raw: u32, full: bool, signed: bool, bits: bool, m: Mods) -> u32 {
     let v = if full {
         raw
@@ -63,28 +65,40 @@ fn sat(x: f32) -> f32 {
     }
 }
 
-/// `raw` read as floats (with modifiers) into `out`.
-fn floats(raw: &[u32], full: bool, m: Mods, out: &mut Vec<f32>) {
-    out.clear();
-    out.extend(raw.iter().map(|&r| to_f(r, full, m)));
+/// How an operation reads its sources: full or half registers, float or integer of `class`.
+#[derive(Clone, Copy)]
+struct Read {
+    full: bool,
+    class: Class,
 }
 
-/// `raw` read as integers of the operation's class (with modifiers), in place.
-fn ints(raw: &mut [u32], full: bool, class: Class, m: Mods) {
-    let (signed, bits) = match class {
-        Class::Int { signed } => (signed, false),
-        _ => (false, true),
-    };
-    raw.iter_mut()
-        .for_each(|r| *r = to_i(*r, full, signed, bits, m));
+/// Where computed values go: (sat), then the destination's precision ([`out_raw`]).
+#[derive(Clone, Copy)]
+struct Emit {
+    sat: bool,
+    half: bool,
+    pred: bool,
 }
 
-/// Runs `$body` with `$o` bound to a constant for each listed hot operation (so the per-element `match` inside
-/// the `alu` functions folds away in the lane loop), and bound to the run-time value for every other operation.
+impl Emit {
+    #[inline(always)]
+    fn raw(self, v: V) -> u32 {
+        let v = match v {
+            V::F(x) if self.sat => V::F(sat(x)),
+            v => v,
+        };
+        out_raw(v, self.half, self.pred)
+    }
+}
+
+/// Runs `$body` with `$o` bound to a constant for each listed operation (`CmpsF(Lt)`: with that condition), so
+/// the per-element `match` inside the `alu` functions folds away in the lane loop, and bound to the run-time value
+/// for every other operation.
 macro_rules! specialize {
-    ($op:expr, $o:ident, $ty:ident [$($hot:ident),*], $body:expr) => {
+    ($op:expr, $o:ident, $ty:ident [$($hot:ident $(($c:ident))?),* $(,)?], $body:expr) => {
         match $op {
-            $( $ty::$hot => { let $o = $ty::$hot; $body } )*
+            $( $ty::$hot $((Cond::$c))? => { let $o = $ty::$hot $((Cond::$c))?; $body } )*
+            #[allow(unreachable_patterns)]
             $o => $body,
         }
     };
@@ -135,6 +149,47 @@ impl Group {
         Ok(())
     }
 
+    /// Source `s` (repeat step `k`) for every fiber in `lanes`, read as `rd` says with modifiers `m` applied:
+    /// f32 bits for float operations, 32-bit integers otherwise. The register row itself when every fiber of the
+    /// batch is issued and `s` is a full GPR without modifiers; else gathered into `scratch` and converted there
+    /// in a pass of its own.
+    #[allow(clippy::too_many_arguments)]
+    fn column<'a>(
+        &'a self,
+        s: &Src,
+        k: u8,
+        l: &Launch<'_>,
+        lanes: &[u32],
+        rd: Read,
+        m: Mods,
+        scratch: &'a mut Vec<u32>,
+    ) -> Result<&'a [u32], String> {
+        let plain = rd.full && m == Mods::default();
+        if let Src::Reg { num, r, .. } = *s {
+            let num = num as usize + if r { k as usize } else { 0 };
+            if plain && num < GPRS && lanes.len() == self.n {
+                let base = num * self.n;
+                return Ok(&self.r[base..base + self.n]);
+            }
+        }
+        self.gather(s, k, l, !rd.full, lanes, scratch)?;
+        if !plain {
+            let full = rd.full;
+            match rd.class {
+                Class::Float => scratch
+                    .iter_mut()
+                    .for_each(|x| *x = to_f(*x, full, m).to_bits()),
+                Class::Int { signed } => scratch
+                    .iter_mut()
+                    .for_each(|x| *x = to_i(*x, full, signed, false, m)),
+                Class::Bits => scratch
+                    .iter_mut()
+                    .for_each(|x| *x = to_i(*x, full, false, true, m)),
+            }
+        }
+        Ok(scratch)
+    }
+
     /// Write raw `vals` (one per fiber of `lanes`; 16-bit values in the low half) to `d` in repeat step `k`.
     fn scatter_raw(
         &mut self,
@@ -170,45 +225,6 @@ impl Group {
         }
         for (&i, &v) in lanes.iter().zip(vals) {
             self.write_raw(d, k, i, v, half)?;
-        }
-        Ok(())
-    }
-
-    /// Write computed `vals` (one per fiber of `lanes`) to `d` in repeat step `k`, converted to its precision.
-    fn scatter(&mut self, d: &Dst, k: u8, lanes: &[u32], vals: &[V]) -> Result<(), String> {
-        if let Dst::Reg { num, half } = *d {
-            let num = num as usize + k as usize;
-            if num < GPRS {
-                let raw = |v: &V| match (*v, half) {
-                    (V::F(x), false) => alu::ftz(x).to_bits(),
-                    (V::F(x), true) => f32_to_f16(x) as u32,
-                    (V::I(u), false) => u,
-                    (V::I(u), true) => u & 0xFFFF,
-                };
-                let base = num * self.n;
-                if lanes.len() == self.n {
-                    if half {
-                        let h = &mut self.h[base..base + self.n];
-                        h.iter_mut().zip(vals).for_each(|(o, v)| *o = raw(v) as u16);
-                    } else {
-                        let r = &mut self.r[base..base + self.n];
-                        r.iter_mut().zip(vals).for_each(|(o, v)| *o = raw(v));
-                    }
-                } else {
-                    for (&i, v) in lanes.iter().zip(vals) {
-                        let idx = base + i as usize;
-                        if half {
-                            self.h[idx] = raw(v) as u16;
-                        } else {
-                            self.r[idx] = raw(v);
-                        }
-                    }
-                }
-                return Ok(());
-            }
-        }
-        for (&i, v) in lanes.iter().zip(vals) {
-            self.write_v(d, k, i, *v)?;
         }
         Ok(())
     }
@@ -297,116 +313,138 @@ impl Group {
         l: &Launch<'_>,
         c: &mut Cols,
     ) -> Result<(), String> {
-        let fsat = |v: V| match v {
-            V::F(x) if ins.sat => V::F(sat(x)),
-            v => v,
+        let dst = match ins.op {
+            Op::Alu2 { dst, .. } | Op::Alu3 { dst, .. } | Op::Sfu { dst, .. } => dst,
+            _ => return Err("not an ALU instruction".into()),
+        };
+        let half = matches!(
+            dst,
+            Dst::Reg { half: true, .. } | Dst::Rel { half: true, .. }
+        );
+        let pred = matches!(dst, Dst::Pred(_));
+        let emit = Emit {
+            sat: ins.sat,
+            half,
+            pred,
         };
         for k in 0..=ins.repeat {
-            let [s0, s1, s2, _] = &mut c.raw;
-            let [f0, f1, f2] = &mut c.f;
-            let out = &mut c.out;
+            let [s0, s1, s2, out] = &mut c.raw;
             out.clear();
-            let dst = match ins.op {
+            match ins.op {
                 Op::Alu2 {
                     op,
-                    dst,
                     src,
                     mods,
                     full,
+                    ..
                 } => {
-                    self.gather(&src[0], k, l, !full, lanes, s0)?;
-                    if super::disasm::op2_two_srcs(op) {
-                        self.gather(&src[1], k, l, !full, lanes, s1)?;
+                    let class = alu::class2(op);
+                    let rd = Read { full, class };
+                    let a = self.column(&src[0], k, l, lanes, rd, mods[0], s0)?;
+                    let b = if super::disasm::op2_two_srcs(op) {
+                        self.column(&src[1], k, l, lanes, rd, mods[1], s1)?
                     } else {
                         s1.clear();
                         s1.resize(lanes.len(), 0);
-                    }
-                    match alu::class2(op) {
+                        s1
+                    };
+                    let it = a.iter().zip(b.iter());
+                    match class {
                         Class::Float => {
-                            floats(s0, full, mods[0], f0);
-                            floats(s1, full, mods[1], f1);
-                            let it = f0.iter().zip(f1.iter());
-                            specialize!(op, o, Op2[AddF, MulF, MaxF, MinF], {
-                                for (&a, &b) in it {
-                                    out.push(fsat(alu::op2_f(o, a, b, full)?));
-                                }
+                            // Refuse an operation `op2_f` does not execute before the lane loop (the loop's
+                            // error arm is then dead).
+                            alu::op2_f(op, 0.0, 0.0, full)?;
+                            specialize!(op, o, Op2[AddF, MulF, MaxF, MinF, SignF, AbsnegF, FloorF, CeilF, RndneF, RndazF, TruncF,
+                                CmpsF(Lt), CmpsF(Le), CmpsF(Gt), CmpsF(Ge), CmpsF(Eq), CmpsF(Ne)], {
+                                out.extend(it.map(|(&x, &y)| {
+                                    let (x, y) = (f32::from_bits(x), f32::from_bits(y));
+                                    emit.raw(alu::op2_f(o, x, y, full).unwrap_or(V::I(0)))
+                                }))
                             })
                         }
-                        class => {
-                            ints(s0, full, class, mods[0]);
-                            ints(s1, full, class, mods[1]);
-                            let it = s0.iter().zip(s1.iter());
-                            specialize!(
-                                op,
-                                o,
-                                Op2[AddU, AddS, SubU, MulU24, MulS24, AndB, OrB, ShlB, ShrB],
-                                {
-                                    for (&a, &b) in it {
-                                        out.push(V::I(alu::op2_i(o, a, b)?));
-                                    }
-                                }
-                            )
+                        _ => {
+                            alu::op2_i(op, 0, 0)?;
+                            specialize!(op, o, Op2[AddU, AddS, SubU, SubS, MulU24, MulS24, MullU, MinU, MaxU, MinS, MaxS,
+                                AbsnegS, AndB, OrB, XorB, NotB, ShlB, ShrB, AshrB, GetbitB, CbitsB, ClzB, ClzS, BfrevB,
+                                CmpsU(Lt), CmpsU(Le), CmpsU(Gt), CmpsU(Ge), CmpsU(Eq), CmpsU(Ne),
+                                CmpsS(Lt), CmpsS(Le), CmpsS(Gt), CmpsS(Ge), CmpsS(Eq), CmpsS(Ne)], {
+                                out.extend(it.map(|(&x, &y)| {
+                                    emit.raw(V::I(alu::op2_i(o, x, y).unwrap_or(0)))
+                                }))
+                            })
                         }
                     }
-                    dst
                 }
                 Op::Alu3 {
-                    op,
-                    dst,
-                    src,
-                    neg,
-                    full,
+                    op, src, neg, full, ..
                 } => {
-                    self.gather(&src[0], k, l, !full, lanes, s0)?;
-                    self.gather(&src[1], k, l, !full, lanes, s1)?;
-                    self.gather(&src[2], k, l, !full, lanes, s2)?;
+                    let class = alu::class3(op);
+                    let rd = Read { full, class };
                     let m = |i: usize| Mods {
                         abs: false,
                         neg: neg[i],
                     };
-                    match alu::class3(op) {
+                    let a = self.column(&src[0], k, l, lanes, rd, m(0), s0)?;
+                    let b = self.column(&src[1], k, l, lanes, rd, m(1), s1)?;
+                    let cc = self.column(&src[2], k, l, lanes, rd, m(2), s2)?;
+                    let it = a.iter().zip(b.iter()).zip(cc.iter());
+                    match class {
                         Class::Float => {
-                            floats(s0, full, m(0), f0);
-                            floats(s1, full, m(1), f1);
-                            floats(s2, full, m(2), f2);
-                            let it = f0.iter().zip(f1.iter()).zip(f2.iter());
+                            alu::op3_f(op, 0.0, 0.0, 0.0, full)?;
                             specialize!(op, o, Op3[MadF32, MadF16], {
-                                for ((&a, &b), &cc) in it {
-                                    out.push(fsat(alu::op3_f(o, a, b, cc, full)?));
-                                }
+                                out.extend(it.map(|((&x, &y), &z)| {
+                                    let (x, y) = (f32::from_bits(x), f32::from_bits(y));
+                                    let z = f32::from_bits(z);
+                                    emit.raw(alu::op3_f(o, x, y, z, full).unwrap_or(V::I(0)))
+                                }))
                             })
                         }
-                        class => {
-                            ints(s0, full, class, m(0));
-                            ints(s1, full, class, m(1));
-                            ints(s2, full, class, m(2));
-                            let it = s0.iter().zip(s1.iter()).zip(s2.iter());
-                            specialize!(op, o, Op3[MadU24, MadS24, SelB32], {
-                                for ((&a, &b), &cc) in it {
-                                    out.push(V::I(alu::op3_i(o, a, b, cc)?));
-                                }
+                        _ => {
+                            alu::op3_i(op, 0, 0, 0)?;
+                            specialize!(op, o, Op3[MadU24, MadS24, MadU16, MadS16, MadshM16, SelB16, SelB32, SelS16,
+                                SelS32, Shrm, Shlm, Shrg, Shlg, Andg], {
+                                out.extend(it.map(|((&x, &y), &z)| {
+                                    emit.raw(V::I(alu::op3_i(o, x, y, z).unwrap_or(0)))
+                                }))
                             })
                         }
                     }
-                    dst
                 }
                 Op::Sfu {
                     op,
-                    dst,
                     src,
                     mods,
                     full,
+                    ..
                 } => {
-                    self.gather(&src, k, l, !full, lanes, s0)?;
-                    floats(s0, full, mods, f0);
-                    out.extend(f0.iter().map(|&a| fsat(V::F(alu::op4(op, a, full)))));
-                    dst
+                    let rd = Read {
+                        full,
+                        class: Class::Float,
+                    };
+                    let a = self.column(&src, k, l, lanes, rd, mods, s0)?;
+                    specialize!(op, o, Op4[Rcp, Rsq, Log2, Exp2, Sin, Cos, Sqrt, Hrsq, Hlog2, Hexp2], {
+                        out.extend(a.iter().map(|&x| emit.raw(V::F(alu::op4(o, f32::from_bits(x), full)))))
+                    })
                 }
                 _ => return Err("not an ALU instruction".into()),
-            };
-            self.scatter(&dst, k, lanes, &c.out)?;
+            }
+            self.scatter_raw(&dst, k, lanes, &c.raw[3], half)?;
         }
         Ok(())
+    }
+}
+
+/// The raw bits value `v` leaves in a destination: f32 results flushed to zero when denormal (full registers)
+/// or rounded to f16 (half registers), integers cut to 16 bits for half registers; a float written to a
+/// predicate is `v != 0`.
+#[inline(always)]
+pub(super) fn out_raw(v: V, half: bool, pred: bool) -> u32 {
+    match (v, half) {
+        (V::F(x), _) if pred => (x != 0.0) as u32,
+        (V::F(x), false) => alu::ftz(x).to_bits(),
+        (V::F(x), true) => f32_to_f16(x) as u32,
+        (V::I(u), false) => u,
+        (V::I(u), true) => u & 0xFFFF,
     }
 }
 
@@ -415,9 +453,39 @@ fn convert_col(src: Ty, dst: Ty, sat_f32: bool, col: &mut [u32]) {
     if src == dst && matches!(dst, Ty::F32 | Ty::U32 | Ty::S32) && !sat_f32 {
         return;
     }
+    let sat_f32 = sat_f32 && dst == Ty::F32;
+    // The type pairs tinygrad's kernels convert between get a loop of their own (`convert` folds to that pair).
+    macro_rules! pairs {
+        ($(($s:ident, $d:ident)),*) => {
+            match (src, dst) {
+                $( (Ty::$s, Ty::$d) => convert_loop(Ty::$s, Ty::$d, sat_f32, col), )*
+                _ => convert_loop(src, dst, sat_f32, col),
+            }
+        };
+    }
+    pairs!(
+        (F32, F16),
+        (F16, F32),
+        (F16, F16),
+        (U32, F32),
+        (S32, F32),
+        (F32, U32),
+        (F32, S32),
+        (U16, U16),
+        (S16, S16),
+        (U16, U32),
+        (S16, S32),
+        (U32, U16),
+        (S32, S16),
+        (F32, F32)
+    )
+}
+
+#[inline(always)]
+fn convert_loop(src: Ty, dst: Ty, sat_f32: bool, col: &mut [u32]) {
     for v in col.iter_mut() {
         let x = alu::convert(src, dst, *v);
-        *v = if sat_f32 && dst == Ty::F32 {
+        *v = if sat_f32 {
             sat(f32::from_bits(x)).to_bits()
         } else {
             x

@@ -510,60 +510,13 @@ impl Display for Instr {
                     Gpr(*coord)
                 )
             }
-            Op::Load {
-                space,
-                ty,
-                dst,
-                addr,
-                off,
-                size,
-            } => {
-                self.flags(f, "yj")?;
-                let (name, file, th) = match space {
-                    Space::Global => ("ldg", 'g', h(ty.is_half())),
-                    Space::Local => ("ldl", 'l', ""),
-                    Space::Private => ("ldp", 'p', h(ty.is_half())),
-                };
-                let a = if *space == Space::Global {
-                    PlainGpr(*addr).to_string()
-                } else {
-                    Gpr(*addr).to_string()
-                };
-                write!(
-                    f,
-                    "{name}.{} {th}{}, {file}[{a}{}], {size}",
-                    ty.name(),
-                    Gpr(*dst),
-                    offset(*off)
-                )
-            }
-            Op::Store {
-                space,
-                ty,
-                addr,
-                off,
-                src,
-                size,
-            } => {
-                self.flags(f, "yj")?;
-                let (name, file, th) = match space {
-                    Space::Global => ("stg", 'g', h(ty.is_half())),
-                    Space::Local => ("stl", 'l', ""),
-                    Space::Private => ("stp", 'p', ""),
-                };
-                let a = if *space == Space::Global {
-                    PlainGpr(*addr).to_string()
-                } else {
-                    Gpr(*addr).to_string()
-                };
-                write!(
-                    f,
-                    "{name}.{} {file}[{a}{}], {th}{}, {size}",
-                    ty.name(),
-                    offset(*off),
-                    Gpr(*src)
-                )
-            }
+            Op::Load { .. } | Op::Store { .. } => match self.op.access() {
+                Some(m) => {
+                    self.flags(f, "yj")?;
+                    access(f, m)
+                }
+                None => Ok(()),
+            },
             Op::Stib {
                 ty,
                 d,
@@ -664,5 +617,26 @@ impl Instr {
             f.write_str("(ul)")?;
         }
         Ok(())
+    }
+}
+
+/// `ldg`/`ldl`/`ldp` and `stg`/`stl`/`stp` operands after the flags.
+fn access(f: &mut Formatter<'_>, m: Access) -> fmt::Result {
+    let (file, a) = match m.space {
+        Space::Global => ('g', PlainGpr(m.addr).to_string()),
+        Space::Local => ('l', Gpr(m.addr).to_string()),
+        Space::Private => ('p', Gpr(m.addr).to_string()),
+    };
+    // Mesa prints the `h` of a half register for global accesses and private loads only.
+    let th = match (m.space, m.store) {
+        (Space::Global, _) | (Space::Private, false) => h(m.ty.is_half()),
+        _ => "",
+    };
+    let name = format!("{}{file}", if m.store { "st" } else { "ld" });
+    let (ty, reg, off, size) = (m.ty.name(), Gpr(m.reg), offset(m.off), m.size);
+    if m.store {
+        write!(f, "{name}.{ty} {file}[{a}{off}], {th}{reg}, {size}")
+    } else {
+        write!(f, "{name}.{ty} {th}{reg}, {file}[{a}{off}], {size}")
     }
 }

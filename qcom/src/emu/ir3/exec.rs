@@ -5,7 +5,6 @@
 //! structured code without modelling the branch stack. Loads complete immediately, which makes `(sy)`/`(ss)`
 //! ordering no-ops; `(rptN)` repeats the instruction with advancing registers; `predt/predf/prede` mask fibers per
 //! their `p0.x`.
-use super::alu::{self, V};
 use super::float::f32_to_f16;
 use super::instr::*;
 use super::program::Program;
@@ -240,18 +239,21 @@ impl Group {
                 Next::Converged(pc) => (pc, true, DONE),
                 Next::Subset { pc, rest_min } => (pc, false, rest_min),
                 Next::Scan => {
-                    let Some(pc) = self.pc.iter().copied().filter(|&p| p != DONE).min() else {
+                    // The lowest and second-lowest live PCs in one pass (DONE is u32::MAX, above every PC).
+                    let (mut pc, mut rest_min) = (DONE, DONE);
+                    for &p in &self.pc {
+                        if p < pc {
+                            rest_min = pc;
+                            pc = p;
+                        } else if p > pc && p < rest_min {
+                            rest_min = p;
+                        }
+                    }
+                    if pc == DONE {
                         break;
-                    };
+                    }
                     lanes.clear();
                     lanes.extend((0..n as u32).filter(|&i| self.pc[i as usize] == pc));
-                    let rest_min = self
-                        .pc
-                        .iter()
-                        .copied()
-                        .filter(|&p| p != DONE && p != pc)
-                        .min()
-                        .unwrap_or(DONE);
                     (pc, rest_min == DONE, rest_min)
                 }
             };
@@ -271,7 +273,9 @@ impl Group {
                 |e: String| format!("instruction {pc} (byte offset {:#x}) `{ins}`: {e}", pc * 8);
             if self.flow(ins, pc, &lanes).map_err(ctx)? {
                 stats.fiber_instrs += lanes.len() as u64;
-                all_pm_none = self.pmode.iter().all(|&m| m == PMode::None);
+                if matches!(ins.op, Op::PredT | Op::PredF | Op::PredE) {
+                    all_pm_none = self.pmode.iter().all(|&m| m == PMode::None);
+                }
                 // Still one group of fibers when every issued fiber went to the same place and none ended.
                 let first = self.pc[lanes[0] as usize];
                 let together = first != DONE && lanes.iter().all(|&i| self.pc[i as usize] == first);
@@ -584,25 +588,6 @@ impl Group {
         } else {
             self.p[lane] &= !b;
         }
-    }
-
-    /// Write an ALU value, converting to the destination's precision.
-    pub(super) fn write_v(&mut self, d: &Dst, k: u8, lane: u32, v: V) -> Result<(), String> {
-        let half = matches!(
-            *d,
-            Dst::Reg { half: true, .. } | Dst::Rel { half: true, .. }
-        );
-        let raw = match (v, half) {
-            (V::F(x), false) => alu::ftz(x).to_bits(),
-            (V::F(x), true) => f32_to_f16(x) as u32,
-            (V::I(u), false) => u,
-            (V::I(u), true) => u & 0xFFFF,
-        };
-        let raw = match (v, d) {
-            (V::F(x), Dst::Pred(_)) => (x != 0.0) as u32,
-            _ => raw,
-        };
-        self.write_raw(d, k, lane, raw, half)
     }
 }
 

@@ -389,6 +389,57 @@ pub enum Op {
     },
 }
 
+/// The operands cat6 plain loads and stores share ([`Op::access`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// `st*` (true) or `ld*`.
+    pub store: bool,
+    pub space: Space,
+    pub ty: Ty,
+    /// The address register (global: the low half of a register pair).
+    pub addr: RegNum,
+    /// Byte offset added to the address.
+    pub off: i32,
+    /// The first destination (load) or source (store) register.
+    pub reg: RegNum,
+    /// Consecutive elements accessed.
+    pub size: u8,
+}
+
+impl Op {
+    /// The operands of a plain load or store; None for every other operation.
+    pub fn access(&self) -> Option<Access> {
+        let (store, space, ty, addr, off, reg, size) = match *self {
+            Op::Load {
+                space,
+                ty,
+                dst,
+                addr,
+                off,
+                size,
+            } => (false, space, ty, addr, off, dst, size),
+            Op::Store {
+                space,
+                ty,
+                addr,
+                off,
+                src,
+                size,
+            } => (true, space, ty, addr, off, src, size),
+            _ => return None,
+        };
+        Some(Access {
+            store,
+            space,
+            ty,
+            addr,
+            off,
+            reg,
+            size,
+        })
+    }
+}
+
 /// One decoded instruction: its operation plus the flags every category may carry.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Instr {

@@ -24,79 +24,11 @@ impl Group {
         mem: &mut dyn GpuMemory,
     ) -> Result<(), String> {
         match ins.op {
-            Op::Load {
-                space,
-                ty,
-                dst,
-                addr,
-                off,
-                size,
-            } => {
-                let eb = ty.bytes() as usize;
-                let len = eb * size as usize;
-                let addrs = self.global_addrs(space, addr, off, lanes);
-                let span = Span::read(&addrs, len, mem);
-                let mut buf = vec![0u8; len];
-                for (k, &i) in lanes.iter().enumerate() {
-                    match (space, &span) {
-                        (Space::Global, Some(sp)) => buf.copy_from_slice(sp.at(addrs[k], len)),
-                        (Space::Global, None) => {
-                            mem.read(addrs[k], &mut buf).map_err(|e| fault(i, e))?
-                        }
-                        (Space::Local, _) => {
-                            let a = self.local_addr(addr, off, i, len)?;
-                            buf.copy_from_slice(&self.shared[a..a + len]);
-                        }
-                        (Space::Private, _) => {
-                            buf.copy_from_slice(self.private_at(addr, off, i, len)?)
-                        }
-                    }
-                    for (c, e) in buf.chunks_exact(eb).enumerate() {
-                        let raw = match eb {
-                            4 => u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
-                            2 => u16::from_le_bytes([e[0], e[1]]) as u32,
-                            _ => e[0] as u32,
-                        };
-                        self.set_reg_raw(dst + c as u16, i, raw, ty.is_half());
-                    }
-                }
-            }
-            Op::Store {
-                space,
-                ty,
-                addr,
-                off,
-                src,
-                size,
-            } => {
-                let eb = ty.bytes() as usize;
-                let len = eb * size as usize;
-                let addrs = self.global_addrs(space, addr, off, lanes);
-                let mut span = Span::read(&addrs, len, mem);
-                let mut buf = vec![0u8; len];
-                for (k, &i) in lanes.iter().enumerate() {
-                    for c in 0..size as usize {
-                        let raw = self.reg_raw(src + c as u16, i, ty.is_half());
-                        buf[c * eb..(c + 1) * eb].copy_from_slice(&raw.to_le_bytes()[..eb]);
-                    }
-                    match (space, &mut span) {
-                        (Space::Global, Some(sp)) => sp.at_mut(addrs[k], len).copy_from_slice(&buf),
-                        (Space::Global, None) => {
-                            mem.write(addrs[k], &buf).map_err(|e| fault(i, e))?
-                        }
-                        (Space::Local, _) => {
-                            let a = self.local_addr(addr, off, i, len)?;
-                            self.shared[a..a + len].copy_from_slice(&buf);
-                        }
-                        (Space::Private, _) => {
-                            self.private_at(addr, off, i, len)?.copy_from_slice(&buf)
-                        }
-                    }
-                }
-                if let Some(sp) = span {
-                    mem.write(sp.lo, &sp.bytes)?;
-                }
-            }
+            Op::Load { .. } | Op::Store { .. } => match ins.op.access() {
+                Some(m) if m.store => self.store(m, lanes, mem)?,
+                Some(m) => self.load(m, lanes, mem)?,
+                None => {}
+            },
             Op::Isam {
                 ty,
                 wrmask,
@@ -171,6 +103,65 @@ impl Group {
                 }
             }
             _ => unreachable!("memory() is only called for memory instructions"),
+        }
+        Ok(())
+    }
+
+    /// `ldg`/`ldl`/`ldp` for the issued fibers.
+    fn load(&mut self, m: Access, lanes: &[u32], mem: &mut dyn GpuMemory) -> Result<(), String> {
+        let eb = m.ty.bytes() as usize;
+        let len = eb * m.size as usize;
+        let addrs = self.global_addrs(m.space, m.addr, m.off, lanes);
+        let span = Span::read(&addrs, len, mem);
+        let mut buf = vec![0u8; len];
+        for (k, &i) in lanes.iter().enumerate() {
+            match (m.space, &span) {
+                (Space::Global, Some(sp)) => buf.copy_from_slice(sp.at(addrs[k], len)),
+                (Space::Global, None) => mem.read(addrs[k], &mut buf).map_err(|e| fault(i, e))?,
+                (Space::Local, _) => {
+                    let a = self.local_addr(m.addr, m.off, i, len)?;
+                    buf.copy_from_slice(&self.shared[a..a + len]);
+                }
+                (Space::Private, _) => buf.copy_from_slice(self.private_at(m.addr, m.off, i, len)?),
+            }
+            for (c, e) in buf.chunks_exact(eb).enumerate() {
+                let raw = match eb {
+                    4 => u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
+                    2 => u16::from_le_bytes([e[0], e[1]]) as u32,
+                    _ => e[0] as u32,
+                };
+                self.set_reg_raw(m.reg + c as u16, i, raw, m.ty.is_half());
+            }
+        }
+        Ok(())
+    }
+
+    /// `stg`/`stl`/`stp` for the issued fibers (in fiber order, so a later fiber's bytes win).
+    fn store(&mut self, m: Access, lanes: &[u32], mem: &mut dyn GpuMemory) -> Result<(), String> {
+        let eb = m.ty.bytes() as usize;
+        let len = eb * m.size as usize;
+        let addrs = self.global_addrs(m.space, m.addr, m.off, lanes);
+        let mut span = Span::read(&addrs, len, mem);
+        let mut buf = vec![0u8; len];
+        for (k, &i) in lanes.iter().enumerate() {
+            for c in 0..m.size as usize {
+                let raw = self.reg_raw(m.reg + c as u16, i, m.ty.is_half());
+                buf[c * eb..(c + 1) * eb].copy_from_slice(&raw.to_le_bytes()[..eb]);
+            }
+            match (m.space, &mut span) {
+                (Space::Global, Some(sp)) => sp.at_mut(addrs[k], len).copy_from_slice(&buf),
+                (Space::Global, None) => mem.write(addrs[k], &buf).map_err(|e| fault(i, e))?,
+                (Space::Local, _) => {
+                    let a = self.local_addr(m.addr, m.off, i, len)?;
+                    self.shared[a..a + len].copy_from_slice(&buf);
+                }
+                (Space::Private, _) => self
+                    .private_at(m.addr, m.off, i, len)?
+                    .copy_from_slice(&buf),
+            }
+        }
+        if let Some(sp) = span {
+            mem.write(sp.lo, &sp.bytes)?;
         }
         Ok(())
     }

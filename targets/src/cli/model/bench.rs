@@ -8,13 +8,14 @@ use anyhow::bail;
 use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
-use modelrt_targets::runner::{load, LoadedModel};
+use modelrt_targets::runner::LoadedModel;
 use serde_json::json;
 
 use super::frames::FrameBuffers;
 use super::steps::{read_inputs, StepInputs};
 use super::{
-    alloc_outputs, mib, ms, parse_bundle, read_bundle_file, reference_inputs, trace, DeviceArgs,
+    alloc_outputs, load_from, memory_line, mib, ms, open_bundle_file, parse_bundle,
+    reference_inputs, trace, DeviceArgs,
 };
 
 /// One run on borrowed inputs.
@@ -33,18 +34,23 @@ fn stats(v: &mut [u64]) -> (u64, u64, u64) {
     (v[0], v[v.len() / 2], v[v.len() - 1])
 }
 
-/// Peak resident set size of this process (Linux `VmHWM`), if the platform reports it.
-fn peak_rss_bytes() -> Option<u64> {
+/// A `/proc/self/status` field in bytes (Linux; `None` elsewhere).
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib: u64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
         .ok()?;
     Some(kib * 1024)
+}
+
+/// Peak resident set size of this process (`VmHWM`), if the platform reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM")
 }
 
 /// `modelrt bench` arguments.
@@ -114,8 +120,14 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             }
         );
     }
-    let bytes = read_bundle_file(path)?;
-    let b = parse_bundle(&bytes, path)?;
+    // Load time covers opening (mapping or reading) the file, parsing and checking it (CRC,
+    // validation) and loading it on the device.
+    let t_load = std::time::Instant::now();
+    let file = open_bundle_file(path, !dev.no_mmap)?;
+    let b = parse_bundle(file.bytes(), path)?;
+    let mut model = load_from(b, Some(&file), &dev)?;
+    let load_ns = t_load.elapsed().as_nanos() as u64;
+    let b = model.bundle().clone();
     let frames = if a.inputs.is_empty() {
         let one = default_inputs(&b)?;
         StepInputs {
@@ -126,9 +138,6 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         read_inputs(&b, &a.inputs, a.steps)?
     };
     let inputs: Vec<Vec<u8>> = frames.step(0).iter().map(|s| s.to_vec()).collect();
-    let t_load = std::time::Instant::now();
-    let mut model = load(b, dev.options())?;
-    let load_ns = t_load.elapsed().as_nanos() as u64;
     let mut outputs = alloc_outputs(model.bundle())?;
     let mut zero = a
         .zero_copy
@@ -163,6 +172,10 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         .zip(model.usb_counts())
         .map(|(before, after)| after.since(&before));
     let device_name = model.device_name();
+    let memory = model.memory();
+    // Resident memory split while the model is loaded: anonymous (arena, copies) vs file-backed
+    // (the mapped bundle's page-cache pages, shared and reclaimable).
+    let (rss_anon, rss_file) = (status_bytes("RssAnon"), status_bytes("RssFile"));
     let modelled = !model.computes_outputs();
     // The usb-emu link and GPU are emulators: their times and counts are labelled as such.
     let emulated = device_name.starts_with("usb-emu");
@@ -170,7 +183,10 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     // Before the trace run, which loads a second executor.
     let peak_rss = peak_rss_bytes();
     let traced = match a.trace.as_deref() {
-        Some(file) => Some((file, trace::write_trace(&bytes, path, &inputs, dev, file)?)),
+        Some(out) => Some((
+            out,
+            trace::write_trace(file.bytes(), path, &inputs, dev, out)?,
+        )),
         None => None,
     };
     let unit = if a.steps.is_some() { "frame" } else { "step" };
@@ -184,6 +200,12 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             "warmup": warmup,
             "samples_ns": total.clone(),
             "peak_rss_bytes": peak_rss,
+            "rss_anon_bytes": rss_anon,
+            "rss_file_bytes": rss_file,
+            "bundle_source": file.source().describe(),
+            "weights_in_place_bytes": memory.as_ref().map(|m| m.weights.bound_bytes),
+            "arena_bytes": memory.as_ref().map(|m| m.arena_bytes),
+            "arena_resident_bytes": memory.as_ref().and_then(|m| m.arena_resident),
             "input_paths": paths,
             "emulated": emulated,
         });
@@ -212,7 +234,14 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     if modelled {
         println!("note        this device models the hardware: its device times are modelled, not measured");
     }
-    println!("load        {}", ms(load_ns));
+    println!(
+        "load        {} (open, check and load; bundle {})",
+        ms(load_ns),
+        file.source().describe()
+    );
+    if let Some(m) = &memory {
+        println!("{}", memory_line(m));
+    }
     for (label, v) in [
         (unit, &mut total),
         ("enqueue", &mut enq),
@@ -250,7 +279,15 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         println!("inputs      {}", paths.join(", "));
     }
     if let Some(rss) = peak_rss {
-        println!("peak rss    {}", mib(rss));
+        let split = match (rss_anon, rss_file) {
+            (Some(a), Some(f)) => format!(
+                " (while loaded: {} anonymous, {} file-backed)",
+                mib(a),
+                mib(f)
+            ),
+            _ => String::new(),
+        };
+        println!("peak rss    {}{split}", mib(rss));
     }
     if let Some((file, n)) = traced {
         println!(

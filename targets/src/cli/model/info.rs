@@ -11,7 +11,7 @@ use modelrt_hal::target::{cpu_features, KernelMeta, Target};
 use modelrt_core::StateInfo;
 
 use super::steps::state_line;
-use super::{mib, parse_bundle, read_bundle_file, shape_str};
+use super::{mib, open_bundle_file, parse_bundle, shape_str};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -53,8 +53,8 @@ fn target_str(t: &Target<'_>) -> String {
 /// `modelrt info`: describe the bundle; an error (exit 1) after the description when its kernel
 /// binaries do not decode for its target.
 pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
-    let bytes = read_bundle_file(path)?;
-    let b = parse_bundle(&bytes, path)?;
+    let file = open_bundle_file(path, true)?;
+    let b = parse_bundle(file.bytes(), path)?;
     let h = b.header();
     let body = b.body();
     println!(

@@ -1,6 +1,7 @@
 //! Model subcommands of `modelrt` — `info`, `run`, `verify`, `bench` (and `demo`, which verifies) — one
-//! module each; this module holds what they share: the device arguments, reading a bundle file, and
-//! running a loaded model once on owned buffers.
+//! module each; this module holds what they share: the device arguments, opening a bundle file
+//! (mapped read-only, see `modelrt_targets::bundle_file`), loading it, and running a loaded model
+//! once on owned buffers.
 use std::path::Path;
 
 use anyhow::Context;
@@ -8,7 +9,8 @@ use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
 
-use modelrt_targets::runner::{DeviceChoice, LoadOptions, LoadedModel};
+use modelrt_targets::bundle_file::BundleFile;
+use modelrt_targets::runner::{load_mapped, DeviceChoice, LoadOptions, LoadedModel};
 
 mod bench;
 mod frames;
@@ -21,7 +23,7 @@ mod verify;
 pub use bench::{bench, BenchArgs};
 pub use info::info;
 pub use run::{run, RunArgs};
-pub use verify::verify_bytes;
+pub use verify::{verify_bytes, verify_file};
 
 /// Where and how to run.
 #[derive(Args, Clone, Copy, Debug)]
@@ -32,6 +34,11 @@ pub struct DeviceArgs {
     /// CPU worker threads (0 = as many as the kernels were split into, capped by this machine's cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Read the bundle file into memory and copy its weights into the device arena instead of
+    /// mapping the file read-only and reading weights in place (for files that may be rewritten
+    /// while modelrt runs them, and for comparison).
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 impl DeviceArgs {
@@ -43,9 +50,18 @@ impl DeviceArgs {
     }
 }
 
-/// Read a bundle file into memory.
-pub fn read_bundle_file(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+/// Open a bundle file: mapped read-only when it is a regular file and `map` is set, else read.
+pub fn open_bundle_file(path: &Path, map: bool) -> anyhow::Result<BundleFile> {
+    BundleFile::open(path, map)
+}
+
+/// Load `b`, parsed from `file`'s bytes (or from embedded bytes when `file` is `None`).
+fn load_from<'b>(
+    b: Bundle<'b>,
+    file: Option<&BundleFile>,
+    dev: &DeviceArgs,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    load_mapped(b, file.and_then(BundleFile::mapping), dev.options())
 }
 
 /// Parse bundle bytes, naming the file in the error.
@@ -57,6 +73,19 @@ pub fn parse_bundle<'a>(bytes: &'a [u8], path: &Path) -> anyhow::Result<Bundle<'
 fn shape_str(shape: &[u64]) -> String {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     format!("[{}]", dims.join("x"))
+}
+
+/// `weights     N in place (X MiB), M copied; arena R of A resident` for a CPU load.
+fn memory_line(m: &modelrt_targets::runner::MemoryReport) -> String {
+    let resident = m.arena_resident.map_or_else(|| "unknown".to_string(), mib);
+    format!(
+        "weights     {} read in place from the bundle file ({}), {} copied; arena {} resident of {}",
+        m.weights.bound,
+        mib(m.weights.bound_bytes),
+        m.weights.copied.len(),
+        resident,
+        mib(m.arena_bytes)
+    )
 }
 
 fn mib(n: u64) -> String {

@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::element;
-use modelrt_targets::runner::load;
 
 use super::steps::{dump_state, read_inputs, write_outputs};
-use super::{alloc_outputs, ms, parse_bundle, read_bundle_file, shape_str, DeviceArgs};
+use super::{alloc_outputs, load_from, ms, open_bundle_file, parse_bundle, shape_str, DeviceArgs};
 
 /// `modelrt run` arguments.
 #[derive(Args, Clone, Debug)]
@@ -47,10 +46,10 @@ pub struct RunArgs {
 /// `modelrt run`.
 pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let path = a.bundle.as_path();
-    let bytes = read_bundle_file(path)?;
-    let b = parse_bundle(&bytes, path)?;
+    let file = open_bundle_file(path, !a.device.no_mmap)?;
+    let b = parse_bundle(file.bytes(), path)?;
     let inputs = read_inputs(&b, &a.inputs, a.steps)?;
-    let mut model = load(b, a.device.options())?;
+    let mut model = load_from(b, Some(&file), &a.device)?;
     let n = inputs.steps;
     let mut outputs = alloc_outputs(model.bundle())?;
     let mut stacked: Vec<Vec<u8>> = outputs

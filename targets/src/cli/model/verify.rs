@@ -5,10 +5,10 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
-use modelrt_targets::runner::load;
+use modelrt_targets::bundle_file::BundleFile;
 
 use super::run::print_output_summary;
-use super::{alloc_outputs, ms, parse_bundle, reference_inputs, run_once, DeviceArgs};
+use super::{alloc_outputs, load_from, ms, parse_bundle, reference_inputs, run_once, DeviceArgs};
 
 /// Check outputs against the embedded reference; prints one line per output. Returns whether all pass.
 fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> {
@@ -36,17 +36,36 @@ fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> 
     Ok(all)
 }
 
-/// `modelrt verify` (and the verification half of `demo`). Errors if verification fails.
+/// `modelrt verify` of an opened bundle file. Errors if verification fails.
+pub fn verify_file(file: &BundleFile, path: &Path, dev: DeviceArgs) -> anyhow::Result<()> {
+    println!("bundle      {}", file.source().describe());
+    verify_in(file.bytes(), Some(file), path, dev, false)
+}
+
+/// The verification half of `demo` (embedded bytes). Errors if verification fails.
 pub fn verify_bytes(
     bytes: &[u8],
     path: &Path,
     dev: DeviceArgs,
     summary: bool,
 ) -> anyhow::Result<()> {
+    verify_in(bytes, None, path, dev, summary)
+}
+
+fn verify_in(
+    bytes: &[u8],
+    file: Option<&BundleFile>,
+    path: &Path,
+    dev: DeviceArgs,
+    summary: bool,
+) -> anyhow::Result<()> {
     let b = parse_bundle(bytes, path)?;
     let inputs = reference_inputs(&b)?;
-    let mut model = load(b, dev.options())?;
+    let mut model = load_from(b, file, &dev)?;
     println!("device      {}", model.device_name());
+    if let Some(m) = model.memory() {
+        println!("{}", super::memory_line(&m));
+    }
     let mut outputs = alloc_outputs(model.bundle())?;
     let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
     if !model.computes_outputs() {

@@ -113,6 +113,13 @@ impl GpuMemory for VmAccess<'_> {
         })
     }
 
+    fn read_ahead(&mut self, va: u64, out: &mut [u8]) -> bool {
+        let first = self.fault;
+        let ok = self.read(va, out).is_ok();
+        self.fault = first;
+        ok
+    }
+
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault> {
         self.access(va, data.len(), true, |s, target, done, n| {
             let src = &data[done..done + n];

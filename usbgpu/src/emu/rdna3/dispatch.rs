@@ -9,18 +9,19 @@
 //! (what every tinygrad kernel asks for); TG_SIZE_EN and a non-zero COMPUTE_START are
 //! refused — each refusal a [`ExecError::BadDispatch`] naming it.
 //!
-//! Waves of a workgroup run one at a time until each ends or parks at `s_barrier`; when every
-//! unfinished wave is parked they are all released. Workgroups run in order (x fastest); memory
-//! is synchronous, so the result is deterministic.
+//! Workgroups ([`Group`]) run one after another (x fastest) with one thread, or spread over
+//! several host threads ([`super::parallel`]) whose writes are applied in that same order
+//! afterwards; either way the result is deterministic and, for kernels whose workgroups do not
+//! read each other's output, the same byte for byte. Thread count: [`Rdna3::with_threads`], else
+//! `$MODELRT_RDNA3_THREADS`, else the host's available parallelism.
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::super::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
-use super::decode::Inst;
-use super::ops::{Enc, Op};
+use super::group::{unsupported, Abi, Group};
+use super::ops::Op;
+use super::parallel;
 use super::program::Program;
-use super::wave::{Wave, LANES};
-use super::{mem, salu, valu};
 
 /// Instructions one wave may execute before the dispatch is declared hung.
 pub const DEFAULT_BUDGET: u64 = 1 << 28;
@@ -40,15 +41,21 @@ pub struct Stats {
     pub instructions: u64,
     /// Active lanes summed over executed VALU/VOPD/vector-memory instructions (a VOPD counts 2×).
     pub lane_ops: u64,
+    /// Bytes written by more than one workgroup of a dispatch (counted by parallel dispatches
+    /// only; the later workgroup's bytes win, as in a serial run).
+    pub overlapping_writes: u64,
+    /// Dispatches whose workgroups ran on more than one thread.
+    pub parallel_dispatches: u64,
 }
 
 /// The RDNA3 interpreter as a GPU-model shader executor.
 pub struct Rdna3 {
     cache: HashMap<u64, Arc<Program>>,
     budget: u64,
+    threads: usize,
     stats: Stats,
-    waves: Vec<Wave>,
-    lds: Vec<u8>,
+    /// One workgroup runner per thread (the first also serves serial dispatches).
+    groups: Vec<Group>,
 }
 
 impl Default for Rdna3 {
@@ -57,22 +64,15 @@ impl Default for Rdna3 {
     }
 }
 
-/// Whether a step let the wave continue, park at a barrier or end.
-enum Flow {
-    Next,
-    Barrier,
-    End,
-}
-
 impl Rdna3 {
-    /// An interpreter with the default hang budget.
+    /// An interpreter with the default hang budget and [`parallel::default_threads`] threads.
     pub fn new() -> Self {
         Rdna3 {
             cache: HashMap::new(),
             budget: DEFAULT_BUDGET,
+            threads: parallel::default_threads(),
             stats: Stats::default(),
-            waves: Vec::new(),
-            lds: Vec::new(),
+            groups: Vec::new(),
         }
     }
 
@@ -82,9 +82,25 @@ impl Rdna3 {
         self
     }
 
+    /// Run the workgroups of a dispatch on `threads` host threads (1, or 0, = serially).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Host threads a dispatch may use.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Counters since creation.
     pub fn stats(&self) -> Stats {
-        self.stats
+        let mut s = self.stats;
+        for g in &self.groups {
+            s.instructions += g.instructions;
+            s.lane_ops += g.lane_ops;
+        }
+        s
     }
 
     /// The program at `code_va`, decoded once; reused only while the code bytes are unchanged.
@@ -140,35 +156,7 @@ fn bad(code_va: u64, what: &'static str) -> ExecError {
     ExecError::BadDispatch { code_va, what }
 }
 
-/// The error for reaching instruction `idx` where decoding stopped.
-fn unsupported(code_va: u64, p: &Program, idx: usize) -> ExecError {
-    let (offset, dwords, what) = match &p.stop {
-        Some((off, raw, what)) => (u64::from(*off), raw.clone(), *what),
-        None => (
-            p.offsets
-                .get(idx)
-                .map_or(p.code.len() as u64, |&o| u64::from(o)),
-            heapless::Vec::new(),
-            "execution ran past the end of the decoded code",
-        ),
-    };
-    ExecError::Unsupported {
-        code_va,
-        offset,
-        dwords,
-        what,
-    }
-}
-
 /// The ABI fields of a dispatch, checked.
-struct Abi {
-    user_sgprs: usize,
-    tgid_en: [bool; 3],
-    tidig: u32,
-    lds_bytes: usize,
-    scratch_lane: usize,
-}
-
 fn abi(req: &DispatchRequest) -> Result<Abi, ExecError> {
     let va = req.code_va;
     if req.initiator >> 15 & 1 == 0 {
@@ -241,214 +229,45 @@ impl ShaderExecutor for Rdna3 {
             return Err(bad(req.code_va, "USER_SGPR_COUNT above 16"));
         }
         let prog = self.program(req.code_va, mem)?;
-        let [wx, wy, wz] = req.workgroup_size;
-        let threads = (wx * wy * wz) as usize;
-        let nwaves = threads.div_ceil(LANES);
-        if self.waves.len() < nwaves {
-            self.waves.resize_with(nwaves, Wave::default);
+        let total = req
+            .grid
+            .iter()
+            .try_fold(1u64, |a, &n| a.checked_mul(u64::from(n)));
+        // A grid past 2^64 workgroups cannot finish either way; it runs (and hangs) serially.
+        let threads = total.map_or(1, |t| (self.threads as u64).min(t).max(1) as usize);
+        while self.groups.len() < threads {
+            self.groups.push(Group::new(self.budget));
         }
-        self.lds.resize(abi.lds_bytes, 0);
-        let mut waves = std::mem::take(&mut self.waves);
-        let result = (|| {
-            for gz in 0..req.grid[2] {
-                for gy in 0..req.grid[1] {
-                    for gx in 0..req.grid[0] {
-                        self.lds.fill(0);
-                        for (k, w) in waves[..nwaves].iter_mut().enumerate() {
-                            init_wave(w, req, &abi, [gx, gy, gz], k, threads);
-                        }
-                        self.run_group(&prog, req.code_va, &mut waves[..nwaves], mem)?;
-                    }
-                }
-            }
-            Ok(())
-        })();
-        self.waves = waves;
+        for g in self.groups.iter_mut() {
+            g.budget = self.budget;
+        }
+        let result = if threads == 1 {
+            serial(&mut self.groups[0], &prog, req, &abi, mem)
+        } else {
+            self.stats.parallel_dispatches += 1;
+            parallel::dispatch(&mut self.groups[..threads], &prog, req, &abi, mem).map(|a| {
+                self.stats.overlapping_writes += a.overlapping_bytes;
+            })
+        };
         self.stats.dispatches += u64::from(result.is_ok());
         result
     }
 }
 
-/// Set up wave `k` of the workgroup with id `group` (see the module doc for the ABI).
-fn init_wave(
-    w: &mut Wave,
+/// Every workgroup of `req` in order (x fastest) on one runner.
+fn serial(
+    g: &mut Group,
+    prog: &Program,
     req: &DispatchRequest,
     abi: &Abi,
-    group: [u32; 3],
-    k: usize,
-    threads: usize,
-) {
-    w.reset(abi.scratch_lane);
-    w.s[..abi.user_sgprs].copy_from_slice(&req.user_data[..abi.user_sgprs]);
-    let mut n = abi.user_sgprs;
-    for (&on, &id) in abi.tgid_en.iter().zip(&group) {
-        if on {
-            w.s[n] = id;
-            n += 1;
-        }
-    }
-    let [wx, wy, _] = req.workgroup_size;
-    let mut exec = 0u32;
-    for l in 0..LANES {
-        let t = k * LANES + l;
-        if t >= threads {
-            continue;
-        }
-        exec |= 1 << l;
-        let t = t as u32;
-        let (x, y, z) = (t % wx, t / wx % wy, t / (wx * wy));
-        let mut id = x;
-        if abi.tidig >= 1 {
-            id |= y << 10;
-        }
-        if abi.tidig >= 2 {
-            id |= z << 20;
-        }
-        w.v[0][l] = id;
-    }
-    w.s[usize::from(super::operand::EXEC)] = exec;
-}
-
-impl Rdna3 {
-    fn run_group(
-        &mut self,
-        prog: &Program,
-        code_va: u64,
-        waves: &mut [Wave],
-        mem: &mut dyn GpuMemory,
-    ) -> Result<(), ExecError> {
-        loop {
-            let mut progressed = false;
-            for w in waves.iter_mut() {
-                if w.done || w.at_barrier {
-                    continue;
-                }
-                progressed = true;
-                loop {
-                    match self.step(w, prog, code_va, mem)? {
-                        Flow::Next => {}
-                        Flow::Barrier => {
-                            w.at_barrier = true;
-                            break;
-                        }
-                        Flow::End => {
-                            w.done = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            if waves.iter().all(|w| w.done) {
-                return Ok(());
-            }
-            // Every live wave is at the barrier: release them together.
-            for w in waves.iter_mut() {
-                w.at_barrier = false;
-            }
-            if !progressed {
-                return Err(bad(code_va, "workgroup made no progress"));
+    mem: &mut dyn GpuMemory,
+) -> Result<(), ExecError> {
+    for gz in 0..req.grid[2] {
+        for gy in 0..req.grid[1] {
+            for gx in 0..req.grid[0] {
+                g.run(prog, req, abi, [gx, gy, gz], mem)?;
             }
         }
     }
-
-    fn step(
-        &mut self,
-        w: &mut Wave,
-        prog: &Program,
-        code_va: u64,
-        mem: &mut dyn GpuMemory,
-    ) -> Result<Flow, ExecError> {
-        let idx = w.pc as usize;
-        let Some(i) = prog.insts.get(idx) else {
-            return Err(unsupported(code_va, prog, idx));
-        };
-        w.executed += 1;
-        self.stats.instructions += 1;
-        if w.executed > self.budget {
-            return Err(ExecError::Hang {
-                code_va,
-                budget: self.budget,
-            });
-        }
-        w.pc += 1;
-        let refuse = |what: &'static str, i: &Inst| {
-            let off = prog.offsets[idx];
-            let start = off as usize;
-            let raw = prog.code[start..start + usize::from(i.len) * 4]
-                .chunks_exact(4)
-                .take(3)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            ExecError::Unsupported {
-                code_va,
-                offset: u64::from(off),
-                dwords: raw,
-                what,
-            }
-        };
-        let fault = |fault| ExecError::PageFault { code_va, fault };
-        match i.enc {
-            Enc::Sopp => return self.sopp(w, i, prog, idx).map_err(|e| refuse(e, i)),
-            Enc::Sop1 | Enc::Sop2 | Enc::Sopk | Enc::Sopc => {
-                salu::exec(w, i).map_err(|e| refuse(e, i))?
-            }
-            Enc::Smem => mem::smem(w, i, mem).map_err(fault)?,
-            Enc::Vopd => {
-                self.stats.lane_ops += 2 * u64::from(w.exec().count_ones());
-                valu::exec_vopd(w, i).map_err(|e| refuse(e, i))?
-            }
-            Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3 | Enc::Vop3p => {
-                self.stats.lane_ops += u64::from(w.exec().count_ones());
-                valu::exec(w, i).map_err(|e| refuse(e, i))?
-            }
-            Enc::Global => {
-                self.stats.lane_ops += u64::from(w.exec().count_ones());
-                mem::global(w, i, mem).map_err(fault)?
-            }
-            Enc::Scratch => {
-                self.stats.lane_ops += u64::from(w.exec().count_ones());
-                mem::scratch(w, i)
-            }
-            Enc::Ds => {
-                self.stats.lane_ops += u64::from(w.exec().count_ones());
-                mem::ds(w, i, &mut self.lds)
-            }
-        }
-        Ok(Flow::Next)
-    }
-
-    /// Program control (ISA chapter 4): branches, end, barrier; the rest are hints here.
-    fn sopp(
-        &mut self,
-        w: &mut Wave,
-        i: &Inst,
-        prog: &Program,
-        idx: usize,
-    ) -> Result<Flow, &'static str> {
-        use Op::*;
-        let take = match i.op {
-            SEndpgm => return Ok(Flow::End),
-            SBarrier => return Ok(Flow::Barrier),
-            SCodeEnd => return Err("s_code_end reached (execution ran off the program)"),
-            SBranch => true,
-            SCbranchScc0 => !w.scc,
-            SCbranchScc1 => w.scc,
-            SCbranchVccz => w.vcc() == 0,
-            SCbranchVccnz => w.vcc() != 0,
-            SCbranchExecz => w.exec() == 0,
-            SCbranchExecnz => w.exec() != 0,
-            // s_nop, s_clause, s_delay_alu, s_waitcnt*, s_set_inst_prefetch_distance: timing
-            // hints with no architectural effect when memory is synchronous. s_sendmsg: only
-            // MSG_DEALLOC_VGPRS (before s_endpgm) appears; it has no visible effect.
-            _ => false,
-        };
-        if take {
-            let t = prog.targets[idx];
-            if t == u32::MAX {
-                return Err("branch target is not an instruction boundary of the decoded code");
-            }
-            w.pc = t;
-        }
-        Ok(Flow::Next)
-    }
+    Ok(())
 }

@@ -10,19 +10,24 @@
 //! - [`float`]: f32/f16 rules (denormals kept, RNE, IEEE min/max, saturating conversions,
 //!   transcendentals against a correctly-rounded reference);
 //! - [`wave`], [`salu`], [`valu`], [`mem`]: one wave's state and its instruction semantics;
-//! - [`dispatch`]: the dispatch ABI, workgroups, LDS, `s_barrier`, the program cache.
+//! - [`group`]: one workgroup's waves, LDS and `s_barrier`;
+//! - [`dispatch`]: the dispatch ABI, the program cache, workgroups in order;
+//! - [`parallel`]: the workgroups of a dispatch on several host threads (std only).
 //!
-//! Decoding, the listing and instruction semantics use only `core` + `alloc` APIs, except
-//! [`float`], which calls std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/`log2`/
-//! `sin`/`cos`), and [`dispatch`], whose program cache is a std `HashMap`. No `unsafe` anywhere.
+//! Decoding, the listing, instruction semantics and [`group`] use only `core` + `alloc` APIs,
+//! except [`float`], which calls std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/
+//! `log2`/`sin`/`cos`); [`dispatch`] (a std `HashMap` program cache) and [`parallel`] (threads,
+//! channels) are the std layer. No `unsafe` anywhere.
 #![forbid(unsafe_code)]
 pub mod decode;
 pub mod disasm;
 pub mod dispatch;
 pub mod float;
+pub mod group;
 pub mod mem;
 pub mod operand;
 pub mod ops;
+pub mod parallel;
 pub mod program;
 pub mod salu;
 pub mod valu;
