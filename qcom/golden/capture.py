@@ -14,6 +14,8 @@ CASES = {
   "plain": {},
   "image": {"IMAGE": "1"},
   "image_half": {"IMAGE": "1", "FLOAT16": "1"},
+  # one kernel reading 20 half images: more textures than CP_LOAD_STATE6 loads inline (16)
+  "image_many": {"IMAGE": "1", "FLOAT16": "1"},
 }
 
 def run_case(case: str) -> dict:
@@ -86,10 +88,17 @@ def run_case(case: str) -> dict:
     run("reduction", lambda: m.sum(axis=1))
     x, y = t(64, 64), t(64, 64)
     run("matmul", lambda: x @ y)
+  elif case == "image_many":
+    img = t(1, 8, 8, 8)
+    outs = [img.conv2d(t(8, 8, 1, 1)) for _ in range(20)]
+    # the 1x1 convs only make 20 image buffers; their kernels are not recorded
+    run("setup", lambda: Tensor.realize(*outs))
+    run("many_textures", lambda: outs[0].cat(*outs[1:], dim=1).relu())
   else:
     img, w = t(1, 16, 16, 16), t(16, 16, 3, 3)
     run("conv", lambda: img.conv2d(w, padding=1))
   for k, l in zip(kernels, labels): k["label"] = l
+  kernels = [k for k in kernels if k["label"] != "setup"]
   return {"case": case, "env": CASES[case], "tinygrad_device": "QCOM:IR3", "kernels": kernels}
 
 def main():

@@ -13,7 +13,7 @@ use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const CASES: [&str; 3] = ["plain", "image", "image_half"];
+const CASES: [&str; 4] = ["plain", "image", "image_half", "image_many"];
 const BUF_STRIDE: u64 = 0x10000;
 
 fn golden_dir() -> PathBuf {
@@ -303,8 +303,8 @@ fn streams_match_tinygrad_golden() {
         }
     }
     assert_eq!(
-        n, 9,
-        "3 plain kernels + 3 conv kernels in two image precisions"
+        n, 10,
+        "3 plain kernels + 3 conv kernels in two image precisions + one 20-texture kernel"
     );
 }
 
@@ -321,7 +321,13 @@ fn golden_covers_the_listed_kernel_kinds() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    for want in ["elementwise", "reduction", "matmul", "conv"] {
+    for want in [
+        "elementwise",
+        "reduction",
+        "matmul",
+        "conv",
+        "many_textures",
+    ] {
         assert!(labels.iter().any(|l| l == want), "missing {want}");
     }
     // the IMAGE=1 conv must really bind textures and UAVs
@@ -331,6 +337,12 @@ fn golden_covers_the_listed_kernel_kinds() {
         .unwrap()
         .iter()
         .any(|k| u(&k["meta"]["tex_cnt"]) > 0 && u(&k["meta"]["ibo_cnt"]) > 0));
+    // and one kernel has more textures than CP_LOAD_STATE6 loads inline (docs/hw/adreno-kgsl-pm4.md §8.6)
+    assert!(load("image_many")["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| u(&k["meta"]["tex_cnt"]) > 16));
 }
 
 /// The one skip helper of the workspace's tests (qcom cannot depend on `modelrt-tests`).

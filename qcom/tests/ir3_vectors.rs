@@ -585,6 +585,87 @@ fn images_fetch_with_border_and_store_converted_to_half() {
     assert_eq!(&h[8..12], &[0x2E66, 0x3266, 0x34CD, 0x3666]);
 }
 
+#[test]
+fn isam_s2en_takes_the_texture_index_per_fiber_from_a_half_register() {
+    // ir3-cat5.xml: S2EN_BINDLESS (bit 51) with DESC_MODE 0 (uniform) or 4 (nonuniform) names a half-register pair
+    // in SRC3 (bits 21–28): sampler index, then texture index. Listing strings are Mesa's own (tinymesa
+    // `ir3_isa_disasm`, gpu 630) for these words; the first is from inception_v2's `--image` conv.
+    let mesa = [
+        (
+            0xa008_1f94_0620_017d_u64,
+            "isam.s2en.uniform.1d (f32)(xyzw)r37.x, r47.z, hr12.y",
+        ),
+        (
+            0xa008_1f94_0620_017d | 4 << 29,
+            "isam.s2en.nonuniform.1d (f32)(xyzw)r37.x, r47.z, hr12.y",
+        ),
+        (
+            0xa008_1f94_0620_017d | 1 << 18,
+            "isam.s2en.uniform (f32)(xyzw)r37.x, r47.z, hr12.y",
+        ),
+    ];
+    for (w, want) in mesa {
+        let p = Program::decode("s2en", &image(&[w])).unwrap();
+        assert_eq!(p.listing(), [want]);
+    }
+    // Bindless descriptor modes (1–3, 5–7) stay unsupported.
+    assert!(Program::decode("bindless", &image(&[0xa008_1f94_0620_017d | 5 << 29])).is_err());
+
+    // Fiber f fetches texel (0, 0) of texture 16 + f; texture t holds (t, 0, 0, 0).
+    const U16: u64 = 2;
+    let isam = r(6, 0) << 1
+        | 1
+        | 1 << 18
+        | r(12, 1) << 21
+        | r(4, 0) << 32
+        | 0b1111 << 40
+        | 1 << 44
+        | 1 << 51
+        | 5 << 61;
+    let words = store_r1x(vec![
+        cat2(ADD_U, r(5, 0), gpr(r(0, 0)), imm(16), true, false),
+        cov(U32, U16, r(12, 1), r(5, 0)),
+        cov(U32, U16, r(12, 2), r(5, 0)),
+        mov_imm(U32, r(6, 0), 0),
+        mov_imm(U32, r(6, 1), 0),
+        isam,
+        cat2(ADD_U, r(1, 0), gpr(r(4, 0)), imm(0), true, false),
+    ]);
+    let prog = Program::decode("s2en", &image(&words)).unwrap();
+    let mut mem = Mem(vec![0u8; 4096]);
+    let textures: Vec<Image> = (0..20u64)
+        .map(|t| {
+            let at = 1024 + 16 * t as usize;
+            mem.0[at..at + 4].copy_from_slice(&(t as f32).to_le_bytes());
+            Image {
+                base: OUT + at as u64,
+                width: 1,
+                height: 1,
+                pitch: 64,
+                half: false,
+            }
+        })
+        .collect();
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    let launch = Launch {
+        consts: &c,
+        groups: [1, 1, 1],
+        local: [4, 1, 1],
+        wgid_reg: None,
+        lid_reg: Some(0),
+        textures: &textures,
+        uavs: &[],
+        shared_bytes: 0,
+    };
+    run(&prog, &launch, &mut mem).unwrap();
+    let out: Vec<f32> = mem.0[..16]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(out, [16.0, 17.0, 18.0, 19.0]);
+}
+
 proptest::proptest! {
     /// Any 64-bit word either decodes (and prints) or is reported as unknown; nothing panics.
     #[test]

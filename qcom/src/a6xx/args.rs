@@ -58,6 +58,8 @@ pub enum ArgsError {
     Region { need: u32, have: usize },
     /// An image's pitch is not a multiple of 64 bytes or its size exceeds the descriptor fields.
     ImageShape { index: usize },
+    /// More patched addresses (buffer pointers plus descriptors) than an [`AddrSlots`] holds.
+    Slots,
 }
 
 impl core::fmt::Display for ArgsError {
@@ -84,6 +86,11 @@ impl core::fmt::Display for ArgsError {
             ArgsError::ImageShape { index } => {
                 write!(f, "image parameter {index} has an unsupported shape")
             }
+            ArgsError::Slots => write!(
+                f,
+                "kernel needs more than {} patched addresses",
+                modelrt_hal::target::MAX_PARAMS
+            ),
         }
     }
 }
@@ -191,11 +198,13 @@ pub fn fill(
                     return Err(ArgsError::Unsupported { index: i });
                 }
                 put(region, at, &va.to_le_bytes());
-                let _ = slots.push(AddrSlot {
-                    at,
-                    arg: i as u8,
-                    kind: SlotKind::Ptr64,
-                });
+                slots
+                    .push(AddrSlot {
+                        at,
+                        arg: i as u8,
+                        kind: SlotKind::Ptr64,
+                    })
+                    .map_err(|_| ArgsError::Slots)?;
                 n_ubo += 1;
             }
             (ParamKind::Image { height, width }, GpuArg::Addr(va)) => {
@@ -242,12 +251,13 @@ pub fn fill(
             };
             let d = image_descriptor(h, w, dt, va, uav).ok_or(ArgsError::ImageShape { index })?;
             put_u32s(region, slot_at, &d);
-            let _ = slots.push(AddrSlot {
-                at: slot_at + 16,
-                arg: index as u8,
-                kind: SlotKind::DescBase,
-            });
-            Ok(())
+            slots
+                .push(AddrSlot {
+                    at: slot_at + 16,
+                    arg: index as u8,
+                    kind: SlotKind::DescBase,
+                })
+                .map_err(|_| ArgsError::Slots)
         };
     for t in 0..layout.tex_cnt {
         let img =

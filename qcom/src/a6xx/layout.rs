@@ -10,13 +10,18 @@ pub const CONST_LOAD_BYTES: u32 = 4096;
 pub const DESC_BYTES: u32 = 64;
 /// Bytes per sampler.
 pub const SAMPLER_BYTES: u32 = 16;
+/// Texture descriptors CP_LOAD_STATE6 loads inline; higher slots are read from SP_CS_TEXMEMOBJ_BASE
+/// (docs/hw/adreno-kgsl-pm4.md §8.6).
+pub const INLINE_TEXTURES: u32 = 16;
+/// Most textures SP_CS_CONFIG can count: NTEX is 8 bits (docs/hw/adreno-kgsl-pm4.md §7 item 22, §8.6).
+pub const MAX_TEXTURES: u32 = 0xFF;
 
 /// Why a kernel's metadata or launch cannot be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutError {
     /// `image_size` is zero or not a multiple of 8 bytes (one a6xx instruction).
     BadImageSize(u32),
-    /// More textures than CP_LOAD_STATE6 loads (16) or than `tex_to_image` lists.
+    /// More textures than SP_CS_CONFIG.NTEX holds (255) or than `tex_to_image` lists.
     BadTextureCount { tex_cnt: u32, mapped: usize },
     /// More UAVs than the SP_CS_CONFIG field holds.
     BadUavCount(u32),
@@ -39,7 +44,7 @@ impl core::fmt::Display for LayoutError {
             LayoutError::BadTextureCount { tex_cnt, mapped } => {
                 write!(
                     f,
-                    "{tex_cnt} textures but {mapped} texture-to-image entries (max 16)"
+                    "{tex_cnt} textures but {mapped} texture-to-image entries (max {MAX_TEXTURES})"
                 )
             }
             LayoutError::BadUavCount(n) => write!(f, "{n} UAVs is more than a6xx supports"),
@@ -110,7 +115,7 @@ impl KernelLayout {
         if m.image_size == 0 || !m.image_size.is_multiple_of(8) {
             return Err(LayoutError::BadImageSize(m.image_size));
         }
-        if m.tex_cnt > 16 || m.tex_to_image.len() < m.tex_cnt as usize {
+        if m.tex_cnt > MAX_TEXTURES || m.tex_to_image.len() < m.tex_cnt as usize {
             return Err(LayoutError::BadTextureCount {
                 tex_cnt: m.tex_cnt,
                 mapped: m.tex_to_image.len(),

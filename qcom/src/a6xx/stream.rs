@@ -1,6 +1,6 @@
 //! The a6xx compute command-stream builder: tinygrad's `QCOMComputeQueue` primitives (docs/hw/adreno-kgsl-pm4.md §6.3, §7) as
 //! functions appending dwords to a [`Sink`].
-use super::layout::KernelLayout;
+use super::layout::{KernelLayout, INLINE_TEXTURES};
 use super::regs::{self, load_state as ls};
 use crate::pm4::{event, op, pkt4_hdr, pkt7_hdr};
 
@@ -250,7 +250,14 @@ pub fn exec<S: Sink + ?Sized>(
     }
     if k.tex_cnt > 0 {
         let t = a.args + k.tex_off as u64;
-        load_state(s, ls::ST_CONSTANTS, ls::SB6_CS_TEX, k.tex_cnt.min(16), t)?;
+        // Only the first 16 descriptors load inline; the shader reads the rest at TEXMEMOBJ_BASE (§8.6).
+        load_state(
+            s,
+            ls::ST_CONSTANTS,
+            ls::SB6_CS_TEX,
+            k.tex_cnt.min(INLINE_TEXTURES),
+            t,
+        )?;
         reg_addr(s, regs::SP_CS_TEXMEMOBJ_BASE, t)?;
     }
     if k.ibo_cnt > 0 {
@@ -307,6 +314,12 @@ mod tests {
             .collect()
     }
 
+    /// A type-4 register write of `v` from `reg`, as [`payloads`] returns it.
+    fn r(reg: u32, v: &[u32]) -> (crate::pm4::Header, std::vec::Vec<u32>) {
+        let count = v.len() as u8;
+        (crate::pm4::Header::Type4 { reg, count }, v.to_vec())
+    }
+
     #[test]
     fn exec_matches_spec_walkthrough() {
         use crate::pm4::Header::*;
@@ -327,15 +340,6 @@ mod tests {
         exec(&mut s, &walkthrough(), &a, [32, 1, 1], [32, 1, 1]).unwrap();
         assert_eq!(s.len(), 76);
         let p = payloads(&s);
-        let r = |reg: u32, v: &[u32]| {
-            (
-                Type4 {
-                    reg,
-                    count: v.len() as u8,
-                },
-                v.to_vec(),
-            )
-        };
         let c = |opcode: u8, v: &[u32]| {
             (
                 Type7 {
@@ -375,6 +379,56 @@ mod tests {
             c(0x46, &[4, 0, 4, 0]),
         ];
         assert_eq!(p, expect);
+    }
+
+    /// 32 textures + 1 UAV (as inception_v2's `--image` conv): values from ops_qcom's `exec` (LOAD_STATE6 of
+    /// `min(16, tex_cnt)` texture descriptors, TEXMEMOBJ_BASE at the whole array, counts shifted unmasked into
+    /// SP_CS_CONFIG) and the CP_LOAD_STATE6_0 / SP_CS_CONFIG field positions of docs/hw/adreno-kgsl-pm4.md §7, §8.6.
+    #[test]
+    fn more_than_16_textures_load_16_inline() {
+        use crate::pm4::Header::*;
+        let mut m = crate::selftest::kernel_meta();
+        m.tex_cnt = 32;
+        m.ibo_cnt = 1;
+        m.tex_to_image = (0..32).collect();
+        let k = KernelLayout::new(&m).unwrap();
+        let a = DispatchAddrs {
+            lib: 0x1_0000_1000,
+            stack: 0x2_0000_0000,
+            args: 0x3_0000_0800,
+            border: 0x5_0000_0000,
+            flush: (0x4_0000_0000, 0),
+        };
+        let mut s = std::vec::Vec::new();
+        exec(&mut s, &k, &a, [1, 1, 1], [32, 1, 1]).unwrap();
+        assert_eq!(s.len(), exec_len(&k));
+        let p = payloads(&s);
+        let load = |v: &[u32]| {
+            (
+                Type7 {
+                    opcode: 0x34,
+                    count: 3,
+                },
+                v.to_vec(),
+            )
+        };
+        let at = p
+            .iter()
+            .position(|x| *x == r(0xA9BC, &[3]))
+            .expect("SP_CS_INSTR_SIZE");
+        // ARGS = 0x3_0000_0800: textures at +2048, the UAV at +2048 + 32·64, samplers at +2048 + 33·64.
+        let expect = [
+            load(&[0x0816_0000, 0x1840, 3]), // ST_SHADER, indirect, SB6_CS_TEX, 32 samplers
+            r(0xA9E2, &[0x1840, 3]),
+            r(0xB180, &[0, 5]),
+            load(&[0x0416_4000, 0x1000, 3]), // ST_CONSTANTS, indirect, SB6_CS_TEX, 16 descriptors
+            r(0xA9E6, &[0x1000, 3]),         // SP_CS_TEXMEMOBJ_BASE: the whole 32-entry array
+            load(&[0x0076_C000, 0x1800, 3]), // ST6_UAV, indirect, SB6_CS_SHADER, 1 descriptor
+            r(0xA9F2, &[0x1800, 3]),
+            // ENABLED | NTEX 32 | NSAMP 32 (carries into bit 22) | NUAV 1
+            r(0xA9BB, &[0x0040_4100]),
+        ];
+        assert_eq!(p[at + 1..at + 1 + expect.len()], expect);
     }
 
     #[test]

@@ -542,8 +542,22 @@ fn cat5(w: u64) -> D<Instr> {
     if bits(w, 9, 17) != 0 {
         return Err(unk("isam with a second source or reserved bits set"));
     }
-    if bit(w, 51) || bit(w, 47) || bits(w, 19, 20) != 0 {
-        return Err(unk("isam with s2en/bindless descriptors not supported"));
+    // S2EN_BINDLESS (bit 51) with DESC_MODE 0/4 is the non-bindless indirect form: sampler and texture index in a
+    // half-register pair named by SRC3 (bits 21–28) instead of the s#/t# fields; every other mode is bindless.
+    let s2en = if bit(w, 51) {
+        let mode = bits(w, 29, 31);
+        if !(mode == 0 || mode == 4) {
+            return Err(unk("isam with bindless descriptors not supported"));
+        }
+        Some(S2en {
+            reg: reg8(bits(w, 21, 28)),
+            nonuniform: mode == 4,
+        })
+    } else {
+        None
+    };
+    if bit(w, 47) || bits(w, 19, 20) != 0 {
+        return Err(unk("isam with a descriptor base (bindless) not supported"));
     }
     if bit(w, 48) || bit(w, 49) || bit(w, 50) || bit(w, 52) || bit(w, 53) {
         return Err(unk("isam with .3d/.a/.v/.o/offset flags not supported"));
@@ -554,9 +568,18 @@ fn cat5(w: u64) -> D<Instr> {
         dst: reg8(bits(w, 32, 39)),
         coord: reg8(bits(w, 1, 8)),
         coord_half: !bit(w, 0),
-        samp: bits(w, 21, 24) as u8,
-        tex: bits(w, 25, 31) as u8,
+        samp: if s2en.is_some() {
+            0
+        } else {
+            bits(w, 21, 24) as u8
+        },
+        tex: if s2en.is_some() {
+            0
+        } else {
+            bits(w, 25, 31) as u8
+        },
         inv_1d: !bit(w, 18),
+        s2en,
     }))
 }
 

@@ -492,9 +492,17 @@ impl Display for Instr {
                 samp,
                 tex,
                 inv_1d,
+                s2en,
             } => {
                 self.flags(f, "yj")?;
                 f.write_str("isam")?;
+                if let Some(s) = s2en {
+                    f.write_str(if s.nonuniform {
+                        ".s2en.nonuniform"
+                    } else {
+                        ".s2en.uniform"
+                    })?;
+                }
                 flag(f, *inv_1d, ".1d")?;
                 let mask: String = (0..4)
                     .filter(|c| wrmask >> c & 1 == 1)
@@ -502,13 +510,17 @@ impl Display for Instr {
                     .collect();
                 write!(
                     f,
-                    " ({})({mask}){}{}, {}{}, s#{samp}, t#{tex}",
+                    " ({})({mask}){}{}, {}{}",
                     ty.name(),
                     h(ty.is_half()),
                     Gpr(*dst),
                     h(*coord_half),
                     Gpr(*coord)
-                )
+                )?;
+                match s2en {
+                    Some(s) => write!(f, ", h{}", Gpr(s.reg)),
+                    None => write!(f, ", s#{samp}, t#{tex}"),
+                }
             }
             Op::Load { .. } | Op::Store { .. } => match self.op.access() {
                 Some(m) => {

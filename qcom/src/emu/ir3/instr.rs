@@ -149,6 +149,14 @@ impl Cond {
     }
 }
 
+/// The indirect texture/sampler source of an `isam.s2en` (Mesa `ir3-cat5.xml`: SRC3 bits 21–28, DESC_MODE 29–31).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct S2en {
+    /// Half register holding the sampler index; the texture index is in the next half register.
+    pub reg: RegNum,
+    pub nonuniform: bool,
+}
+
 /// cat2 operations (bits 53–58).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op2 {
@@ -349,6 +357,9 @@ pub enum Op {
         samp: u8,
         tex: u8,
         inv_1d: bool,
+        /// `.s2en` (non-bindless indirect): per fiber, the sampler index is this half register and the texture index
+        /// the next one (`samp`/`tex` are then 0); `nonuniform` is DESC_MODE 4 rather than 0.
+        s2en: Option<S2en>,
     },
     /// `ldg`/`ldl`/`ldp`: `size` consecutive elements at `addr + off` (global: `addr` is the low half of a
     /// register pair; global offsets count elements of `ty`? no: bytes — see `exec::mem`).

@@ -36,12 +36,23 @@ impl Group {
                 coord,
                 coord_half,
                 tex,
+                s2en,
                 ..
             } => {
-                let img = *l.textures.get(tex as usize).ok_or_else(|| {
-                    format!("texture t#{tex} is not bound ({} loaded)", l.textures.len())
-                })?;
                 for &i in lanes {
+                    // `.s2en`: this fiber's texture index is the half register after the sampler's.
+                    let t = match s2en {
+                        Some(s) => self.reg_raw(s.reg + 1, i, true),
+                        None => u32::from(tex),
+                    };
+                    // Slots past the 16 loaded inline come from SP_CS_TEXMEMOBJ_BASE
+                    // (docs/hw/adreno-kgsl-pm4.md §8.6).
+                    let img = *l.textures.get(t as usize).ok_or_else(|| {
+                        fault(
+                            i,
+                            format!("texture t#{t} is not bound ({} loaded)", l.textures.len()),
+                        )
+                    })?;
                     let x = self.reg_raw(coord, i, coord_half) as i32;
                     let y = self.reg_raw(coord + 1, i, coord_half) as i32;
                     let texel = read_texel(&img, x, y, mem).map_err(|e| fault(i, e))?;

@@ -1,7 +1,9 @@
 //! What one CP_EXEC_CS must find programmed: the register and state-load checks of a compute dispatch
-//! (docs/hw/adreno-kgsl-pm4.md §13), texture/UAV descriptor checks, and the [`Dispatch`] record the model keeps.
+//! (docs/hw/adreno-kgsl-pm4.md §13), texture/UAV descriptor checks (texture slots past the 16 loaded inline come
+//! from memory, §8.6), and the [`Dispatch`] record the model keeps.
 use super::stream::{Load, PerDispatch};
 use super::{KgslModel, R};
+use crate::a6xx::layout::INLINE_TEXTURES;
 use crate::a6xx::regs;
 
 /// What a dispatch looked like when CP_EXEC_CS ran.
@@ -128,17 +130,18 @@ impl KgslModel {
             return Err(e("PVT_MEM_SIZE != PVT_MEM_PARAM·128·2".into()));
         }
         let cfg = self.r(regs::SP_CS_CONFIG);
-        let (ntex, nsamp, nuav) = ((cfg >> 9) & 0xFF, (cfg >> 17) & 0x1F, (cfg >> 22) & 0x3F);
         if cfg & regs::CS_CONFIG_ENABLED == 0 {
             return Err(e("SP_CS_CONFIG not enabled".into()));
         }
+        let ntex = (cfg >> 9) & 0xFF;
         let units = |l: Option<Load>| l.map_or(0, |l| l.units);
-        if units(st.tex) != ntex || units(st.samp) != nsamp || units(st.uav) != nuav {
+        let (tex_units, samp_units, uav_units) = (units(st.tex), units(st.samp), units(st.uav));
+        // docs/hw/adreno-kgsl-pm4.md §8.6: the texture load covers the first min(16, NTEX) descriptors; NSAMP and NUAV
+        // are the sampler and UAV load counts, shifted into place unmasked (so 32+ samplers carry into NUAV).
+        let want = regs::CS_CONFIG_ENABLED | ntex << 9 | samp_units << 17 | uav_units << 22;
+        if tex_units != ntex.min(INLINE_TEXTURES) || cfg != want {
             return Err(e(format!(
-                "SP_CS_CONFIG counts tex {ntex} samp {nsamp} uav {nuav} differ from loads {}/{}/{}",
-                units(st.tex),
-                units(st.samp),
-                units(st.uav)
+                "SP_CS_CONFIG {cfg:#x} (ntex {ntex}) differs from loads tex {tex_units} samp {samp_units} uav {uav_units}"
             )));
         }
         let bases = [
@@ -179,7 +182,19 @@ impl KgslModel {
             }
             Ok(v)
         };
-        let textures = desc(st.tex).map_err(e)?;
+        let mut textures = desc(st.tex).map_err(e)?;
+        if ntex > tex_units {
+            // §8.6: texture slots past the inline ones are read from the descriptor array at SP_CS_TEXMEMOBJ_BASE.
+            let addr = self
+                .r64(regs::SP_CS_TEXMEMOBJ_BASE)
+                .checked_add(u64::from(tex_units) * 64)
+                .ok_or_else(|| e("SP_CS_TEXMEMOBJ_BASE overflows".into()))?;
+            let rest = Load {
+                addr,
+                units: ntex - tex_units,
+            };
+            textures.extend(desc(Some(rest)).map_err(e)?);
+        }
         let uavs = desc(st.uav).map_err(e)?;
         let samplers = match st.samp {
             Some(l) => self
