@@ -181,30 +181,39 @@ fn boxed<'b, D: Device + 'b>(
 where
     D::Error: Send + Sync + 'static,
 {
-    boxed_with(bundle, dev, name, computes, copy_frame::<D>)
-}
-
-/// [`boxed`] with a backend-specific way to run frames.
-fn boxed_with<'b, D: Device + 'b>(
-    bundle: Bundle<'b>,
-    dev: D,
-    name: String,
-    computes: bool,
-    frame: FrameFn<D>,
-) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>>
-where
-    D::Error: Send + Sync + 'static,
-{
-    let exec =
-        Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
-    Ok(Box::new(Loaded {
-        exec,
+    Ok(Box::new(Loaded::new(
+        bundle,
+        dev,
         name,
         computes,
-        frame,
-        usb: None,
-        memory: None,
-    }))
+        copy_frame::<D>,
+    )?))
+}
+
+impl<'b, D: Device + 'b> Loaded<'b, D> {
+    /// Load `bundle` on `dev`, with no USB counters or memory report (callers that have them set
+    /// those fields).
+    fn new(
+        bundle: Bundle<'b>,
+        dev: D,
+        name: String,
+        computes: bool,
+        frame: FrameFn<D>,
+    ) -> anyhow::Result<Self>
+    where
+        D::Error: Send + Sync + 'static,
+    {
+        let exec =
+            Executor::load(bundle, dev).map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
+        Ok(Loaded {
+            exec,
+            name,
+            computes,
+            frame,
+            usb: None,
+            memory: None,
+        })
+    }
 }
 
 /// Options for loading.
@@ -287,15 +296,15 @@ pub fn load_mapped<'b>(
         }
         DeviceChoice::Usb | DeviceChoice::UsbEmu => {
             let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu)?;
-            let exec = Executor::load(bundle, dev)
-                .map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
             Ok(Box::new(Loaded {
-                exec,
-                name,
-                computes: true,
-                frame: copy_frame::<crate::amd_device::UsbAmdDevice>,
                 usb: Some(crate::amd_device::transfer_counts),
-                memory: None,
+                ..Loaded::new(
+                    bundle,
+                    dev,
+                    name,
+                    true,
+                    copy_frame::<crate::amd_device::UsbAmdDevice>,
+                )?
             }))
         }
         DeviceChoice::QcomEmu => {
@@ -324,15 +333,9 @@ pub fn load_mapped<'b>(
                 None => WeightBinding::default(),
             };
             let name = format!("cpu ({} threads)", dev.threads());
-            let exec = Executor::load(bundle, dev)
-                .map_err(|e| anyhow::anyhow!("cannot load bundle: {e}"))?;
             Ok(Box::new(Loaded {
-                exec,
-                name,
-                computes: true,
-                frame: cpu_frame,
-                usb: None,
                 memory: Some((cpu_memory, weights)),
+                ..Loaded::new(bundle, dev, name, true, cpu_frame)?
             }))
         }
     }
