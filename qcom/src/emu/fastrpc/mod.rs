@@ -159,6 +159,26 @@ impl FastRpcModel {
         Ok(c)
     }
 
+    /// A copy of the open library `handle` (the executor runs it after the state is unlocked).
+    fn lib(st: &State, handle: u32, call: &str) -> Result<Vec<u8>, FastRpcError> {
+        st.libs.get(&handle).cloned().ok_or_else(|| {
+            err(
+                call,
+                libc::EBADF,
+                format!("handle {handle:#x} is not an open library"),
+            )
+        })
+    }
+
+    /// Whether the fd and attr lists of an invoke whose first `k` arguments are in-call buffers
+    /// (callers have checked both lists are longer than `k`) are `[-1; k]` then dma-buf fds and
+    /// `[0; k]` then NOVA (docs/hw/fastrpc.md).
+    fn arena_lists_ok(fds: &[i32], attrs: &[u32], k: usize) -> bool {
+        fds[..k].iter().all(|&f| f == -1)
+            && attrs[..k].iter().all(|&a| a == 0)
+            && attrs[k..].iter().all(|&a| a == abi::FASTRPC_ATTR_NOVA)
+    }
+
     fn obj<'a>(st: &'a State, fd: i32, call: &str) -> Result<&'a IonObj, FastRpcError> {
         st.fd_to_handle
             .get(&fd)
@@ -486,10 +506,7 @@ impl FastRpcModel {
         if fds.len() != 3 + n || attrs.len() != 3 + n {
             return Err(einval(call, "fds/attrs must have 3 + nbufs entries"));
         }
-        if fds[..3] != [-1; 3]
-            || attrs[..3] != [0; 3]
-            || attrs[3..].iter().any(|&a| a != abi::FASTRPC_ATTR_NOVA)
-        {
+        if !Self::arena_lists_ok(fds, attrs, 3) {
             return Err(einval(
                 call,
                 "fds must be [-1,-1,-1, fd…] and attrs [0,0,0, NOVA…]",
@@ -512,13 +529,7 @@ impl FastRpcModel {
         let vals: Vec<u64> = (n..p0.len() / 8).map(slot).collect();
         let mut st = self.lock();
         Self::ready(&mut st, call)?;
-        if !st.libs.contains_key(&handle) {
-            return Err(err(
-                call,
-                libc::EBADF,
-                format!("handle {handle:#x} is not an open library"),
-            ));
-        }
+        let lib = Self::lib(&st, handle, call)?;
         let mut order: Vec<i32> = Vec::new();
         let mut views = Vec::with_capacity(n);
         for i in 0..n {
@@ -546,7 +557,6 @@ impl FastRpcModel {
         }
         st.counts.launch += 1;
         let st = self.apply_fault(st, call)?;
-        let lib = st.libs[&handle].clone();
         let handles: Vec<i32> = order.iter().map(|f| st.fd_to_handle[f]).collect();
         let r = self.execute(st, &handles, |exec, bufs| {
             exec.launch(Launch {

@@ -3,9 +3,9 @@
 //! host encoder: every word of the table is checked against the arenas the call actually passes (views inside,
 //! 128-byte aligned, at most 15 buffers and 64 scalars per launch, no trailing words) before the executor runs the
 //! library's `entry` under qemu.
-use super::{einval, err, FastRpcModel, Run};
+use super::{einval, FastRpcModel, Run};
 use crate::dsp::sc::Scalars;
-use crate::dsp::{abi, Arg, FastRpcError};
+use crate::dsp::{Arg, FastRpcError};
 
 /// Check a schedule table against arenas of the given lengths; returns the op count.
 pub(super) fn check_table(t: &[u8], arenas: &[u64]) -> Result<u32, String> {
@@ -113,12 +113,7 @@ impl FastRpcModel {
                 format!("sc {sc:#010x} is not a run (method 3, 1 in, 1 out, 1–15 arenas)"),
             ));
         }
-        if fds.len() != 2 + n
-            || attrs.len() != 2 + n
-            || fds[..2] != [-1; 2]
-            || attrs[..2] != [0; 2]
-            || attrs[2..].iter().any(|&a| a != abi::FASTRPC_ATTR_NOVA)
-        {
+        if fds.len() != 2 + n || attrs.len() != 2 + n || !Self::arena_lists_ok(fds, attrs, 2) {
             return Err(einval(
                 call,
                 "fds must be [-1,-1, fd…] and attrs [0,0, NOVA…]",
@@ -132,13 +127,7 @@ impl FastRpcModel {
         }
         let mut st = self.lock();
         Self::ready(&mut st, call)?;
-        let Some(lib) = st.libs.get(&handle).cloned() else {
-            return Err(err(
-                call,
-                libc::EBADF,
-                format!("handle {handle:#x} is not an open library"),
-            ));
-        };
+        let lib = Self::lib(&st, handle, call)?;
         let mut handles = Vec::with_capacity(n);
         let mut lens = Vec::with_capacity(n);
         for &fd in &fds[2..] {
