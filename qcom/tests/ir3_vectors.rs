@@ -312,6 +312,39 @@ fn integer_multiply_lowering_and_64bit_shift_merge() {
 }
 
 #[test]
+fn madsh_m16_multiplies_low_half_of_src1_by_high_half_of_src2() {
+    // Mesa's nir_opt_algebraic folds imadsh_mix16(a, b, c) to c when a's low half or b's high half is a zero
+    // constant, and ir3 emits imadsh_mix16 as madsh.m16 in source order; those rules are right only if the
+    // product is lo16(src1)·hi16(src2) (docs/hw/adreno-kgsl-pm4.md §16.4).
+    let madsh = |a: u32, b: u32, c: u32| {
+        let p = store_r1x(vec![
+            mov_imm(U32, r(4, 0), a),
+            mov_imm(U32, r(4, 1), b),
+            mov_imm(U32, r(4, 2), c),
+            cat3(3, r(1, 0), r(4, 0), r(4, 1), r(4, 2)),
+        ]);
+        exec(&p, 1, &[], &[]).unwrap()[0]
+    };
+    assert_eq!(madsh(0x0001_0003, 0x0005_0007, 0x10), ((3 * 5) << 16) + 0x10);
+    // The two folding rules: a zero low half in src1, a zero high half in src2 leave c.
+    assert_eq!(madsh(0x7FFF_0000, 0x1234_5678, 42), 42);
+    assert_eq!(madsh(0x1234_5678, 0x0000_FFFF, 42), 42);
+    // What Mesa leaves of imul(x, 0x90000): madsh.m16 d, x, 0x90000, 0 (vgg19's channel-block offset).
+    for x in [1u32, 3, 0x1234] {
+        assert_eq!(madsh(x, 0x9_0000, 0), x.wrapping_mul(0x9_0000));
+    }
+    // What it leaves of imul(x, 100): mull.u t, x, 100; madsh.m16 d, 100, x, t — right for x ≥ 2^16 too.
+    let x = 0x0012_3456u32;
+    let p = store_r1x(vec![
+        mov_imm(U32, r(4, 0), x),
+        mov_imm(U32, r(4, 1), 100),
+        cat2(MULL_U, r(1, 0), gpr(r(4, 0)), gpr(r(4, 1)), true, false),
+        cat3(3, r(1, 0), r(4, 1), r(4, 0), r(1, 0)),
+    ]);
+    assert_eq!(exec(&p, 1, &[], &[]).unwrap()[0], x * 100);
+}
+
+#[test]
 fn repeat_advances_registers_marked_r() {
     // (rpt2)add.f r4.x, (r)r5.x, c1.x  → r4.xyz = r5.xyz + c1.x (c1.x does not advance).
     let words = store_r1x(vec![

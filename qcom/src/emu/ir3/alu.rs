@@ -196,7 +196,9 @@ pub fn op3_i(op: Op3, a: u32, b: u32, c: u32) -> Result<u32, &'static str> {
         }
         MadU16 => (a & 0xFFFF).wrapping_mul(b & 0xFFFF).wrapping_add(c),
         MadS16 => ((a as i16 as i32).wrapping_mul(b as i16 as i32) as u32).wrapping_add(c),
-        MadshM16 => ((a >> 16).wrapping_mul(b & 0xFFFF) << 16).wrapping_add(c),
+        // Low half of src1 times high half of src2 (docs/hw/adreno-kgsl-pm4.md §16.4): the order Mesa's
+        // imadsh_mix16 simplifications rely on, not the order its opcode comment states.
+        MadshM16 => ((a & 0xFFFF).wrapping_mul(b >> 16) << 16).wrapping_add(c),
         SelB16 | SelB32 | SelS16 | SelS32 => {
             if b != 0 {
                 a
