@@ -1,7 +1,7 @@
 //! AMD glue for the runner (`--device usb|usb-emu`): boot the GPU behind an ASM24 bridge — real
 //! hardware, or the Navi31 GPU model behind the bridge emulator whose kernels run on the RDNA3
-//! interpreter — and name it. Firmware comes from `$MODELRT_AMD_FIRMWARE_DIR`, else
-//! `/lib/firmware/amdgpu`.
+//! interpreter — and name it. Firmware comes from `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a host
+//! tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
 use modelrt_usbgpu::amd::open::{self, Transport};
@@ -16,10 +16,26 @@ pub const FIRMWARE_ENV: &str = "MODELRT_AMD_FIRMWARE_DIR";
 /// The AMD device type.
 pub type UsbAmdDevice = AmdDevice<Transport>;
 
-/// Where the firmware is read from.
+/// The directory [`set_fallback_firmware_dir`] chose, used when the environment names none.
+static FALLBACK_DIR: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Use `dir` instead of `/lib/firmware/amdgpu` when `$MODELRT_AMD_FIRMWARE_DIR` is unset (a host tool
+/// that keeps its own copy, e.g. `cargo xtask firmware`'s `target/amdgpu-firmware`).
+pub fn set_fallback_firmware_dir(dir: PathBuf) {
+    *FALLBACK_DIR.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir);
+}
+
+/// Where the firmware is read from: `$MODELRT_AMD_FIRMWARE_DIR`, else the fallback a host tool set,
+/// else `/lib/firmware/amdgpu`.
 pub fn firmware_dir() -> PathBuf {
     std::env::var_os(FIRMWARE_ENV)
         .map(PathBuf::from)
+        .or_else(|| {
+            FALLBACK_DIR
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        })
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
 }
 

@@ -14,7 +14,9 @@
    fresh, unjitted tinygrad run on those inputs. A difference means the capture baked a value computed from the inputs
    into the program (a shape-like parameter tinygrad reads as a Python constant by a route mrt_baked.py does not know,
    data-dependent control flow, ...): refused.
-NULL (offline) targets compute nothing; their outputs are checked structurally (mrt_manifest.ManifestBuilder._output_view; docs/hw/tinygrad-export.md §11).
+NULL (offline) targets compute nothing; their outputs are checked structurally here (mrt_manifest.ManifestBuilder._output_view;
+docs/hw/tinygrad-export.md §11), and `cargo xtask compile` then runs adreno-a630/amd-gfx1100 bundles on their device
+models against onnxruntime (xtask/src/emu_check.rs, §11.2).
 """
 import numpy as np
 

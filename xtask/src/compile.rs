@@ -1,12 +1,15 @@
 //! `cargo xtask compile` / `convert`: run the exporter into a scratch directory under `target/`, build
 //! the bundle from its manifest and write it atomically (temp file + rename), so a failed compile never
 //! leaves a half-written bundle behind. With `--beam N` the search cache the exporter wrote is moved next to the
-//! bundle (or to `--beam-cache-out`) only once the bundle is written.
+//! bundle (or to `--beam-cache-out`) only once the bundle is written. ONNX compiles for adreno-a630 and
+//! amd-gfx1100 first run the bundle on that target's executing model and refuse wrong outputs
+//! ([`crate::emu_check`]).
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use crate::emu_check::{self, EmuCheck};
 use crate::exporter::{export, ExportArgs, Source};
 use crate::manifest::Manifest;
 
@@ -20,6 +23,8 @@ pub struct CompileReport {
     pub seconds: f64,
     /// The search cache a `--beam` compile wrote.
     pub beam_cache: Option<PathBuf>,
+    /// The check on the target's executing model, when it ran.
+    pub emu_check: Option<EmuCheck>,
 }
 
 /// Scratch directory for one export, inside the workspace's `target/`.
@@ -65,9 +70,46 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         }
         _ => None,
     };
+    // The emulated check needs onnxruntime's outputs for seeded inputs: the exporter embeds them as usual,
+    // and they are dropped again from the bundle that is written unless --reference asked for them.
+    let check_on = emu_check::device_for(&args.target)
+        .filter(|_| args.emu_check && matches!(args.source, Source::Onnx(_)));
+    let keep_reference = args.reference;
+    if check_on.is_some() {
+        args.reference = true;
+    }
     let dir = export(python, &args)?;
-    let manifest = Manifest::load(&dir)?;
-    let bytes = crate::bundle_build::build(&manifest)?;
+    let mut manifest = Manifest::load(&dir)?;
+    let mut bytes = crate::bundle_build::build(&manifest)?;
+    let emu_check = match check_on {
+        Some(dev) => {
+            eprintln!(
+                "checking the bundle on {} before writing it (one emulated step; large models take minutes, --no-emu-check skips)",
+                dev.1
+            );
+            // A spinner with the elapsed time on a terminal; nothing when stderr is not one.
+            let spin =
+                indicatif::ProgressBar::new_spinner().with_message(format!("running on {}", dev.1));
+            spin.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            spin.enable_steady_tick(std::time::Duration::from_millis(250));
+            let c = emu_check::check(&bytes, dev);
+            spin.finish_and_clear();
+            let c = c?;
+            eprintln!(
+                "checked on {}: outputs match onnxruntime (max abs err {:.3e}) in {:.1} s",
+                c.device, c.max_abs, c.seconds
+            );
+            if !keep_reference {
+                manifest.reference = None;
+                bytes = crate::bundle_build::build(&manifest)?;
+            }
+            Some(c)
+        }
+        None => None,
+    };
     let launches = manifest
         .ops
         .iter()
@@ -93,5 +135,6 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         launches,
         seconds: start.elapsed().as_secs_f64(),
         beam_cache,
+        emu_check,
     })
 }

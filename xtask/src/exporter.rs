@@ -83,6 +83,10 @@ pub struct ExportArgs {
     pub beam_cache: Option<PathBuf>,
     /// With `beam`: where the exporter writes the search cache.
     pub beam_cache_out: Option<PathBuf>,
+    /// ONNX compiles for a target with an executing model (adreno-a630, amd-gfx1100): run the bundle there on
+    /// seeded inputs and compare with onnxruntime before writing it ([`crate::emu_check`]). Not an export.py
+    /// argument. Default on.
+    pub emu_check: bool,
 }
 
 impl ExportArgs {
@@ -109,6 +113,7 @@ impl ExportArgs {
             beam: None,
             beam_cache: None,
             beam_cache_out: None,
+            emu_check: true,
         }
     }
 

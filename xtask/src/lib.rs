@@ -10,6 +10,7 @@ pub mod compile;
 pub mod conformance;
 pub mod dist;
 pub mod doc_section;
+pub mod emu_check;
 pub mod exporter;
 pub mod firmware;
 pub mod footprint;

@@ -84,6 +84,13 @@ enum Cmd {
             conflicts_with = "beam_cache"
         )]
         beam_cache_out: Option<PathBuf>,
+        /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:
+        /// the bundle executed on that target's model (qcom-emu: the IR3 interpreter; usb-emu: the RDNA3
+        /// interpreter behind the emulated bridge; dsp-emu: qemu-hexagon behind the FastRPC model) on seeded
+        /// inputs, every output compared with onnxruntime. Takes minutes on large models; without it the bundle is
+        /// only checked structurally.
+        #[arg(long)]
+        no_emu_check: bool,
     },
     /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
     Convert {
@@ -272,6 +279,7 @@ fn run(cli: Cli) -> Result<()> {
             beam,
             beam_cache,
             beam_cache_out,
+            no_emu_check,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
             let target = if target == "cpu" {
@@ -279,6 +287,7 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 target
             };
+            let unchecked_target = xtask::emu_check::device_for(&target).is_some();
             let mut args = ExportArgs::onnx(model.unwrap_or_default(), target, PathBuf::new());
             if let Some(spec) = tinygrad {
                 args.source = Source::Tinygrad(spec);
@@ -295,6 +304,7 @@ fn run(cli: Cli) -> Result<()> {
             args.beam = beam;
             args.beam_cache = beam_cache;
             args.beam_cache_out = beam_cache_out;
+            args.emu_check = !no_emu_check;
             let r = compile(&python, args, &output)?;
             println!(
                 "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
@@ -306,6 +316,9 @@ fn run(cli: Cli) -> Result<()> {
             );
             if let Some(cache) = &r.beam_cache {
                 println!("wrote search cache {}", cache.display());
+            }
+            if no_emu_check && unchecked_target {
+                println!("not checked on the target's model (--no-emu-check): the outputs are unverified");
             }
             Ok(())
         }

@@ -298,6 +298,7 @@ fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<Mea
     args.reference = true;
     args.image = image;
     args.float16 = image;
+    args.emu_check = false; // run_bundle is the same comparison
     crate::compile::compile(python, args, out)?;
     run_bundle(out)
 }
@@ -492,6 +493,7 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
             randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
                 let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
                 args.reference = true;
+                args.emu_check = false; // run_bundle_on is the same comparison
                 crate::compile::compile(&python, args, &bundle)?;
                 run_bundle_on(&bundle, DeviceChoice::UsbEmu)
             })

@@ -1,0 +1,144 @@
+//! The compile-time check on an executing device model: before `cargo xtask compile` writes a bundle for a
+//! target that has one (adreno-a630: the KGSL model's IR3 interpreter; amd-gfx1100: the AM driver over the
+//! bridge emulator and the RDNA3 interpreter; hexagon-v65: the FastRPC model running the bundle's model
+//! library under qemu-hexagon), it runs the bundle there on seeded inputs and compares every output with
+//! onnxruntime's for the same inputs, within the bundle's tolerances. tinygrad compiles the GPU targets
+//! offline (a NULL device computes nothing), and the DSP libraries a bundle ships are not the ones its
+//! capture ran, so without this the exporter could only check the shipped program structurally
+//! (docs/hw/tinygrad-export.md §11.2).
+//!
+//! What it proves is bounded by the models: the interpreters follow the ISA as documented
+//! (docs/hw/adreno-kgsl-pm4.md §16, docs/hw/rdna3-isa.md), not the silicon; timing, caches and SFU
+//! precision stay hardware-only.
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use modelrt_core::bundle::Bundle;
+use modelrt_core::verify::compare;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+
+/// The executing model a compile for `target` is checked on, with its CLI name; `None` for targets
+/// without one (the host CPU checks against tinygrad itself during capture; gfx1201 has no model).
+pub fn device_for(target: &str) -> Option<(DeviceChoice, &'static str)> {
+    match target {
+        "adreno-a630" => Some((DeviceChoice::QcomEmu, "qcom-emu")),
+        "amd-gfx1100" => Some((DeviceChoice::UsbEmu, "usb-emu")),
+        "hexagon-v65" => Some((DeviceChoice::DspEmu, "dsp-emu")),
+        _ => None,
+    }
+}
+
+/// What the check measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmuCheck {
+    /// The `--device` name of the model it ran on.
+    pub device: &'static str,
+    /// Largest absolute and relative error over all outputs.
+    pub max_abs: f64,
+    pub max_rel: f64,
+    /// Wall-clock seconds of the emulated step (load excluded).
+    pub seconds: f64,
+}
+
+/// Run `bundle` (which must embed a reference) on `device` and compare with the reference. An output
+/// outside the tolerances is an error naming it and the worst element.
+pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuCheck> {
+    let b = Bundle::parse(bundle).map_err(|e| anyhow!("the built bundle does not parse: {e}"))?;
+    let r = b
+        .body()
+        .reference
+        .context("internal: the bundle to check has no reference")?;
+    let inputs: Vec<Vec<u8>> = r
+        .inputs
+        .iter()
+        .map(|t| t.map(|t| t.data.to_vec()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!("reference inputs: {e}"))?;
+    let want: Vec<Vec<u8>> = r
+        .outputs
+        .iter()
+        .map(|t| t.map(|t| t.data.to_vec()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!("reference outputs: {e}"))?;
+    let outs: Vec<(String, modelrt_hal::target::DType)> = b
+        .body()
+        .outputs
+        .iter()
+        .map(|t| t.map(|t| (t.name.to_string(), t.dtype)))
+        .collect::<Result<_, _>>()
+        .map_err(|e| anyhow!("outputs: {e}"))?;
+    let (atol, rtol) = (r.atol as f64, r.rtol as f64);
+    if device.0 == DeviceChoice::UsbEmu {
+        amd_firmware()?;
+    }
+    let mut model = load(
+        b,
+        LoadOptions {
+            device: device.0,
+            threads: 0,
+        },
+    )
+    .with_context(|| {
+        format!(
+            "the bundle does not load on {} for the pre-write check (--no-emu-check writes it unchecked)",
+            device.1
+        )
+    })?;
+    if !model.computes_outputs() {
+        bail!("internal: {} computes no outputs", model.device_name());
+    }
+    let mut got: Vec<Vec<u8>> = want.iter().map(|w| vec![0u8; w.len()]).collect();
+    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut refs: Vec<&mut [u8]> = got.iter_mut().map(Vec::as_mut_slice).collect();
+    let t = Instant::now();
+    model.run(&ins, &mut refs).with_context(|| {
+        format!(
+            "the bundle failed on {} in the pre-write check; no bundle written",
+            device.1
+        )
+    })?;
+    let seconds = t.elapsed().as_secs_f64();
+    let (mut max_abs, mut max_rel) = (0f64, 0f64);
+    for (((name, dt), g), w) in outs.iter().zip(&got).zip(&want) {
+        let c = compare(*dt, g, w, atol, rtol);
+        if !c.ok() {
+            bail!(
+                "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of onnxruntime (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
+                device.1,
+                c.mismatches,
+                c.count,
+                c.max_abs,
+                c.worst_index
+            );
+        }
+        max_abs = max_abs.max(c.max_abs);
+        max_rel = max_rel.max(c.max_rel);
+    }
+    Ok(EmuCheck {
+        device: device.1,
+        max_abs,
+        max_rel,
+        seconds,
+    })
+}
+
+/// The usb-emu model boots the GPU with the real Navi31 firmware: `$MODELRT_AMD_FIRMWARE_DIR`, the
+/// system's `/lib/firmware/amdgpu`, else the copy `cargo xtask firmware` unpacks into `target/`.
+fn amd_firmware() -> Result<()> {
+    use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir};
+    const PROBE: &str = "psp_13_0_0_sos.bin";
+    if firmware_dir().join(PROBE).exists() {
+        return Ok(());
+    }
+    let ours = crate::firmware::firmware_dir();
+    if std::env::var_os(modelrt_targets::amd_device::FIRMWARE_ENV).is_none()
+        && ours.join(PROBE).exists()
+    {
+        set_fallback_firmware_dir(ours);
+        return Ok(());
+    }
+    bail!(
+        "the usb-emu check needs the Navi31 firmware ({PROBE} is not in {}): run `cargo xtask firmware`, or pass --no-emu-check to write the bundle unchecked",
+        firmware_dir().display()
+    )
+}
