@@ -325,7 +325,10 @@ fn madsh_m16_multiplies_low_half_of_src1_by_high_half_of_src2() {
         ]);
         exec(&p, 1, &[], &[]).unwrap()[0]
     };
-    assert_eq!(madsh(0x0001_0003, 0x0005_0007, 0x10), ((3 * 5) << 16) + 0x10);
+    assert_eq!(
+        madsh(0x0001_0003, 0x0005_0007, 0x10),
+        ((3 * 5) << 16) + 0x10
+    );
     // The two folding rules: a zero low half in src1, a zero high half in src2 leave c.
     assert_eq!(madsh(0x7FFF_0000, 0x1234_5678, 42), 42);
     assert_eq!(madsh(0x1234_5678, 0x0000_FFFF, 42), 42);
