@@ -39,14 +39,16 @@ fn without_execution_the_outputs_stay_untouched() {
     assert_eq!(dev.with_kgsl(|m| m.exec_stats().dispatches), 0);
 }
 
-#[test]
-fn a_kernel_reading_past_its_object_is_a_gpu_fault_naming_the_kernel() {
+/// Launch the selftest kernel over `groups` work groups of 32 fibers (4 floats each) on an arena of
+/// `arena` bytes with c, a, b at the given (offset, size), on `threads` interpreter threads; the
+/// submission's error.
+fn faulting_launch(arena: u64, args: [(u64, u64); 3], groups: u32, threads: usize) -> String {
     use modelrt_hal::device::{Arg, Device, KernelImage, Queue};
     use modelrt_hal::target::{DType, KernelMeta, ParamDesc, ParamKind};
-    let mut dev = AdrenoDevice::open(executing_model(), AdrenoOptions::default()).unwrap();
-    // Three 4 KiB buffers; input `a` is placed 16 bytes before the end of the arena object, so the kernel's
-    // 1024-float read of `a` runs off the object.
-    dev.alloc_arena(3 * 4096).unwrap();
+    let mut model = executing_model();
+    model.set_ir3_threads(threads);
+    let mut dev = AdrenoDevice::open(model, AdrenoOptions::default()).unwrap();
+    dev.alloc_arena(arena).unwrap();
     let meta = KernelMeta::Ir3(selftest::kernel_meta());
     let params = [ParamDesc {
         kind: ParamKind::Buffer,
@@ -63,25 +65,52 @@ fn a_kernel_reading_past_its_object_is_a_gpu_fault_naming_the_kernel() {
         .unwrap();
     let mut q = dev.create_queue().unwrap();
     q.wait(0).unwrap();
-    let args = [
-        Arg::Buffer {
-            offset: 0,
-            size: 4096,
-        },
-        Arg::Buffer {
-            offset: 3 * 4096 - 16,
-            size: 16,
-        },
-        Arg::Buffer {
-            offset: 4096,
-            size: 4096,
-        },
-    ];
-    q.exec(k, &args, [8, 1, 1], [32, 1, 1]).unwrap();
+    let args = args.map(|(offset, size)| Arg::Buffer { offset, size });
+    q.exec(k, &args, [groups, 1, 1], [32, 1, 1]).unwrap();
     q.signal(1).unwrap();
-    let e = dev.submit(&mut q).unwrap_err().to_string();
+    dev.submit(&mut q).unwrap_err().to_string()
+}
+
+#[test]
+fn a_kernel_reading_past_its_object_is_a_gpu_fault_naming_the_kernel() {
+    // Three 4 KiB buffers; input `a` is placed 16 bytes before the end of the arena object, so the kernel's
+    // 1024-float read of `a` runs off the object.
+    let e = faulting_launch(
+        3 * 4096,
+        [(0, 4096), (3 * 4096 - 16, 16), (4096, 4096)],
+        8,
+        1,
+    );
     assert!(
         e.contains("kernel E_8_32_4") && e.contains("GPU fault"),
         "{e}"
     );
+}
+
+#[test]
+fn a_fault_in_a_parallel_work_group_is_the_serial_runs_fault() {
+    // 40 work groups = 3 batches of up to 16 (512 fibers). Each work group reads 512 bytes of `a`, which starts
+    // 10 240 bytes before the end of the 64 KiB arena: work groups 20…39 read past it, so batches 1 and 2
+    // fault, and the first faulting fiber of batch 1 is fiber 128 (work group 20's first).
+    let args = [(0, 20480), (65536 - 10240, 10240), (20480, 20480)];
+    let serial = faulting_launch(65536, args, 40, 1);
+    assert!(
+        serial.contains("kernel E_8_32_4")
+            && serial.contains("work groups (16, 0, 0)…(31, 0, 0)")
+            && serial.contains("GPU fault in fiber 128"),
+        "{serial}"
+    );
+    // Each model maps its arena at its own host address: compare the texts with the address cut out.
+    let unaddressed = |e: &str| {
+        let (head, tail) = e.split_once("read 0x").expect("the fault names the read");
+        let end = tail.find('+').expect("address+length");
+        format!("{head}read ADDR{}", &tail[end..])
+    };
+    for threads in [2, 3] {
+        assert_eq!(
+            unaddressed(&faulting_launch(65536, args, 40, threads)),
+            unaddressed(&serial),
+            "{threads} threads"
+        );
+    }
 }

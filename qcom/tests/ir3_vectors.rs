@@ -3,29 +3,46 @@
 //! docs/hw/adreno-kgsl-pm4.md §16), independently of the decoder, and the expected values come from IEEE 754
 //! and the documented semantics (§16.4), not from running the interpreter.
 use modelrt_qcom::emu::ir3::float::{f16_to_f32, f32_to_f16};
-use modelrt_qcom::emu::ir3::{run, GpuMemory, Image, Launch, Program};
+use modelrt_qcom::emu::ir3::{run, run_threads, GpuMemory, Image, Launch, Program, SharedMemory};
 
 const OUT: u64 = 0x10_0000;
 
 /// One flat GPU object at [`OUT`].
 struct Mem(Vec<u8>);
 
+/// The offset of `[addr, addr + len)` in an object of `size` bytes at [`OUT`], or the fault.
+fn offset(size: usize, addr: u64, len: usize) -> Result<usize, String> {
+    let o = addr
+        .checked_sub(OUT)
+        .filter(|o| o + len as u64 <= size as u64);
+    Ok(o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize)
+}
+
 impl GpuMemory for Mem {
     fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
-        let o = addr
-            .checked_sub(OUT)
-            .filter(|o| o + out.len() as u64 <= self.0.len() as u64);
-        let o = o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize;
+        SharedMemory::read(&View(&self.0), addr, out)
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        let o = offset(self.0.len(), addr, data.len())?;
+        self.0[o..o + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
+        Some(Box::new(View(&self.0)))
+    }
+}
+
+/// [`Mem`] read-only, for parallel dispatches.
+struct View<'a>(&'a [u8]);
+
+impl SharedMemory for View<'_> {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let o = offset(self.0.len(), addr, out.len())?;
         out.copy_from_slice(&self.0[o..o + out.len()]);
         Ok(())
     }
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
-        let o = addr
-            .checked_sub(OUT)
-            .filter(|o| o + data.len() as u64 <= self.0.len() as u64);
-        let o = o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize;
-        self.0[o..o + data.len()].copy_from_slice(data);
-        Ok(())
+    fn check_write(&self, addr: u64, len: usize) -> Result<(), String> {
+        offset(self.0.len(), addr, len).map(|_| ())
     }
 }
 
@@ -719,5 +736,90 @@ proptest::proptest! {
         let mut words: Vec<u64> = ws.into_iter().filter(|w| w >> 61 != 0).collect();
         words.push(END);
         let _ = exec(&words, 4, &[], &[]);
+    }
+}
+
+/// `words` over `groups` work groups of 256 fibers (two per batch of 512), on `threads` threads, over a zeroed
+/// 4096-byte object: the memory afterwards and the result.
+fn run_groups(
+    words: &[u64],
+    groups: u32,
+    threads: usize,
+) -> (Vec<u8>, Result<modelrt_qcom::emu::ir3::Dispatched, String>) {
+    let prog = Program::decode("wide", &image(words)).unwrap();
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    let mut mem = Mem(vec![0u8; 4096]);
+    let launch = Launch {
+        consts: &c,
+        groups: [groups, 1, 1],
+        local: [256, 1, 1],
+        wgid_reg: Some(192),
+        lid_reg: Some(0),
+        textures: &[],
+        uavs: &[],
+        shared_bytes: 0,
+    };
+    let r = run_threads(&prog, &launch, &mut mem, threads);
+    (mem.0, r)
+}
+
+#[test]
+fn overlapping_stores_of_parallel_work_groups_leave_the_last_work_groups_bytes() {
+    // out[lid] = 100·wg + lid for every one of 7 work groups (4 batches): the same 1024 bytes written 7 times.
+    let p = store_r1x(vec![
+        cat2(MULL_U, r(4, 0), gpr(r(48, 0)), imm(100), true, false),
+        cat2(ADD_U, r(1, 0), gpr(r(4, 0)), gpr(r(0, 0)), true, false),
+    ]);
+    let want: Vec<u8> = (0..1024u32)
+        .flat_map(|i| if i < 256 { 600 + i } else { 0 }.to_le_bytes())
+        .collect();
+    let (serial, s) = run_groups(&p, 7, 1);
+    let s = s.unwrap();
+    assert_eq!(serial, want, "serially the last work group (6) wins");
+    assert_eq!(s.overlapping_bytes, 0, "not counted serially");
+    for threads in [2, 3, 8] {
+        let (mem, r) = run_groups(&p, 7, threads);
+        let r = r.unwrap();
+        assert_eq!(mem, want, "{threads} threads: work group 6 wins");
+        assert_eq!(r.stats, s.stats, "{threads} threads: same counters");
+        assert_eq!(
+            r.stats.fiber_instrs,
+            7 * 256 * 7,
+            "7 instructions per fiber"
+        );
+        assert_eq!(
+            r.overlapping_bytes,
+            3 * 1024,
+            "batches 2, 3 and 4 each rewrite the 1024 bytes"
+        );
+    }
+}
+
+#[test]
+fn the_first_faulting_work_group_in_order_is_reported_when_run_in_parallel() {
+    // out[256·wg + lid] = 256·wg + lid: work groups 4, 5, 6 store past the 4096-byte object.
+    let words = [
+        cat2(SHL_B, r(3, 0), gpr(r(48, 0)), imm(8), true, false),
+        cat2(ADD_U, r(1, 0), gpr(r(3, 0)), gpr(r(0, 0)), true, false),
+        cat2(SHL_B, r(3, 0), gpr(r(1, 0)), imm(2), true, false),
+        cat2(ADD_U, r(2, 0), cst(0), gpr(r(3, 0)), true, false),
+        cat2(ADD_U, r(2, 1), cst(1), imm(0), true, false),
+        stg(U32, r(2, 0), r(1, 0), 1),
+        END,
+    ];
+    let (serial, e) = run_groups(&words, 7, 1);
+    let e = e.unwrap_err();
+    assert!(
+        e.starts_with("kernel wide: work groups (4, 0, 0)…(5, 0, 0):")
+            && e.contains("GPU fault in fiber 0: address 0x101000 outside the test object"),
+        "{e}"
+    );
+    let want: Vec<u8> = (0..1024u32).flat_map(u32::to_le_bytes).collect();
+    assert_eq!(serial, want, "work groups 0-3 stored before the fault");
+    for threads in [2, 3] {
+        let (mem, r) = run_groups(&words, 7, threads);
+        assert_eq!(r.unwrap_err(), e, "{threads} threads: the serial error");
+        assert_eq!(mem, serial, "{threads} threads: the serial memory");
     }
 }

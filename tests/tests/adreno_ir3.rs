@@ -4,7 +4,9 @@
 //!   `qcom/tests/ir3/mesa_disasm.py`), instruction by instruction;
 //! - outputs: running each bundle's embedded onnxruntime reference inputs through the Adreno backend over the
 //!   KGSL model with shader execution (`--device qcom-emu`) reproduces onnxruntime's outputs within the bundle's
-//!   tolerance (fp32 bundles: 1e-4; image/fp16 bundles: the 5e-2 the exporter embeds for FLOAT16).
+//!   tolerance (fp32 bundles: 1e-4; image/fp16 bundles: the 5e-2 the exporter embeds for FLOAT16);
+//! - threads: the vision bundle's work groups run on 1 and on 3 host threads leave byte-identical GPU memory
+//!   and equal instruction counts, and both match onnxruntime.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -161,29 +163,37 @@ fn accepted_random_words_print_as_mesa_does() {
     );
 }
 
-/// What one emulated run measured.
+/// What one emulated step measured.
 struct Measured {
     max_abs: f32,
     max_rel: f32,
     step_s: f64,
     fiber_instrs: u64,
+    issues: u64,
     interp_s: f64,
+    overlapping_bytes: u64,
+    outputs: Vec<Vec<u8>>,
 }
 
-/// Run the bundle's reference inputs through the Adreno backend over the executing KGSL model (what
-/// `--device qcom-emu` builds) and compare with onnxruntime's outputs.
-fn run_emulated(bytes: &[u8]) -> Measured {
-    let (inputs, expected, atol, rtol) = reference(bytes);
-    let b = Bundle::parse(bytes).unwrap();
+type Emulated<'b> = Executor<'b, AdrenoDevice<KgslModel>>;
+
+/// The bundle loaded on the Adreno backend over the executing KGSL model (what `--device qcom-emu` builds).
+fn emulated(bytes: &[u8]) -> Emulated<'_> {
     let model = KgslModel::new(ModelConfig {
         execute_shaders: true,
         ..Default::default()
     });
     let dev = AdrenoDevice::open(model, Default::default()).unwrap();
-    let mut ex = Executor::load(b, dev).unwrap_or_else(|e| panic!("{e}"));
+    Executor::load(Bundle::parse(bytes).unwrap(), dev).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run the bundle's reference inputs through `ex` once and compare with onnxruntime's outputs.
+fn step(ex: &mut Emulated<'_>, bytes: &[u8]) -> Measured {
+    let (inputs, expected, atol, rtol) = reference(bytes);
     let mut outs: Vec<Vec<u8>> = expected.iter().map(|e| vec![0u8; e.len()]).collect();
     let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    let before = ex.device_mut().with_kgsl(|m| m.exec_stats());
     let t0 = std::time::Instant::now();
     ex.run(&ins, &mut refs).unwrap_or_else(|e| panic!("{e}"));
     let step_s = t0.elapsed().as_secs_f64();
@@ -206,9 +216,16 @@ fn run_emulated(bytes: &[u8]) -> Measured {
         max_abs,
         max_rel,
         step_s,
-        fiber_instrs: st.fiber_instrs,
-        interp_s: st.seconds,
+        fiber_instrs: st.fiber_instrs - before.fiber_instrs,
+        issues: st.issues - before.issues,
+        interp_s: st.seconds - before.seconds,
+        overlapping_bytes: st.overlapping_bytes - before.overlapping_bytes,
+        outputs: outs,
     }
+}
+
+fn run_emulated(bytes: &[u8]) -> Measured {
+    step(&mut emulated(bytes), bytes)
 }
 
 fn check_models(image: bool) {
@@ -256,4 +273,78 @@ fn fp32_bundles_compute_onnxruntimes_outputs_on_the_kgsl_model() {
 #[test]
 fn image_fp16_bundles_compute_onnxruntimes_outputs_on_the_kgsl_model() {
     check_models(true);
+}
+
+/// The work groups of a dispatch on several threads (docs/hw/adreno-kgsl-pm4.md §16.5) change nothing. The
+/// vision bundle (dispatches of thousands of fibers, so many batches of work groups) steps three times on one
+/// model: twice on 1 thread, then on 3. Every step matches onnxruntime (`step` compares each output with the
+/// bundle's reference) and issues the same instructions; the 3-thread step leaves every GPU object as the
+/// second 1-thread step did, except for bytes that also changed between the two 1-thread steps (the CP's
+/// timestamps and signals, not the kernels' work).
+#[test]
+fn work_groups_on_three_threads_leave_the_serial_memory() {
+    let Some(py) = python() else { return };
+    let bytes = bundle(&py, "vision", false);
+    let mut ex = emulated(&bytes);
+    let snapshot = |ex: &mut Emulated<'_>| ex.device_mut().with_kgsl(|m| m.memory_snapshot());
+    ex.device_mut().with_kgsl(|m| m.set_ir3_threads(1));
+    let first = step(&mut ex, &bytes);
+    let mem1 = snapshot(&mut ex);
+    let serial = step(&mut ex, &bytes);
+    let mem2 = snapshot(&mut ex);
+    ex.device_mut().with_kgsl(|m| m.set_ir3_threads(3));
+    let parallel = step(&mut ex, &bytes);
+    let mem3 = snapshot(&mut ex);
+    let widest = ex.device_mut().with_kgsl(|m| {
+        m.dispatches()
+            .iter()
+            .map(|d| {
+                d.global
+                    .iter()
+                    .chain(&d.local)
+                    .map(|&x| u64::from(x))
+                    .product::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    });
+    assert!(
+        widest > 4 * 512,
+        "a dispatch of {widest} fibers at most: too few batches to spread"
+    );
+    assert_eq!(serial.outputs, first.outputs, "serial steps agree");
+    assert_eq!(parallel.outputs, serial.outputs, "outputs byte for byte");
+    assert_eq!(
+        (parallel.issues, parallel.fiber_instrs),
+        (serial.issues, serial.fiber_instrs),
+        "instruction counts"
+    );
+    assert_eq!(serial.overlapping_bytes, 0, "not counted serially");
+    let layout = |m: &[(u64, Vec<u8>)]| m.iter().map(|(va, b)| (*va, b.len())).collect::<Vec<_>>();
+    assert_eq!(layout(&mem3), layout(&mem2), "the same objects");
+    assert_eq!(layout(&mem2), layout(&mem1), "the same objects");
+    let (mut compared, mut cp_bytes) = (0usize, 0usize);
+    for ((o1, o2), o3) in mem1.iter().zip(&mem2).zip(&mem3) {
+        for (i, ((a, b), c)) in o1.1.iter().zip(&o2.1).zip(&o3.1).enumerate() {
+            if a != b {
+                cp_bytes += 1;
+            } else {
+                assert_eq!(
+                    c, b,
+                    "object at {:#x}, byte {i}: 3 threads differ from 1",
+                    o2.0
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        cp_bytes < 4096,
+        "{cp_bytes} bytes changed between two serial steps"
+    );
+    println!(
+        "vision fp32: {compared} bytes of GPU memory identical ({cp_bytes} CP bytes skipped); interpretation \
+         {:.2} s on 1 thread, {:.2} s on 3; {} bytes stored by more than one batch",
+        serial.interp_s, parallel.interp_s, parallel.overlapping_bytes
+    );
 }

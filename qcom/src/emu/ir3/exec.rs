@@ -14,6 +14,26 @@ use super::program::Program;
 pub trait GpuMemory {
     fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String>;
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String>;
+    /// A read-only view of this memory that several threads may use at once while `self` is borrowed, so the
+    /// work groups of a dispatch can run in parallel ([`super::parallel`]); `None` (the default) keeps every
+    /// dispatch on the calling thread.
+    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
+        None
+    }
+    /// Whether a store instruction may read the byte range its fibers cover and write it back whole (the same
+    /// bytes as fiber-by-fiber stores when nothing else writes in between). Memory that logs writes says no,
+    /// so only the bytes actually stored are logged.
+    fn span_stores(&self) -> bool {
+        true
+    }
+}
+
+/// A read-only, thread-shareable view of a [`GpuMemory`]: the same bytes and the same error texts.
+pub trait SharedMemory: Sync {
+    /// What [`GpuMemory::read`] would return.
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String>;
+    /// The error [`GpuMemory::write`] would return for `len` bytes at `addr`, without writing.
+    fn check_write(&self, addr: u64, len: usize) -> Result<(), String>;
 }
 
 /// A 2-D RGBA image as its texture/UAV descriptor describes it.
@@ -102,59 +122,131 @@ pub(super) struct Group {
     pub(super) cols: super::columns::Cols,
 }
 
-/// Execute `prog` for every work group of `launch`.
+/// Execute `prog` for every work group of `launch` on the calling thread.
 pub fn run(
     prog: &Program,
     launch: &Launch<'_>,
     mem: &mut dyn GpuMemory,
 ) -> Result<RunStats, String> {
-    let n = launch.local.iter().map(|&x| x as usize).product::<usize>();
-    if n == 0 || n > 1024 {
-        return Err(format!(
-            "kernel {}: work-group size {:?} is not 1…1024 fibers",
-            prog.name, launch.local
-        ));
+    Ok(run_threads(prog, launch, mem, 1)?.stats)
+}
+
+/// What a dispatch run on one or more threads reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dispatched {
+    /// The same for any number of threads.
+    pub stats: RunStats,
+    /// Bytes stored by more than one batch of work groups (the later batch wins, as serially); counted only
+    /// when the batches ran on more than one thread, else 0.
+    pub overlapping_bytes: u64,
+}
+
+/// Execute `prog` for every work group of `launch`, spreading the batches over up to `threads` threads when
+/// `mem` has a [`GpuMemory::shared_view`] (docs/hw/adreno-kgsl-pm4.md §16.5). Memory, counters and errors are
+/// those of the serial run for every kernel whose work groups do not read what other work groups of the same
+/// dispatch write.
+pub fn run_threads(
+    prog: &Program,
+    launch: &Launch<'_>,
+    mem: &mut dyn GpuMemory,
+    threads: usize,
+) -> Result<Dispatched, String> {
+    let batches = Batches::new(prog, launch)?;
+    if threads > 1 && batches.count() > 1 {
+        if let Some(out) = super::parallel::run(&batches, prog, launch, mem, threads) {
+            return out;
+        }
     }
-    for (what, r) in [
-        ("work-group id", launch.wgid_reg),
-        ("local id", launch.lid_reg),
-    ] {
-        if r.is_some_and(|r| r > 253) {
+    let mut stats = RunStats::default();
+    let mut g = None;
+    for b in 0..batches.count() {
+        batches.run(b, &mut g, prog, launch, mem, &mut stats)?;
+    }
+    Ok(Dispatched {
+        stats,
+        overlapping_bytes: 0,
+    })
+}
+
+/// How the work groups of a dispatch are cut into batches: batch `b` holds the `per_batch` work groups from
+/// linear index (x fastest) `b * per_batch` on, the last one fewer. The serial and the parallel runs use the
+/// same batches, so they issue the same instructions.
+pub(super) struct Batches {
+    /// Fibers per work group.
+    n: usize,
+    per_batch: usize,
+    total: usize,
+}
+
+impl Batches {
+    fn new(prog: &Program, launch: &Launch<'_>) -> Result<Batches, String> {
+        let n = launch.local.iter().map(|&x| x as usize).product::<usize>();
+        if n == 0 || n > 1024 {
             return Err(format!(
-                "kernel {}: {what} register {:#x} leaves no room for x, y, z",
-                prog.name,
-                r.unwrap_or(0)
+                "kernel {}: work-group size {:?} is not 1…1024 fibers",
+                prog.name, launch.local
             ));
         }
-    }
-    let [gx, gy, gz] = launch.groups.map(|g| g as usize);
-    let total = gx * gy * gz;
-    // `bany`/`ball` look at every issued fiber, so work groups are only batched when the shader has neither.
-    let wave_branch = prog.instrs.iter().any(|i| {
-        matches!(
-            i.op,
-            Op::Br {
-                kind: BrKind::Any | BrKind::All,
-                ..
+        for (what, r) in [
+            ("work-group id", launch.wgid_reg),
+            ("local id", launch.lid_reg),
+        ] {
+            if r.is_some_and(|r| r > 253) {
+                return Err(format!(
+                    "kernel {}: {what} register {:#x} leaves no room for x, y, z",
+                    prog.name,
+                    r.unwrap_or(0)
+                ));
             }
-        )
-    });
-    let per_batch = if wave_branch {
-        1
-    } else {
-        (BATCH_FIBERS / n).clamp(1, total.max(1))
-    };
-    let mut stats = RunStats::default();
-    let mut g: Option<Group> = None;
-    let mut first = 0;
-    while first < total {
-        let count = per_batch.min(total - first);
-        if g.as_ref().is_some_and(|g| g.n != count * n) {
-            g = None;
         }
-        let g = g.get_or_insert_with(|| Group::new(n, count, launch.shared_bytes));
+        let total = launch.groups.iter().map(|&g| g as usize).product::<usize>();
+        // `bany`/`ball` look at every issued fiber, so work groups are only batched when the shader has neither.
+        let wave_branch = prog.instrs.iter().any(|i| {
+            matches!(
+                i.op,
+                Op::Br {
+                    kind: BrKind::Any | BrKind::All,
+                    ..
+                }
+            )
+        });
+        let per_batch = if wave_branch {
+            1
+        } else {
+            (BATCH_FIBERS / n).clamp(1, total.max(1))
+        };
+        Ok(Batches {
+            n,
+            per_batch,
+            total,
+        })
+    }
+
+    /// Number of batches.
+    pub(super) fn count(&self) -> usize {
+        self.total.div_ceil(self.per_batch)
+    }
+
+    /// Run batch `b` on `g` (kept between calls, rebuilt when the batch size changes), adding its counters to
+    /// `stats`; an error names the kernel and the batch's work groups.
+    pub(super) fn run(
+        &self,
+        b: usize,
+        g: &mut Option<Group>,
+        prog: &Program,
+        launch: &Launch<'_>,
+        mem: &mut dyn GpuMemory,
+        stats: &mut RunStats,
+    ) -> Result<(), String> {
+        let first = b * self.per_batch;
+        let count = self.per_batch.min(self.total - first);
+        if g.as_ref().is_some_and(|g| g.n != count * self.n) {
+            *g = None;
+        }
+        let g = g.get_or_insert_with(|| Group::new(self.n, count, launch.shared_bytes));
         g.reset(launch, first);
-        g.run(prog, launch, mem, &mut stats).map_err(|e| {
+        g.run(prog, launch, mem, stats).map_err(|e| {
+            let [gx, gy, _] = launch.groups.map(|g| g as usize);
             let id = |i: usize| (i % gx, (i / gx) % gy, i / (gx * gy));
             format!(
                 "kernel {}: work groups {:?}…{:?}: {e}",
@@ -162,10 +254,8 @@ pub fn run(
                 id(first),
                 id(first + count - 1)
             )
-        })?;
-        first += count;
+        })
     }
-    Ok(stats)
 }
 
 impl Group {

@@ -152,7 +152,11 @@ impl Group {
         let eb = m.ty.bytes() as usize;
         let len = eb * m.size as usize;
         let addrs = self.global_addrs(m.space, m.addr, m.off, lanes);
-        let mut span = Span::read(&addrs, len, mem);
+        let mut span = if mem.span_stores() {
+            Span::read(&addrs, len, mem)
+        } else {
+            None
+        };
         let mut buf = vec![0u8; len];
         for (k, &i) in lanes.iter().enumerate() {
             for c in 0..m.size as usize {

@@ -2,10 +2,14 @@
 //! SP_CS_BASE (decoded once per address and image), the constant file of the CP_LOAD_STATE6 constant load,
 //! work groups and the local size from the NDRANGE registers, work-group/local-id registers from
 //! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs from their descriptors, and every
-//! memory access checked against the model's GPU objects (an address outside them is a GPU fault).
+//! memory access checked against the model's GPU objects (an address outside them is a GPU fault). The work
+//! groups run on [`KgslModel::set_ir3_threads`] threads, else `$MODELRT_IR3_THREADS`, else every core
+//! ([`ir3::default_threads`]); workers read the objects through a shared view and the model is written after
+//! the dispatch, in work-group order.
+use super::memory::ObjView;
 use super::{Dispatch, KgslModel, R};
 use crate::a6xx::regs;
-use crate::emu::ir3::{self, GpuMemory, Image, Launch, Program};
+use crate::emu::ir3::{self, GpuMemory, Image, Launch, Program, SharedMemory};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
@@ -16,8 +20,11 @@ pub struct ExecStats {
     pub dispatches: u64,
     pub issues: u64,
     pub fiber_instrs: u64,
-    /// Host seconds spent interpreting.
+    /// Host seconds spent interpreting (wall time).
     pub seconds: f64,
+    /// Bytes stored by more than one batch of work groups of a dispatch (the later batch wins); counted only
+    /// for dispatches run on several threads.
+    pub overlapping_bytes: u64,
 }
 
 /// Decoded programs by shader address, plus counters.
@@ -26,6 +33,8 @@ pub(super) struct ExecState {
     programs: HashMap<u64, (Vec<u8>, Rc<Program>)>,
     names: HashMap<u64, String>,
     pub(super) stats: ExecStats,
+    /// Threads per dispatch; `None` until set or first needed.
+    threads: Option<usize>,
 }
 
 /// The model's memory as the shader sees it.
@@ -37,6 +46,18 @@ impl GpuMemory for ModelMem<'_> {
     }
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
         self.0.write(addr, data)
+    }
+    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
+        Some(Box::new(self.0.view()))
+    }
+}
+
+impl SharedMemory for ObjView<'_> {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        ObjView::read(self, addr, out)
+    }
+    fn check_write(&self, addr: u64, len: usize) -> Result<(), String> {
+        ObjView::check_write(self, addr, len)
     }
 }
 
@@ -58,6 +79,20 @@ impl KgslModel {
     /// Name the shader loaded at `gpuaddr` (used in interpreter errors instead of its address).
     pub fn name_shader(&mut self, gpuaddr: u64, name: &str) {
         self.exec.names.insert(gpuaddr, name.to_string());
+    }
+
+    /// Run each dispatch's work groups on `threads` host threads (at least 1; 1 = serial). Memory, counters
+    /// and errors do not depend on it (docs/hw/adreno-kgsl-pm4.md §16.5).
+    pub fn set_ir3_threads(&mut self, threads: usize) {
+        self.exec.threads = Some(threads.max(1));
+    }
+
+    /// A copy of every mapped object's bytes with its address, in address order (to compare two runs).
+    pub fn memory_snapshot(&self) -> Vec<(u64, Vec<u8>)> {
+        self.view()
+            .mapped()
+            .map(|(va, b)| (va, b.to_vec()))
+            .collect()
     }
 
     /// Counters of the interpreter.
@@ -105,12 +140,14 @@ impl KgslModel {
             uavs: &uavs,
             shared_bytes: shared,
         };
-        let st = ir3::run(&prog, &launch, &mut ModelMem(self))
+        let threads = *self.exec.threads.get_or_insert_with(ir3::default_threads);
+        let run = ir3::run_threads(&prog, &launch, &mut ModelMem(self), threads)
             .map_err(|m| format!("dispatch {idx}: {m}"))?;
         let s = &mut self.exec.stats;
         s.dispatches += 1;
-        s.issues += st.issues;
-        s.fiber_instrs += st.fiber_instrs;
+        s.issues += run.stats.issues;
+        s.fiber_instrs += run.stats.fiber_instrs;
+        s.overlapping_bytes += run.overlapping_bytes;
         s.seconds += t0.elapsed().as_secs_f64();
         Ok(())
     }

@@ -41,10 +41,8 @@ impl KgslModel {
     pub(super) fn ptr(&self, addr: u64, len: u64, what: &str) -> R<*mut u8> {
         let (id, off) = self
             .find(addr, len)
-            .ok_or_else(|| format!("{what} {addr:#x}+{len:#x} outside GPU objects"))?;
-        let (p, _) = self.objs[&id]
-            .mem
-            .ok_or_else(|| format!("{what} {addr:#x}: object {id} is not mapped"))?;
+            .ok_or_else(|| outside(what, addr, len))?;
+        let (p, _) = self.objs[&id].mem.ok_or_else(|| unmapped(what, addr, id))?;
         // SAFETY: off+len ≤ object size (find checked), so the offset pointer stays inside the allocation.
         Ok(unsafe { p.add(off as usize) })
     }
@@ -72,6 +70,27 @@ impl KgslModel {
         Ok(())
     }
 
+    /// Every mapped object's bytes, borrowed for as long as the model is, for threads to read at once.
+    pub(super) fn view(&self) -> ObjView<'_> {
+        let objs = self
+            .by_va
+            .iter()
+            .filter_map(|(&va, id)| {
+                let o = self.objs.get(id)?;
+                let bytes = o.mem.map(|(p, _)| {
+                    // SAFETY: `p` is the start of the object's live host allocation of exactly `size` bytes
+                    // (`mmap_obj`; freed only by `munmap`, which needs `&mut self`). The model writes objects
+                    // only through `&mut self`, so not while this shared borrow lasts; the process's own
+                    // mapping of the object (a `GpuObj`, not `Sync`) is not used while the model runs, since
+                    // the model runs inside the process's ioctl call, as a GPU runs while the CPU waits.
+                    unsafe { core::slice::from_raw_parts(p as *const u8, o.size as usize) }
+                });
+                Some((va, *id, o.size, bytes))
+            })
+            .collect();
+        ObjView { objs }
+    }
+
     pub(super) fn read_u32(&self, addr: u64) -> R<u32> {
         let b = self.read(addr, 4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -87,5 +106,49 @@ impl KgslModel {
     pub(super) fn is_dummy(&self, addr: u64) -> bool {
         self.find(addr, 4)
             .is_some_and(|(id, _)| Some(id) == self.dummy)
+    }
+}
+
+fn outside(what: &str, addr: u64, len: u64) -> String {
+    format!("{what} {addr:#x}+{len:#x} outside GPU objects")
+}
+
+fn unmapped(what: &str, addr: u64, id: u32) -> String {
+    format!("{what} {addr:#x}: object {id} is not mapped")
+}
+
+/// The model's objects as [`KgslModel::view`] borrowed them: `(va, id, size, bytes if mapped)` by address.
+/// Lookups and error texts are those of [`KgslModel::read_into`] and the model's checked writes.
+pub(super) struct ObjView<'a> {
+    objs: Vec<(u64, u32, u64, Option<&'a [u8]>)>,
+}
+
+impl ObjView<'_> {
+    /// The bytes `[addr, addr + len)` of one mapped object, or the model's error for an access `what`.
+    fn slice(&self, addr: u64, len: u64, what: &str) -> R<&[u8]> {
+        let i = self.objs.partition_point(|o| o.0 <= addr);
+        let (va, id, size, bytes) = *i
+            .checked_sub(1)
+            .and_then(|i| self.objs.get(i))
+            .filter(|o| addr.checked_add(len).is_some_and(|end| end <= o.0 + o.2))
+            .ok_or_else(|| outside(what, addr, len))?;
+        let bytes = bytes.ok_or_else(|| unmapped(what, addr, id))?;
+        let off = (addr - va) as usize;
+        debug_assert!(off as u64 + len <= size);
+        Ok(&bytes[off..off + len as usize])
+    }
+
+    pub(super) fn read(&self, addr: u64, out: &mut [u8]) -> R<()> {
+        out.copy_from_slice(self.slice(addr, out.len() as u64, "read")?);
+        Ok(())
+    }
+
+    pub(super) fn check_write(&self, addr: u64, len: usize) -> R<()> {
+        self.slice(addr, len as u64, "store").map(|_| ())
+    }
+
+    /// Every mapped object's address and bytes, in address order.
+    pub(super) fn mapped(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.objs.iter().filter_map(|o| Some((o.0, o.3?)))
     }
 }
