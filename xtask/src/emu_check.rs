@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use modelrt_core::bundle::Bundle;
+use modelrt_core::bundle::{Bundle, RefTensor, Table};
 use modelrt_core::verify::compare;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
@@ -48,18 +48,13 @@ pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuC
         .body()
         .reference
         .context("internal: the bundle to check has no reference")?;
-    let inputs: Vec<Vec<u8>> = r
-        .inputs
-        .iter()
-        .map(|t| t.map(|t| t.data.to_vec()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| anyhow!("reference inputs: {e}"))?;
-    let want: Vec<Vec<u8>> = r
-        .outputs
-        .iter()
-        .map(|t| t.map(|t| t.data.to_vec()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| anyhow!("reference outputs: {e}"))?;
+    let copy = |t: Table<'_, RefTensor<'_>>, what: &str| -> Result<Vec<Vec<u8>>> {
+        t.iter()
+            .map(|t| t.map(|t| t.data.to_vec()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow!("reference {what}: {e}"))
+    };
+    let (inputs, want) = (copy(r.inputs, "inputs")?, copy(r.outputs, "outputs")?);
     let outs: Vec<(String, modelrt_hal::target::DType)> = b
         .body()
         .outputs
