@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use modelrt_core::bundle::Bundle;
 use modelrt_tests::{python, root};
-use xtask::emu_check::{check, device_for};
+use xtask::bundle_build::reference_spec;
+use xtask::emu_check::{check, check_embedded, device_for};
 use xtask::exporter::ExportArgs;
 use xtask::manifest::Manifest;
 
@@ -65,8 +66,8 @@ fn targets_without_an_executing_model_are_not_checked() {
 }
 
 /// Fault injection: the check compares the emulated outputs with onnxruntime's, so a program that computes
-/// something else is refused — here onnxruntime's expected output is moved by 0.5 in one element of a
-/// bundle built from the exporter's manifest (the same comparison a miscompiled kernel would fail).
+/// something else is refused — here onnxruntime's expected output in the exporter's manifest is moved by 0.5 in
+/// one element (the same comparison a miscompiled kernel would fail).
 #[test]
 fn an_output_the_model_computes_differently_is_refused_in_one_line() {
     let Some(py) = python() else { return };
@@ -78,22 +79,17 @@ fn an_output_the_model_computes_differently_is_refused_in_one_line() {
     let dir = root().join("target/modelrt-export/policy-adreno-a630-tamper-adreno-a630");
     let mut m = Manifest::load(&dir).unwrap();
     let dev = device_for("adreno-a630").unwrap();
-    let good = xtask::bundle_build::build(&m).unwrap();
-    assert!(check(&good, dev).is_ok());
-    let blob = m
-        .reference
-        .as_ref()
-        .unwrap()
-        .outputs
-        .values()
-        .next()
-        .unwrap()
-        .clone();
+    let r = m.reference.clone().unwrap();
+    let bundle = xtask::bundle_build::build(&m).unwrap();
+    let spec = reference_spec(&m, &r).unwrap();
+    assert!(check(&bundle, &spec, dev).is_ok());
+    assert!(check_embedded(&bundle, dev).is_ok());
+    let blob = r.outputs.values().next().unwrap().clone();
     let bytes = m.blobs.get_mut(&blob).unwrap();
     let v = f32::from_le_bytes(bytes[4..8].try_into().unwrap()) + 0.5;
     bytes[4..8].copy_from_slice(&v.to_le_bytes());
-    let bad = xtask::bundle_build::build(&m).unwrap();
-    let err = format!("{:#}", check(&bad, dev).unwrap_err());
+    let spec = reference_spec(&m, &r).unwrap();
+    let err = format!("{:#}", check(&bundle, &spec, dev).unwrap_err());
     assert!(!err.contains('\n'), "not one line: {err}");
     assert!(
         err.contains("wrong outputs on qcom-emu")

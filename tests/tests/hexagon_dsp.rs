@@ -563,7 +563,7 @@ fn float_small_net_matches_onnxruntime() {
     assert!(err <= 1e-5, "float32 vs onnxruntime: max abs {err}");
     // The check `cargo xtask compile` runs before writing a hexagon bundle: the FastRPC model, one invoke.
     let dev = xtask::emu_check::device_for("hexagon-v65").unwrap();
-    let c = xtask::emu_check::check(&bundle, dev).unwrap();
+    let c = xtask::emu_check::check_embedded(&bundle, dev).unwrap();
     assert_eq!(c.device, "dsp-emu");
     assert!(c.max_abs <= 1e-5, "compile check: max abs {:e}", c.max_abs);
 }

@@ -283,31 +283,11 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
     }
     let inputs = man.inputs.iter().map(tensor).collect::<Result<Vec<_>>>()?;
     let outputs = man.outputs.iter().map(tensor).collect::<Result<Vec<_>>>()?;
-    let reference = match &man.reference {
-        Some(r) => {
-            let pick = |names: &[m::TensorBinding],
-                        blobs: &std::collections::BTreeMap<String, String>|
-             -> Result<Vec<&[u8]>> {
-                names
-                    .iter()
-                    .map(|t| {
-                        let p = blobs
-                            .get(&t.name)
-                            .with_context(|| format!("reference has no data for '{}'", t.name))?;
-                        Ok(man.blob(p)?)
-                    })
-                    .collect()
-            };
-            Some(ReferenceSpec {
-                seed: r.seed,
-                atol: r.atol as f32,
-                rtol: r.rtol as f32,
-                inputs: pick(&man.inputs, &r.inputs)?,
-                outputs: pick(&man.outputs, &r.outputs)?,
-            })
-        }
-        None => None,
-    };
+    let reference = man
+        .reference
+        .as_ref()
+        .map(|r| reference_spec(man, r))
+        .transpose()?;
     let spec = BundleSpec {
         target: target(&man.target)?,
         producer: Producer {
@@ -326,4 +306,29 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
         reference,
     };
     write_bundle(&spec).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// `r`'s tensors as the bundle would embed them: input and output blobs in the manifest's input and output
+/// order (`r` need not be `man.reference`: the compile's pre-write check keeps one the bundle does not embed).
+pub fn reference_spec<'m>(man: &'m Manifest, r: &m::Reference) -> Result<ReferenceSpec<'m>> {
+    let pick = |names: &[m::TensorBinding],
+                blobs: &std::collections::BTreeMap<String, String>|
+     -> Result<Vec<&'m [u8]>> {
+        names
+            .iter()
+            .map(|t| {
+                let p = blobs
+                    .get(&t.name)
+                    .with_context(|| format!("reference has no data for '{}'", t.name))?;
+                Ok(man.blob(p)?)
+            })
+            .collect()
+    };
+    Ok(ReferenceSpec {
+        seed: r.seed,
+        atol: r.atol as f32,
+        rtol: r.rtol as f32,
+        inputs: pick(&man.inputs, &r.inputs)?,
+        outputs: pick(&man.outputs, &r.outputs)?,
+    })
 }

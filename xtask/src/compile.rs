@@ -70,8 +70,8 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         }
         _ => None,
     };
-    // The emulated check needs onnxruntime's outputs for seeded inputs: the exporter embeds them as usual,
-    // and they are dropped again from the bundle that is written unless --reference asked for them.
+    // The emulated check needs onnxruntime's outputs for seeded inputs: the exporter writes them as usual, and
+    // the bundle embeds them only if --reference asked for them.
     let check_on = emu_check::device_for(&args.target)
         .filter(|_| args.emu_check && matches!(args.source, Source::Onnx(_)));
     let keep_reference = args.reference;
@@ -80,9 +80,15 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     }
     let dir = export(python, &args)?;
     let mut manifest = Manifest::load(&dir)?;
-    let mut bytes = crate::bundle_build::build(&manifest)?;
-    let emu_check = match check_on {
-        Some(dev) => {
+    let check_reference = match check_on {
+        Some(_) if !keep_reference => manifest.reference.take(),
+        Some(_) => manifest.reference.clone(),
+        None => None,
+    };
+    let bytes = crate::bundle_build::build(&manifest)?;
+    let emu_check = match (check_on, &check_reference) {
+        (Some(dev), Some(r)) => {
+            let reference = crate::bundle_build::reference_spec(&manifest, r)?;
             eprintln!(
                 "checking the bundle on {} before writing it (one emulated step; large models take minutes, --no-emu-check skips)",
                 dev.1
@@ -95,20 +101,19 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
             );
             spin.enable_steady_tick(std::time::Duration::from_millis(250));
-            let c = emu_check::check(&bytes, dev);
+            let c = emu_check::check(&bytes, &reference, dev);
             spin.finish_and_clear();
             let c = c?;
             eprintln!(
                 "checked on {}: outputs match onnxruntime (max abs err {:.3e}) in {:.1} s",
                 c.device, c.max_abs, c.seconds
             );
-            if !keep_reference {
-                manifest.reference = None;
-                bytes = crate::bundle_build::build(&manifest)?;
-            }
             Some(c)
         }
-        None => None,
+        (Some(_), None) => {
+            anyhow::bail!("internal: the exporter wrote no reference for the pre-write check")
+        }
+        (None, _) => None,
     };
     let launches = manifest
         .ops

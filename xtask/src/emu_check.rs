@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
+use modelrt_core::bundle::writer::ReferenceSpec;
 use modelrt_core::bundle::{Bundle, RefTensor, Table};
 use modelrt_core::verify::compare;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
@@ -40,21 +41,16 @@ pub struct EmuCheck {
     pub seconds: f64,
 }
 
-/// Run `bundle` (which must embed a reference) on `device` and compare with the reference. An output
-/// outside the tolerances is an error naming it and the worst element.
-pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuCheck> {
+/// Run `bundle` on `device` on `reference`'s inputs and compare with its outputs (bundle input/output
+/// order, as [`crate::bundle_build::reference_spec`] gives them). An output outside the reference's
+/// tolerances is an error naming it and the worst element.
+pub fn check(
+    bundle: &[u8],
+    reference: &ReferenceSpec<'_>,
+    device: (DeviceChoice, &'static str),
+) -> Result<EmuCheck> {
     let b = Bundle::parse(bundle).map_err(|e| anyhow!("the built bundle does not parse: {e}"))?;
-    let r = b
-        .body()
-        .reference
-        .context("internal: the bundle to check has no reference")?;
-    let copy = |t: Table<'_, RefTensor<'_>>, what: &str| -> Result<Vec<Vec<u8>>> {
-        t.iter()
-            .map(|t| t.map(|t| t.data.to_vec()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| anyhow!("reference {what}: {e}"))
-    };
-    let (inputs, want) = (copy(r.inputs, "inputs")?, copy(r.outputs, "outputs")?);
+    let want = &reference.outputs;
     let outs: Vec<(String, modelrt_hal::target::DType)> = b
         .body()
         .outputs
@@ -62,7 +58,10 @@ pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuC
         .map(|t| t.map(|t| (t.name.to_string(), t.dtype)))
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow!("outputs: {e}"))?;
-    let (atol, rtol) = (r.atol as f64, r.rtol as f64);
+    if reference.inputs.len() != b.body().inputs.len() || want.len() != outs.len() {
+        bail!("internal: the reference does not match the bundle's inputs and outputs");
+    }
+    let (atol, rtol) = (reference.atol as f64, reference.rtol as f64);
     if device.0 == DeviceChoice::UsbEmu {
         amd_firmware()?;
     }
@@ -83,10 +82,9 @@ pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuC
         bail!("internal: {} computes no outputs", model.device_name());
     }
     let mut got: Vec<Vec<u8>> = want.iter().map(|w| vec![0u8; w.len()]).collect();
-    let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     let mut refs: Vec<&mut [u8]> = got.iter_mut().map(Vec::as_mut_slice).collect();
     let t = Instant::now();
-    model.run(&ins, &mut refs).with_context(|| {
+    model.run(&reference.inputs, &mut refs).with_context(|| {
         format!(
             "the bundle failed on {} in the pre-write check; no bundle written",
             device.1
@@ -94,7 +92,7 @@ pub fn check(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuC
     })?;
     let seconds = t.elapsed().as_secs_f64();
     let (mut max_abs, mut max_rel) = (0f64, 0f64);
-    for (((name, dt), g), w) in outs.iter().zip(&got).zip(&want) {
+    for (((name, dt), g), w) in outs.iter().zip(&got).zip(want) {
         let c = compare(*dt, g, w, atol, rtol);
         if !c.ok() {
             bail!(
@@ -136,4 +134,24 @@ fn amd_firmware() -> Result<()> {
         "the usb-emu check needs the Navi31 firmware ({PROBE} is not in {}): run `cargo xtask firmware`, or pass --no-emu-check to write the bundle unchecked",
         firmware_dir().display()
     )
+}
+
+/// [`check`] of a bundle against the reference it embeds (compiled with `--reference`).
+pub fn check_embedded(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Result<EmuCheck> {
+    let b = Bundle::parse(bundle).map_err(|e| anyhow!("the bundle does not parse: {e}"))?;
+    let r = b.body().reference.context("the bundle has no reference")?;
+    fn data<'a>(t: Table<'a, RefTensor<'a>>) -> Result<Vec<&'a [u8]>> {
+        t.iter()
+            .map(|t| t.map(|t| t.data))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow!("reference: {e}"))
+    }
+    let spec = ReferenceSpec {
+        seed: r.seed,
+        atol: r.atol,
+        rtol: r.rtol,
+        inputs: data(r.inputs)?,
+        outputs: data(r.outputs)?,
+    };
+    check(bundle, &spec, device)
 }
