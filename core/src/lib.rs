@@ -14,6 +14,7 @@ extern crate std;
 
 pub mod bundle;
 pub mod exec;
+pub mod half;
 mod log;
 pub mod plan;
 pub mod profile;

@@ -25,24 +25,8 @@ impl Comparison {
     }
 }
 
-/// Convert an IEEE 754 binary16 value to f32.
-pub fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h >> 15) as u32) << 31;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let frac = (h & 0x3ff) as u32;
-    let bits = match (exp, frac) {
-        (0, 0) => sign,
-        (0, f) => {
-            // Subnormal: value = f * 2^-24.
-            let v = f as f32 * (1.0 / 16_777_216.0);
-            return if sign != 0 { -v } else { v };
-        }
-        (0x1f, 0) => sign | 0x7f80_0000,
-        (0x1f, f) => sign | 0x7fc0_0000 | (f << 13),
-        (e, f) => sign | ((e + 112) << 23) | (f << 13),
-    };
-    f32::from_bits(bits)
-}
+/// Convert an IEEE 754 binary16 value to f32 ([`crate::half`]).
+pub use crate::half::f16_to_f32;
 
 /// Element `i` of a raw tensor as f64, or `None` past the end.
 pub fn element(dtype: DType, bytes: &[u8], i: usize) -> Option<f64> {
