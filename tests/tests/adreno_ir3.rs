@@ -1,7 +1,7 @@
 //! The IR3 interpreter of the KGSL model against independent references, on the repo's vision-, policy- and
 //! dmonitor-like models compiled for `adreno-a630` (fp32, and openpilot's `--image` = IMAGE=1 FLOAT16=1):
 //! - decoder golden: every kernel decodes to Mesa's own disassembly (tinymesa's `ir3_isa_disasm`, through
-//!   `qcom/tests/ir3/mesa_disasm.py`), instruction by instruction;
+//!   `qcom/ir3/tests/mesa_disasm.py`), instruction by instruction;
 //! - outputs: running each bundle's embedded onnxruntime reference inputs through the Adreno backend over the
 //!   KGSL model with shader execution (`--device qcom-emu`) reproduces onnxruntime's outputs within the bundle's
 //!   tolerance (fp32 bundles: 1e-4; image/fp16 bundles: the 5e-2 the exporter embeds for FLOAT16);
@@ -13,7 +13,7 @@ use std::process::Command;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Executor;
 use modelrt_qcom::adreno::AdrenoDevice;
-use modelrt_qcom::emu::ir3::Program;
+use modelrt_ir3::Program;
 use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::{compile_args, python, reference, root};
@@ -38,7 +38,7 @@ fn bundle(py: &Path, model: &str, image: bool) -> Vec<u8> {
 /// Mesa's listing of each file, in order.
 fn mesa_listings(py: &Path, files: &[PathBuf]) -> Vec<Vec<String>> {
     let out = Command::new(py)
-        .arg(root().join("qcom/tests/ir3/mesa_disasm.py"))
+        .arg(root().join("qcom/ir3/tests/mesa_disasm.py"))
         .args(files)
         .output()
         .expect("the exporter Python runs");

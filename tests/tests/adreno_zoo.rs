@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
-use modelrt_qcom::emu::ir3::Program;
+use modelrt_ir3::Program;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::{compile_args, count_launches, light_zoo, python, reference, root};
 use xtask::exporter::ExportArgs;

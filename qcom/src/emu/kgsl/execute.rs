@@ -9,7 +9,7 @@
 use super::memory::ObjView;
 use super::{Dispatch, KgslModel, R};
 use crate::a6xx::regs;
-use crate::emu::ir3::{self, GpuMemory, Image, Launch, Program, SharedMemory};
+use modelrt_ir3::{self as ir3, GpuMemory, Image, Launch, Program, SharedMemory};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;

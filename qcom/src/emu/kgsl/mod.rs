@@ -1,6 +1,6 @@
 //! A model of KGSL + the a6xx command processor that *validates* every submitted PM4 stream against the rules of
 //! docs/hw/adreno-kgsl-pm4.md §13 and records a readable trace. With [`ModelConfig::execute_shaders`] it also runs each
-//! dispatch through the IR3 interpreter ([`crate::emu::ir3`], §16), so kernel outputs are computed; otherwise they
+//! dispatch through the IR3 interpreter ([`modelrt_ir3`], §16), so kernel outputs are computed; otherwise they
 //! are not. Besides that it performs only the memory side effects the CP itself does — CACHE_FLUSH_TS
 //! stores (signals, progress), CP_REG_TO_MEM always-on-counter stores (timestamps) — and checks CP_WAIT_REG_MEM
 //! against memory (an in-order model that finds a wait unsatisfied reports a dependency bug instead of hanging).

@@ -1,7 +1,8 @@
 //! Per-fiber value semantics of cat1 conversions and cat2/cat3/cat4 ALU operations (docs/hw/adreno-kgsl-pm4.md
 //! §16.4): pure functions of already-read operands, so the vectors in the tests can check them directly.
-use super::float::{f16_to_f32, f32_to_f16, round_f16};
+use super::float::f16_to_f32;
 use super::instr::{Cond, Op2, Op3, Op4, Ty};
+use modelrt_core::half::{f32_to_f16, round_f16};
 
 /// A computed value before it is written to a full, half or predicate destination.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -5,9 +5,11 @@
 //! resolved outside it) computes the destination's raw bits, and the results are scattered to the destination.
 //! Per-fiber semantics live in `alu`.
 use super::alu::{self, Class, V};
-use super::exec::{Group, Launch};
-use super::float::{f16_to_f32, f32_to_f16};
+use super::exec::Group;
+use super::float::f16_to_f32;
 use super::instr::*;
+use super::launch::Launch;
+use modelrt_core::half::f32_to_f16;
 
 /// Scratch columns reused across instructions (no allocation per issue once they have grown).
 #[derive(Default)]

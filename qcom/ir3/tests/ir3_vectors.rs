@@ -1,9 +1,10 @@
-//! Instruction vectors for the IR3 interpreter (`modelrt_qcom::emu::ir3`). Each program is assembled here
+//! Instruction vectors for the IR3 interpreter (`modelrt_ir3`). Each program is assembled here
 //! from the field positions of Mesa's ISA description (src/freedreno/isa/ir3-cat*.xml, restated in
 //! docs/hw/adreno-kgsl-pm4.md §16), independently of the decoder, and the expected values come from IEEE 754
 //! and the documented semantics (§16.4), not from running the interpreter.
-use modelrt_qcom::emu::ir3::float::{f16_to_f32, f32_to_f16};
-use modelrt_qcom::emu::ir3::{run, run_threads, GpuMemory, Image, Launch, Program, SharedMemory};
+use modelrt_core::half::f32_to_f16;
+use modelrt_ir3::float::f16_to_f32;
+use modelrt_ir3::{run, run_threads, GpuMemory, Image, Launch, Program, SharedMemory};
 
 const OUT: u64 = 0x10_0000;
 
@@ -247,6 +248,10 @@ fn half_conversions_round_to_nearest_even_and_overflow_to_infinity() {
     assert_eq!(f16_to_f32(0x0400), 2f32.powi(-14));
     assert_eq!(f16_to_f32(0xFC00), f32::NEG_INFINITY);
     assert_eq!(f32_to_f16(2f32.powi(-14) * 0.5), 0x0200);
+    // A binary16 NaN widens to a quiet f32 NaN with sign and payload kept (§16.4): signalling 0x7C01 (payload 1)
+    // → quiet bit 22 set, payload at bit 13; an already quiet one is unchanged.
+    assert_eq!(f16_to_f32(0x7C01).to_bits(), 0x7FC0_2000);
+    assert_eq!(f16_to_f32(0xFE00).to_bits(), 0xFFC0_0000);
 }
 
 #[test]
@@ -745,7 +750,7 @@ fn run_groups(
     words: &[u64],
     groups: u32,
     threads: usize,
-) -> (Vec<u8>, Result<modelrt_qcom::emu::ir3::Dispatched, String>) {
+) -> (Vec<u8>, Result<modelrt_ir3::Dispatched, String>) {
     let prog = Program::decode("wide", &image(words)).unwrap();
     let mut c = vec![OUT as u32, 0, 0, 0];
     c.resize(1024, 0);

@@ -362,7 +362,7 @@ pub enum Op {
         s2en: Option<S2en>,
     },
     /// `ldg`/`ldl`/`ldp`: `size` consecutive elements at `addr + off` (global: `addr` is the low half of a
-    /// register pair; global offsets count elements of `ty`? no: bytes — see `exec::mem`).
+    /// register pair; global offsets count bytes — see `mem`).
     Load {
         space: Space,
         ty: Ty,
@@ -492,5 +492,24 @@ impl Instr {
             repeat: 0,
             nop: 0,
         }
+    }
+}
+
+/// The float lookup table of `#flut` immediates.
+pub fn flut(idx: u8) -> f32 {
+    use core::f32::consts::*;
+    match idx {
+        0 => 0.0,
+        1 => 0.5,
+        2 => 1.0,
+        3 => 2.0,
+        4 => E,
+        5 => PI,
+        6 => FRAC_1_PI,
+        7 => LN_2,
+        8 => LOG2_E,
+        9 => LOG10_2,
+        10 => LOG2_10,
+        _ => 4.0,
     }
 }

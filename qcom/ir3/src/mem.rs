@@ -1,9 +1,12 @@
 //! cat5/cat6 execution for the issued fibers: global loads/stores through [`GpuMemory`] (64-bit register-pair
 //! addresses, every access checked by the memory), work-group shared memory, per-fiber private memory, and `isam`/`stib` on 2-D RGBA32F or
 //! RGBA16F images (docs/hw/adreno-kgsl-pm4.md §16.4).
-use super::exec::{GpuMemory, Group, Image, Launch};
-use super::float::{f16_to_f32, f32_to_f16};
+use super::exec::Group;
+use super::float::f16_to_f32;
 use super::instr::*;
+use super::launch::Launch;
+use super::memory::{GpuMemory, Image};
+use modelrt_core::half::f32_to_f16;
 
 impl Image {
     fn texel_bytes(&self) -> u32 {

@@ -5,74 +5,11 @@
 //! structured code without modelling the branch stack. Loads complete immediately, which makes `(sy)`/`(ss)`
 //! ordering no-ops; `(rptN)` repeats the instruction with advancing registers; `predt/predf/prede` mask fibers per
 //! their `p0.x`.
-use super::float::f32_to_f16;
 use super::instr::*;
+use super::launch::{Dispatched, Launch, RunStats};
+use super::memory::GpuMemory;
 use super::program::Program;
-
-/// GPU memory as the shader sees it. Every access is checked: an address outside the mapped objects is a
-/// GPU fault (the error text names the address).
-pub trait GpuMemory {
-    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String>;
-    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String>;
-    /// A read-only view of this memory that several threads may use at once while `self` is borrowed, so the
-    /// work groups of a dispatch can run in parallel ([`super::parallel`]); `None` (the default) keeps every
-    /// dispatch on the calling thread.
-    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
-        None
-    }
-    /// Whether a store instruction may read the byte range its fibers cover and write it back whole (the same
-    /// bytes as fiber-by-fiber stores when nothing else writes in between). Memory that logs writes says no,
-    /// so only the bytes actually stored are logged.
-    fn span_stores(&self) -> bool {
-        true
-    }
-}
-
-/// A read-only, thread-shareable view of a [`GpuMemory`]: the same bytes and the same error texts.
-pub trait SharedMemory: Sync {
-    /// What [`GpuMemory::read`] would return.
-    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String>;
-    /// The error [`GpuMemory::write`] would return for `len` bytes at `addr`, without writing.
-    fn check_write(&self, addr: u64, len: usize) -> Result<(), String>;
-}
-
-/// A 2-D RGBA image as its texture/UAV descriptor describes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Image {
-    pub base: u64,
-    pub width: u32,
-    pub height: u32,
-    /// Bytes per row.
-    pub pitch: u32,
-    /// RGBA16F (true) or RGBA32F.
-    pub half: bool,
-}
-
-/// Everything one dispatch provides besides the program.
-#[derive(Clone, Debug)]
-pub struct Launch<'a> {
-    /// The constant file (c0.x = dword 0).
-    pub consts: &'a [u32],
-    pub groups: [u32; 3],
-    pub local: [u32; 3],
-    /// First register of the work-group id (x, y, z), if the kernel reads it.
-    pub wgid_reg: Option<RegNum>,
-    /// First register of the local invocation id (x, y, z), if the kernel reads it.
-    pub lid_reg: Option<RegNum>,
-    pub textures: &'a [Image],
-    pub uavs: &'a [Image],
-    /// Bytes of work-group shared memory (`l[…]`).
-    pub shared_bytes: usize,
-}
-
-/// Counters of one dispatch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunStats {
-    /// Instructions issued (one issue covers every fiber waiting at that PC, repeats counted once).
-    pub issues: u64,
-    /// Per-fiber instruction executions (repeats counted individually).
-    pub fiber_instrs: u64,
-}
+use modelrt_core::half::f32_to_f16;
 
 const DONE: u32 = u32::MAX;
 /// Upper bound on issues per batch of work groups, so a shader that never ends is an error instead of a hang.
@@ -119,7 +56,7 @@ pub(super) struct Group {
     pub(super) shared_bytes: usize,
     /// Per-fiber private memory (`p[…]`: spills and scratch arrays), grown on first touch, cleared per work group.
     pub(super) private: Vec<Vec<u8>>,
-    pub(super) cols: super::columns::Cols,
+    pub(super) cols: super::alu_exec::Cols,
 }
 
 /// Execute `prog` for every work group of `launch` on the calling thread.
@@ -129,16 +66,6 @@ pub fn run(
     mem: &mut dyn GpuMemory,
 ) -> Result<RunStats, String> {
     Ok(run_threads(prog, launch, mem, 1)?.stats)
-}
-
-/// What a dispatch run on one or more threads reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Dispatched {
-    /// The same for any number of threads.
-    pub stats: RunStats,
-    /// Bytes stored by more than one batch of work groups (the later batch wins, as serially); counted only
-    /// when the batches ran on more than one thread, else 0.
-    pub overlapping_bytes: u64,
 }
 
 /// Execute `prog` for every work group of `launch`, spreading the batches over up to `threads` threads when
@@ -678,24 +605,5 @@ impl Group {
         } else {
             self.p[lane] &= !b;
         }
-    }
-}
-
-/// The float lookup table of `#flut` immediates.
-pub fn flut(idx: u8) -> f32 {
-    use core::f32::consts::*;
-    match idx {
-        0 => 0.0,
-        1 => 0.5,
-        2 => 1.0,
-        3 => 2.0,
-        4 => E,
-        5 => PI,
-        6 => FRAC_1_PI,
-        7 => LN_2,
-        8 => LOG2_E,
-        9 => LOG10_2,
-        10 => LOG2_10,
-        _ => 4.0,
     }
 }

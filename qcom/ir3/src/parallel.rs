@@ -19,7 +19,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::exec::{Batches, Dispatched, GpuMemory, Launch, RunStats, SharedMemory};
+use super::exec::Batches;
+use super::launch::{Dispatched, Launch, RunStats};
+use super::memory::{GpuMemory, SharedMemory};
 use super::program::Program;
 
 /// Environment variable with the number of threads that run a dispatch's work groups (1 = serial).

@@ -1,0 +1,40 @@
+//! A dispatch's inputs and report: [`Launch`] (constants, grid, id registers, images, shared memory) and what
+//! a run returns, [`Dispatched`] with its [`RunStats`] (docs/hw/adreno-kgsl-pm4.md §16.5).
+use super::instr::RegNum;
+use super::memory::Image;
+
+/// Everything one dispatch provides besides the program.
+#[derive(Clone, Debug)]
+pub struct Launch<'a> {
+    /// The constant file (c0.x = dword 0).
+    pub consts: &'a [u32],
+    pub groups: [u32; 3],
+    pub local: [u32; 3],
+    /// First register of the work-group id (x, y, z), if the kernel reads it.
+    pub wgid_reg: Option<RegNum>,
+    /// First register of the local invocation id (x, y, z), if the kernel reads it.
+    pub lid_reg: Option<RegNum>,
+    pub textures: &'a [Image],
+    pub uavs: &'a [Image],
+    /// Bytes of work-group shared memory (`l[…]`).
+    pub shared_bytes: usize,
+}
+
+/// Counters of one dispatch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Instructions issued (one issue covers every fiber waiting at that PC, repeats counted once).
+    pub issues: u64,
+    /// Per-fiber instruction executions (repeats counted individually).
+    pub fiber_instrs: u64,
+}
+
+/// What a dispatch run on one or more threads reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dispatched {
+    /// The same for any number of threads.
+    pub stats: RunStats,
+    /// Bytes stored by more than one batch of work groups (the later batch wins, as serially); counted only
+    /// when the batches ran on more than one thread, else 0.
+    pub overlapping_bytes: u64,
+}

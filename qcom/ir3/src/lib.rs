@@ -1,0 +1,34 @@
+//! The Adreno a6xx IR3 shader ISA for compute kernels (docs/hw/adreno-kgsl-pm4.md §16): a decoder, a
+//! disassembler printing Mesa's syntax (checked against Mesa's own disassembler in the tests) and an
+//! interpreter, so the KGSL device model of `modelrt-qcom` can execute the kernels it is handed. Pure Rust on
+//! std (the parallel run uses threads); it needs nothing from the driver crates.
+//!
+//! Files: `instr` (the typed instruction), `decode` (bits → instruction), `disasm` (Mesa-syntax printing),
+//! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
+//! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
+//! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
+//! sees: [`GpuMemory`], [`SharedMemory`], [`Image`]), `launch` (a dispatch's inputs and report: [`Launch`],
+//! [`Dispatched`], [`RunStats`]), `exec` (the scheduler: work groups, fibers, flow control, registers),
+//! `parallel` (a dispatch's batches of work groups on several threads: `$MODELRT_IR3_THREADS`, else every
+//! core, 1 = serial; memory is written in work-group order afterwards, so the result is the serial one byte
+//! for byte).
+#![forbid(unsafe_code)]
+
+pub mod alu;
+mod alu_exec;
+pub mod decode;
+mod disasm;
+pub mod exec;
+pub mod float;
+pub mod instr;
+pub mod launch;
+mod mem;
+pub mod memory;
+mod parallel;
+pub mod program;
+
+pub use exec::{run, run_threads};
+pub use launch::{Dispatched, Launch, RunStats};
+pub use memory::{GpuMemory, Image, SharedMemory};
+pub use parallel::{default_threads, THREADS_ENV};
+pub use program::Program;
