@@ -12,8 +12,8 @@ use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Executor;
-use modelrt_qcom::adreno::AdrenoDevice;
 use modelrt_ir3::Program;
+use modelrt_qcom::adreno::AdrenoDevice;
 use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::{compile_args, python, reference, root};

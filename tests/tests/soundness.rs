@@ -16,6 +16,7 @@ const UNSAFE_FREE: &[&str] = &[
     "core/fuzz/src/lib.rs",
     "core/fuzz/src/bin/fuzz-seeds.rs",
     "hal/src/lib.rs",
+    "qcom/ir3/src/lib.rs",
     "targets/src/main.rs",
     "usbgpu/src/bin/gpuflash.rs",
     "xtask/src/lib.rs",
