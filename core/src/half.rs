@@ -7,7 +7,11 @@
 //! to nearest, ties to even; results below the smallest normal become denormals or ±0, results at or
 //! above 65520 become ±inf; a NaN becomes a quiet NaN with the top nine payload bits kept.
 
+// Every converter is `#[inline]`: the interpreters call them once per value and are built with a higher
+// dev-profile opt-level than this crate, so the code is generated (and optimised) in theirs.
+
 /// binary16 bits → binary32 bits, exact (sign, denormals and NaN payloads kept).
+#[inline]
 pub const fn f16_bits_to_f32_bits(h: u16) -> u32 {
     let sign = ((h as u32) & 0x8000) << 16;
     let exp = ((h >> 10) & 0x1f) as u32;
@@ -25,11 +29,13 @@ pub const fn f16_bits_to_f32_bits(h: u16) -> u32 {
 }
 
 /// binary16 bits → f32, exact.
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(f16_bits_to_f32_bits(h))
 }
 
 /// binary32 bits → binary16 bits, round to nearest even (see the module doc for the edges).
+#[inline]
 pub const fn f32_bits_to_f16_bits(x: u32) -> u16 {
     let sign = ((x >> 16) & 0x8000) as u16;
     let exp = ((x >> 23) & 0xff) as i32;
@@ -67,11 +73,13 @@ pub const fn f32_bits_to_f16_bits(x: u32) -> u16 {
 }
 
 /// f32 → binary16 bits, round to nearest even.
+#[inline]
 pub fn f32_to_f16(f: f32) -> u16 {
     f32_bits_to_f16_bits(f.to_bits())
 }
 
 /// Round an f32 to the nearest binary16 value and widen it again.
+#[inline]
 pub fn round_f16(f: f32) -> f32 {
     f16_to_f32(f32_to_f16(f))
 }
