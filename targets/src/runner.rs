@@ -270,17 +270,107 @@ pub fn load_mapped<'b>(
     map: Option<&Arc<FileMap>>,
     opts: LoadOptions,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    let target = bundle.body().target;
-    let choice = match (opts.device, target) {
-        (DeviceChoice::Auto, Target::Cpu { .. }) => DeviceChoice::Cpu,
-        (DeviceChoice::Auto, Target::Adreno { .. }) => DeviceChoice::Qcom,
-        (DeviceChoice::Auto, Target::Amd { .. }) => DeviceChoice::Usb,
-        (DeviceChoice::Auto, other) => bail!(
-            "this modelrt has no runtime backend for {} bundles yet (the bundle is valid; it cannot run here)",
-            other.family()
+    load_with(bundle, map, opts, None)
+}
+
+impl DeviceChoice {
+    /// The name `--device` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceChoice::Auto => "auto",
+            DeviceChoice::Cpu => "cpu",
+            DeviceChoice::Qcom => "qcom",
+            DeviceChoice::QcomEmu => "qcom-emu",
+            DeviceChoice::Dsp => "dsp",
+            DeviceChoice::DspEmu => "dsp-emu",
+            DeviceChoice::Usb => "usb",
+            DeviceChoice::UsbEmu => "usb-emu",
+        }
+    }
+
+    /// Whether the device is a software model of the hardware: its times are modelled, not measured.
+    pub fn is_emulated(self) -> bool {
+        matches!(
+            self,
+            DeviceChoice::QcomEmu | DeviceChoice::DspEmu | DeviceChoice::UsbEmu
+        )
+    }
+
+    /// The target family this device runs (`None` for `auto`, which runs any).
+    fn family(self) -> Option<&'static str> {
+        match self {
+            DeviceChoice::Auto => None,
+            DeviceChoice::Cpu => Some("cpu"),
+            DeviceChoice::Qcom | DeviceChoice::QcomEmu => Some("adreno"),
+            DeviceChoice::Dsp | DeviceChoice::DspEmu => Some("hexagon"),
+            DeviceChoice::Usb | DeviceChoice::UsbEmu => Some("amd"),
+        }
+    }
+}
+
+/// The real device for a target family and the emulated one that runs its bundles without it.
+fn devices_for(family: &str) -> (DeviceChoice, Option<DeviceChoice>) {
+    match family {
+        "adreno" => (DeviceChoice::Qcom, Some(DeviceChoice::QcomEmu)),
+        "hexagon" => (DeviceChoice::Dsp, Some(DeviceChoice::DspEmu)),
+        "amd" => (DeviceChoice::Usb, Some(DeviceChoice::UsbEmu)),
+        _ => (DeviceChoice::Cpu, None),
+    }
+}
+
+/// The device `choice` resolves to for a bundle of `target`, refusing a device that cannot run the
+/// bundle's target family (checked before any device is opened, so a mismatch is reported first).
+pub fn resolve_device(choice: DeviceChoice, target: &Target<'_>) -> anyhow::Result<DeviceChoice> {
+    let family = target.family();
+    let (real, emulated) = devices_for(family);
+    match choice.family() {
+        None => Ok(real),
+        Some(f) if f == family => Ok(choice),
+        Some(f) => {
+            let others = match emulated {
+                Some(e) => format!("--device {} (or {}, or auto)", real.name(), e.name()),
+                None => format!("--device {} (or auto)", real.name()),
+            };
+            bail!(
+                "this is a {family} bundle; --device {} runs {f} bundles only: use {others}",
+                choice.name()
+            )
+        }
+    }
+}
+
+/// Add to a real device's open error which emulated device runs the bundle without it (the
+/// emulated devices' own errors are returned as they are).
+fn with_emulated_hint(e: anyhow::Error, choice: DeviceChoice) -> anyhow::Error {
+    match choice.family().map(devices_for) {
+        Some((_, Some(emu))) if !choice.is_emulated() => anyhow::anyhow!(
+            "{e:#} (--device {} runs this bundle on the emulated device instead)",
+            emu.name()
         ),
-        (c, _) => c,
-    };
+        _ => e,
+    }
+}
+
+/// [`load_mapped`] with the AMD firmware directory given on the command line (`--firmware-dir`,
+/// resolved by [`crate::amd_device::resolve_firmware_dir`]).
+pub fn load_with<'b>(
+    bundle: Bundle<'b>,
+    map: Option<&Arc<FileMap>>,
+    opts: LoadOptions,
+    firmware_dir: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    let choice = resolve_device(opts.device, &bundle.body().target)?;
+    open_on(bundle, map, opts, choice, firmware_dir)
+}
+
+/// Open `choice` (already checked against the bundle's target) and load the bundle on it.
+fn open_on<'b>(
+    bundle: Bundle<'b>,
+    map: Option<&Arc<FileMap>>,
+    opts: LoadOptions,
+    choice: DeviceChoice,
+    firmware_dir: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
             let backend = if choice == DeviceChoice::Dsp {
@@ -288,14 +378,18 @@ pub fn load_mapped<'b>(
             } else {
                 crate::dsp_model::Backend::Emulated
             };
-            Ok(Box::new(crate::dsp_model::DspModel::new(bundle, backend)?))
+            let model = crate::dsp_model::DspModel::new(bundle, backend)
+                .map_err(|e| with_emulated_hint(e, choice))?;
+            Ok(Box::new(model))
         }
         DeviceChoice::Qcom => {
-            let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;
+            let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)
+                .map_err(|e| with_emulated_hint(e, choice))?;
             boxed(bundle, dev, name, true)
         }
         DeviceChoice::Usb | DeviceChoice::UsbEmu => {
-            let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu)?;
+            let dir = crate::amd_device::resolve_firmware_dir(firmware_dir)?;
+            let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu, &dir)?;
             Ok(Box::new(Loaded {
                 usb: Some(crate::amd_device::transfer_counts),
                 ..Loaded::new(
@@ -332,7 +426,8 @@ pub fn load_mapped<'b>(
                     .context("cannot bind the weights in place")?,
                 None => WeightBinding::default(),
             };
-            let name = format!("cpu ({} threads)", dev.threads());
+            let n = dev.threads();
+            let name = format!("cpu ({n} {})", if n == 1 { "thread" } else { "threads" });
             Ok(Box::new(Loaded {
                 memory: Some((cpu_memory, weights)),
                 ..Loaded::new(bundle, dev, name, true, cpu_frame)?
