@@ -68,8 +68,10 @@ pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     let mut tried = Vec::new();
     for (what, dir) in chain {
         let Some(dir) = dir else {
-            if what != "the host tool's copy" {
-                tried.push(format!("{what} (not given)"));
+            match what {
+                "--firmware-dir" => tried.push(format!("{what} (not given)")),
+                "$MODELRT_AMD_FIRMWARE_DIR" => tried.push(format!("{what} (not set)")),
+                _ => {}
             }
             continue;
         };
@@ -79,13 +81,14 @@ pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
         tried.push(format!("{what} {} (no {PROBE})", dir.display()));
         break;
     }
-    let copies = [
-        PathBuf::from(XTASK_COPY),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(XTASK_COPY),
-    ];
-    let hint = match copies.iter().find(|d| d.join(PROBE).is_file()) {
+    // `cargo xtask firmware`'s copy: in the current directory, else in this build's checkout.
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|p| p.join(XTASK_COPY));
+    let copy = std::iter::once(PathBuf::from(XTASK_COPY))
+        .chain(checkout)
+        .find(|d| d.join(PROBE).is_file());
+    let hint = match copy {
         Some(d) => format!(
             "a copy from `cargo xtask firmware` is in {}: pass --firmware-dir {}",
             d.display(),
@@ -104,6 +107,21 @@ or install Debian's firmware-amd-graphics"
     )
 }
 
+/// Fail unless an ASM24 bridge is attached (`--device usb`), naming the emulated device instead.
+pub fn require_bridge() -> anyhow::Result<()> {
+    let found = modelrt_usbgpu::session::list(TransportKind::Usb)
+        .map_err(|e| anyhow::anyhow!("cannot list USB devices: {e}"))?;
+    if found.is_empty() {
+        anyhow::bail!(NO_BRIDGE);
+    }
+    Ok(())
+}
+
+/// The error for `--device usb` without a bridge.
+const NO_BRIDGE: &str =
+    "no ASM24 bridge found on USB (looked for add1:0001 and 3801:0001 with custom firmware); \
+--device usb-emu runs the bundle on the emulated GPU instead";
+
 /// Boot the GPU with the firmware in `dir`; `emulated` selects the GPU model. Returns the device
 /// and a display name that says what is real and what is modelled.
 pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)> {
@@ -120,10 +138,7 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
         AmdError::Invalid {
             step: "open bridge",
             ..
-        } => anyhow::anyhow!(
-            "no ASM24 bridge found on USB (looked for add1:0001 and 3801:0001 with custom firmware); \
---device usb-emu runs the bundle on the emulated GPU instead"
-        ),
+        } => anyhow::anyhow!(NO_BRIDGE),
         e if emulated => anyhow::anyhow!("{e}"),
         e => anyhow::anyhow!("{e} (--device usb-emu runs the bundle on the emulated GPU instead)"),
     })?;

@@ -388,8 +388,13 @@ fn open_on<'b>(
             boxed(bundle, dev, name, true)
         }
         DeviceChoice::Usb | DeviceChoice::UsbEmu => {
+            let emulated = choice == DeviceChoice::UsbEmu;
+            if !emulated {
+                // An absent bridge is the first thing to report (with the emulated device's name).
+                crate::amd_device::require_bridge()?;
+            }
             let dir = crate::amd_device::resolve_firmware_dir(firmware_dir)?;
-            let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu, &dir)?;
+            let (dev, name) = crate::amd_device::open(emulated, &dir)?;
             Ok(Box::new(Loaded {
                 usb: Some(crate::amd_device::transfer_counts),
                 ..Loaded::new(
