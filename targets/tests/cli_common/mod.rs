@@ -112,6 +112,16 @@ pub fn copy_bundle(
     outputs: [&'static str; 2],
     states: &[&'static str],
 ) -> Vec<u8> {
+    copy_bundle_with(target, outputs, states, true)
+}
+
+/// [`copy_bundle`], with or without its embedded reference.
+pub fn copy_bundle_with(
+    target: Target<'static>,
+    outputs: [&'static str; 2],
+    states: &[&'static str],
+    with_reference: bool,
+) -> Vec<u8> {
     let bytes = (N * 4) as u64;
     let buf = |label, kind, init| BufferSpec {
         label,
@@ -162,7 +172,7 @@ pub fn copy_bundle(
         run: vec![copy(2, 0), copy(3, 1)],
         inputs: vec![io("x", 0)],
         outputs: vec![io(outputs[0], 2), io(outputs[1], 3)],
-        reference: Some(ReferenceSpec {
+        reference: with_reference.then(|| ReferenceSpec {
             seed: 0,
             atol: 1e-4,
             rtol: 1e-4,
