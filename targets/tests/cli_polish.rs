@@ -41,7 +41,10 @@ fn bench_prints_plurals_and_units_by_magnitude() {
         !out.contains("0.000 ms") && !out.contains("0.00 MiB"),
         "{out}"
     );
-    assert!(out.contains("read in place from the bundle file (16 B)"), "{out}");
+    assert!(
+        out.contains("read in place from the bundle file (16 B)"),
+        "{out}"
+    );
 }
 
 #[test]
