@@ -107,7 +107,7 @@ or install Debian's firmware-amd-graphics"
     )
 }
 
-/// Fail unless an ASM24 bridge is attached (`--device usb`), naming the emulated device instead.
+/// Fail unless an ASM24 bridge is attached (`--device usb`).
 pub fn require_bridge() -> anyhow::Result<()> {
     let found = modelrt_usbgpu::session::list(TransportKind::Usb)
         .map_err(|e| anyhow::anyhow!("cannot list USB devices: {e}"))?;
@@ -117,10 +117,10 @@ pub fn require_bridge() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The error for `--device usb` without a bridge.
+/// The error for `--device usb` without a bridge (the runner adds which emulated device runs the
+/// bundle instead).
 const NO_BRIDGE: &str =
-    "no ASM24 bridge found on USB (looked for add1:0001 and 3801:0001 with custom firmware); \
---device usb-emu runs the bundle on the emulated GPU instead";
+    "no ASM24 bridge found on USB (looked for add1:0001 and 3801:0001 with custom firmware)";
 
 /// Boot the GPU with the firmware in `dir`; `emulated` selects the GPU model. Returns the device
 /// and a display name that says what is real and what is modelled.
@@ -139,8 +139,7 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
             step: "open bridge",
             ..
         } => anyhow::anyhow!(NO_BRIDGE),
-        e if emulated => anyhow::anyhow!("{e}"),
-        e => anyhow::anyhow!("{e} (--device usb-emu runs the bundle on the emulated GPU instead)"),
+        e => anyhow::anyhow!("{e}"),
     })?;
     let name = if emulated {
         format!(

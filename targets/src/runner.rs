@@ -308,13 +308,15 @@ impl DeviceChoice {
     }
 }
 
-/// The real device for a target family and the emulated one that runs its bundles without it.
-fn devices_for(family: &str) -> (DeviceChoice, Option<DeviceChoice>) {
-    match family {
-        "adreno" => (DeviceChoice::Qcom, Some(DeviceChoice::QcomEmu)),
-        "hexagon" => (DeviceChoice::Dsp, Some(DeviceChoice::DspEmu)),
-        "amd" => (DeviceChoice::Usb, Some(DeviceChoice::UsbEmu)),
-        _ => (DeviceChoice::Cpu, None),
+/// The real device for a target and the emulated one that runs its bundles without it (the
+/// Navi31 GPU model is a gfx1100: other AMD targets have none).
+fn devices_for(target: &Target<'_>) -> (DeviceChoice, Option<DeviceChoice>) {
+    match target {
+        Target::Cpu { .. } => (DeviceChoice::Cpu, None),
+        Target::Adreno { .. } => (DeviceChoice::Qcom, Some(DeviceChoice::QcomEmu)),
+        Target::Hexagon { .. } => (DeviceChoice::Dsp, Some(DeviceChoice::DspEmu)),
+        Target::Amd { gfx: 0x1100 } => (DeviceChoice::Usb, Some(DeviceChoice::UsbEmu)),
+        Target::Amd { .. } => (DeviceChoice::Usb, None),
     }
 }
 
@@ -322,7 +324,7 @@ fn devices_for(family: &str) -> (DeviceChoice, Option<DeviceChoice>) {
 /// bundle's target family (checked before any device is opened, so a mismatch is reported first).
 pub fn resolve_device(choice: DeviceChoice, target: &Target<'_>) -> anyhow::Result<DeviceChoice> {
     let family = target.family();
-    let (real, emulated) = devices_for(family);
+    let (real, emulated) = devices_for(target);
     match choice.family() {
         None => Ok(real),
         Some(f) if f == family => Ok(choice),
@@ -339,15 +341,15 @@ pub fn resolve_device(choice: DeviceChoice, target: &Target<'_>) -> anyhow::Resu
     }
 }
 
-/// Add to a real device's open error which emulated device runs the bundle without it (the
-/// emulated devices' own errors are returned as they are).
-fn with_emulated_hint(e: anyhow::Error, choice: DeviceChoice) -> anyhow::Error {
-    match choice.family().map(devices_for) {
-        Some((_, Some(emu))) if !choice.is_emulated() => anyhow::anyhow!(
+/// Add to a real device's open error which emulated device runs the bundle without it (`emu`,
+/// when there is one).
+fn with_emulated_hint(e: anyhow::Error, emu: Option<DeviceChoice>) -> anyhow::Error {
+    match emu {
+        Some(emu) => anyhow::anyhow!(
             "{e:#} (--device {} runs this bundle on the emulated device instead)",
             emu.name()
         ),
-        _ => e,
+        None => e,
     }
 }
 
@@ -371,6 +373,8 @@ fn open_on<'b>(
     choice: DeviceChoice,
     firmware_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    // For the real devices' open errors.
+    let emu = devices_for(&bundle.body().target).1;
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
             let backend = if choice == DeviceChoice::Dsp {
@@ -378,23 +382,35 @@ fn open_on<'b>(
             } else {
                 crate::dsp_model::Backend::Emulated
             };
-            let model = crate::dsp_model::DspModel::new(bundle, backend)
-                .map_err(|e| with_emulated_hint(e, choice))?;
+            let model = crate::dsp_model::DspModel::new(bundle, backend).map_err(|e| {
+                if choice == DeviceChoice::Dsp {
+                    with_emulated_hint(e, emu)
+                } else {
+                    e
+                }
+            })?;
             Ok(Box::new(model))
         }
         DeviceChoice::Qcom => {
             let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)
-                .map_err(|e| with_emulated_hint(e, choice))?;
+                .map_err(|e| with_emulated_hint(e, emu))?;
             boxed(bundle, dev, name, true)
         }
         DeviceChoice::Usb | DeviceChoice::UsbEmu => {
             let emulated = choice == DeviceChoice::UsbEmu;
+            let real_hint = |e| {
+                if emulated {
+                    e
+                } else {
+                    with_emulated_hint(e, emu)
+                }
+            };
             if !emulated {
                 // An absent bridge is the first thing to report (with the emulated device's name).
-                crate::amd_device::require_bridge()?;
+                crate::amd_device::require_bridge().map_err(real_hint)?;
             }
             let dir = crate::amd_device::resolve_firmware_dir(firmware_dir)?;
-            let (dev, name) = crate::amd_device::open(emulated, &dir)?;
+            let (dev, name) = crate::amd_device::open(emulated, &dir).map_err(real_hint)?;
             Ok(Box::new(Loaded {
                 usb: Some(crate::amd_device::transfer_counts),
                 ..Loaded::new(

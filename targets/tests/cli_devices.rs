@@ -57,6 +57,12 @@ fn auto_names_the_emulated_device_when_the_hardware_is_absent() {
     // ... and the emulated device it names runs the bundle.
     let out = ok(&modelrt(&["verify", &adreno, "--device", "qcom-emu"]));
     assert!(out.contains("verified"), "{out}");
+    // Its times are labelled as modelled.
+    let timing = out.lines().find(|l| l.starts_with("timing")).unwrap();
+    assert!(
+        timing.ends_with("emulated: modelled times, not hardware measurements"),
+        "{timing}"
+    );
 }
 
 #[test]

@@ -217,10 +217,10 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
         ""
     };
     outln!(
-        "{label}: {} bytes in {} chunks, {:.1} ms, {:.1} MB/s{tag}",
+        "{label}: {} bytes in {}, {}, {:.1} MB/s{tag}",
         p.bytes,
-        p.chunks,
-        p.ns as f64 / 1e6,
+        super::units::plural(p.chunks as u64, "chunk"),
+        super::units::duration(p.ns),
         p.mb_per_s()
     );
     outln!(

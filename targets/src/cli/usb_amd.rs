@@ -67,8 +67,8 @@ pub fn boot(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<()
         }
     );
     outln!(
-        "boot: {:.1} ms{}, {} (PCIe bring-up and discovery included)",
-        g.boot_ns as f64 / 1e6,
+        "boot: {}{}, {} (PCIe bring-up and discovery included)",
+        super::units::duration(g.boot_ns),
         if g.model.is_some() { " emulated" } else { "" },
         transfers(&g.boot_transfers)
     );
@@ -119,8 +119,8 @@ pub fn sdma_copy_bench(
     let (down, down_ns) = (counts(&mut dev).since(&c0), dev.now_ns() - t0);
     for (label, c, ns) in [("host→VRAM", up, up_ns), ("VRAM→host", down, down_ns)] {
         outln!(
-            "{label}: {size} bytes in {:.1} ms{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
-            ns as f64 / 1e6,
+            "{label}: {size} bytes in {}{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
+            super::units::duration(ns),
             size as f64 / ns.max(1) as f64 * 1e3,
             transfers(&c),
             c.transfers() as f64 / mib

@@ -122,6 +122,16 @@ fn memory_line(b: &Bundle<'_>, m: &modelrt_targets::runner::MemoryReport) -> Str
     )
 }
 
+/// ` — emulated: ...` after a timing line of an emulated device (empty for others): every modelled
+/// time says so.
+fn emulated_note(dev: &DeviceArgs) -> &'static str {
+    if dev.device.is_emulated() {
+        " — emulated: modelled times, not hardware measurements"
+    } else {
+        ""
+    }
+}
+
 /// Zeroed output buffers in the bundle's output order.
 fn alloc_outputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
     b.body()

@@ -105,11 +105,12 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         );
     }
     outln!(
-        "timing      {} (enqueue {}, device {}) on {}",
+        "timing      {} (enqueue {}, device {}) on {}{}",
         units::duration(t.total_ns),
         units::duration(t.enqueue_ns),
         units::duration(t.device_ns),
-        model.device_name()
+        model.device_name(),
+        super::emulated_note(&a.device)
     );
     if a.output_dir.is_some() {
         write_outputs(

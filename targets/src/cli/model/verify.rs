@@ -80,13 +80,14 @@ fn verify_in(
     // A second, warm run is the representative timing (the first includes page faults).
     let t2 = run_once(model.as_mut(), &inputs, &mut outputs)?;
     outln!(
-        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {})",
+        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {}){}",
         units::duration(t.total_ns),
         units::duration(t2.total_ns),
         units::duration(t2.enqueue_ns),
         units::duration(t2.device_ns),
         units::duration(t2.upload_ns),
-        units::duration(t2.download_ns)
+        units::duration(t2.download_ns),
+        super::emulated_note(dev)
     );
     if !ok {
         bail!("verification FAILED against the bundle's embedded reference");
