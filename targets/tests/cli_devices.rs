@@ -112,6 +112,14 @@ fn bench_labels_every_emulated_device() {
             "{device}: {out}"
         );
     }
+    // The selftest on the KGSL model labels its times too.
+    let out = ok(&modelrt(&[
+        "qcom", "selftest", "--kgsl", "emu", "--iters", "1",
+    ]));
+    assert!(
+        out.contains("note: emulated: the times above are the KGSL model's"),
+        "{out}"
+    );
     // The CPU is measured, not modelled.
     let cpu = write(&dir, "cpu.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
     let json = ok(&modelrt(&["bench", &cpu, "--iters", "1", "--json"]));

@@ -64,6 +64,9 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
     for l in report.lines() {
         outln!("{l}");
     }
+    if kgsl == "emu" {
+        outln!("note: emulated: the times above are the KGSL model's (host time; device time modelled), not hardware measurements");
+    }
     if !report.passed() {
         bail!(
             "selftest FAILED: {} of {} outputs wrong",
