@@ -94,3 +94,85 @@ fn tolerances_print_in_their_shortest_form() {
     let out = ok(&modelrt(&["verify", &bundle]));
     assert!(out.contains("outside atol 1e-4 rtol 1e-4"), "{out}");
 }
+
+/// A bundle whose outputs are an int32 copy of its input and a bool weight.
+fn int_bool_bundle() -> Vec<u8> {
+    use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec};
+    use modelrt_core::bundle::{BufRef, BufferKind, Producer, Step, TensorDesc};
+    use modelrt_hal::target::DType;
+    let flags: &'static [u8] = &[0, 1, 1, 0];
+    let buf = |label, size, dtype, kind, init| BufferSpec {
+        label,
+        size,
+        dtype,
+        kind,
+        init,
+    };
+    let copy = |dst, src, size| Step::Copy {
+        dst: BufRef {
+            buffer: dst,
+            offset: 0,
+        },
+        src: BufRef {
+            buffer: src,
+            offset: 0,
+        },
+        size,
+    };
+    let io = |name, buffer, dtype| TensorDesc {
+        name,
+        buffer,
+        offset: 0,
+        dtype,
+        shape: [4u64].into_iter().collect(),
+    };
+    write_bundle(&BundleSpec {
+        target: host_cpu(),
+        producer: Producer {
+            tinygrad: "0.14.0",
+            tinymesa: None,
+            source_sha256: [6; 32],
+            dev: "TEST",
+            flags: "",
+        },
+        buffers: vec![
+            buf("input:x", 16, DType::I32, BufferKind::Input, None),
+            buf("flags", 4, DType::Bool, BufferKind::Weight, Some(flags)),
+            buf("output:n", 16, DType::I32, BufferKind::Output, None),
+            buf("output:b", 4, DType::Bool, BufferKind::Output, None),
+        ],
+        kernels: vec![],
+        init: vec![],
+        run: vec![copy(2, 0, 16), copy(3, 1, 4)],
+        inputs: vec![io("x", 0, DType::I32)],
+        outputs: vec![io("n", 2, DType::I32), io("b", 3, DType::Bool)],
+        reference: None,
+    })
+    .expect("int/bool test bundle is valid")
+}
+
+#[test]
+fn integer_and_bool_outputs_are_summarised_in_their_own_terms() {
+    let dir = scratch("polish-int");
+    let bundle = write(&dir, "int.mrt", &int_bool_bundle());
+    let x: Vec<u8> = [7i32, -3, 2_000_000_001, 0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let input = write(
+        &dir,
+        "x.npy",
+        &modelrt_targets::npy::encode(modelrt_hal::target::DType::I32, &[4], &x),
+    );
+    let out = ok(&modelrt(&["run", &bundle, "-i", &format!("x={input}")]));
+    assert!(
+        out.contains(
+            "output n [4] int32: min -3 max 2000000001 (at 2) mean 500000001.25000  [7, -3, 2000000001, 0]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("output b [4] bool: 2 true of 4 (first at 1)  [false, true, true, false]"),
+        "{out}"
+    );
+}
