@@ -1,14 +1,16 @@
 //! AMD glue for the runner (`--device usb|usb-emu`): boot the GPU behind an ASM24 bridge — real
 //! hardware, or the Navi31 GPU model behind the bridge emulator whose kernels run on the RDNA3
-//! interpreter — and name it. Firmware comes from `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a host
-//! tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
+//! interpreter — and name it. Every `modelrt` command finds the firmware the same way
+//! ([`resolve_firmware_dir`]): `--firmware-dir`, else `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a
+//! host tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
+use modelrt_usbgpu::amd::error::AmdError;
 use modelrt_usbgpu::amd::open::{self, Transport};
 use modelrt_usbgpu::emu::rdna3::dispatch::Rdna3;
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Environment variable overriding the firmware directory.
 pub const FIRMWARE_ENV: &str = "MODELRT_AMD_FIRMWARE_DIR";
@@ -39,10 +41,90 @@ pub fn firmware_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_DIR))
 }
 
-/// Boot the GPU; `emulated` selects the GPU model. Returns the device and a display name that
-/// says what is real and what is modelled.
-pub fn open(emulated: bool) -> anyhow::Result<(UsbAmdDevice, String)> {
-    let dir = firmware_dir();
+/// A file every Navi31 firmware directory holds (the PSP secure OS, docs/hw/amd-firmware.md §1).
+pub const PROBE: &str = "psp_13_0_0_sos.bin";
+
+/// Where `cargo xtask firmware` puts its copy, relative to the checkout.
+const XTASK_COPY: &str = "target/amdgpu-firmware";
+
+/// The firmware directory: the first of `flag` (`--firmware-dir`), `$MODELRT_AMD_FIRMWARE_DIR`, the
+/// fallback a host tool set, `/lib/firmware/amdgpu` that is given, required to hold [`PROBE`]. The
+/// error lists every place tried and, when `cargo xtask firmware`'s copy exists in the current
+/// directory or this build's checkout, names it.
+pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let fallback = FALLBACK_DIR
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let chain = [
+        ("--firmware-dir", flag.map(Path::to_path_buf)),
+        (
+            "$MODELRT_AMD_FIRMWARE_DIR",
+            std::env::var_os(FIRMWARE_ENV).map(PathBuf::from),
+        ),
+        ("the host tool's copy", fallback),
+        ("the system directory", Some(PathBuf::from(DEFAULT_DIR))),
+    ];
+    let mut tried = Vec::new();
+    for (what, dir) in chain {
+        let Some(dir) = dir else {
+            match what {
+                "--firmware-dir" => tried.push(format!("{what} (not given)")),
+                "$MODELRT_AMD_FIRMWARE_DIR" => tried.push(format!("{what} (not set)")),
+                _ => {}
+            }
+            continue;
+        };
+        if dir.join(PROBE).is_file() {
+            return Ok(dir);
+        }
+        tried.push(format!("{what} {} (no {PROBE})", dir.display()));
+        break;
+    }
+    // `cargo xtask firmware`'s copy: in the current directory, else in this build's checkout.
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(|p| p.join(XTASK_COPY));
+    let copy = std::iter::once(PathBuf::from(XTASK_COPY))
+        .chain(checkout)
+        .find(|d| d.join(PROBE).is_file());
+    let hint = match copy {
+        Some(d) => format!(
+            "a copy from `cargo xtask firmware` is in {}: pass --firmware-dir {}",
+            d.display(),
+            d.display()
+        ),
+        None => {
+            "pass --firmware-dir DIR or set MODELRT_AMD_FIRMWARE_DIR to a directory holding it; \
+`cargo xtask firmware` (in the modelrt checkout) fetches a copy into target/amdgpu-firmware, \
+or install Debian's firmware-amd-graphics"
+                .to_string()
+        }
+    };
+    anyhow::bail!(
+        "no AMD Navi31 firmware found; tried {}; {hint}",
+        tried.join(", ")
+    )
+}
+
+/// Fail unless an ASM24 bridge is attached (`--device usb`).
+pub fn require_bridge() -> anyhow::Result<()> {
+    let found = modelrt_usbgpu::session::list(TransportKind::Usb)
+        .map_err(|e| anyhow::anyhow!("cannot list USB devices: {e}"))?;
+    if found.is_empty() {
+        anyhow::bail!(NO_BRIDGE);
+    }
+    Ok(())
+}
+
+/// The error for `--device usb` without a bridge (the runner adds which emulated device runs the
+/// bundle instead).
+const NO_BRIDGE: &str =
+    "no ASM24 bridge found on USB (looked for add1:0001 and 3801:0001 with custom firmware)";
+
+/// Boot the GPU with the firmware in `dir`; `emulated` selects the GPU model. Returns the device
+/// and a display name that says what is real and what is modelled.
+pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)> {
     let (kind, exec) = if emulated {
         (
             TransportKind::Emu,
@@ -51,12 +133,13 @@ pub fn open(emulated: bool) -> anyhow::Result<(UsbAmdDevice, String)> {
     } else {
         (TransportKind::Usb, None)
     };
-    let g = open::open(kind, Selector::Index(0), &dir, exec).map_err(|e| {
-        if emulated {
-            anyhow::anyhow!("{e}")
-        } else {
-            anyhow::anyhow!("{e} (--device usb-emu runs the bundle on the emulated GPU instead)")
-        }
+    let g = open::open(kind, Selector::Index(0), dir, exec).map_err(|e| match e {
+        // The session's message names `--transport emu`, a `modelrt usb` option.
+        AmdError::Invalid {
+            step: "open bridge",
+            ..
+        } => anyhow::anyhow!(NO_BRIDGE),
+        e => anyhow::anyhow!("{e}"),
     })?;
     let name = if emulated {
         format!(

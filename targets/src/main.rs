@@ -12,9 +12,17 @@ mod cli;
     name = "modelrt",
     version,
     about = "Run precompiled neural-network model bundles (.mrt)",
-    after_help = "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. The CPU backend runs here; \
-the Adreno (qcom) and USB-bridge paths are verified against emulators and tinygrad's own command streams, \
-not on real hardware. `--device qcom-emu` validates Adreno command streams without a GPU and computes the outputs with an IR3 interpreter."
+    after_help = "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. Devices (--device of \
+run/verify/bench/demo; auto picks the real device for the bundle's target):
+  cpu       this machine's CPU (cpu-* bundles)
+  qcom      Adreno GPU through KGSL on a comma device (adreno-a630 bundles)
+  qcom-emu  emulated Adreno: the KGSL model validates the command streams, the IR3 interpreter computes the outputs
+  dsp       Hexagon cDSP through FastRPC on a comma device (hexagon-v65 bundles; never run on hardware)
+  dsp-emu   emulated DSP: the FastRPC model, the bundle's model library runs under qemu-hexagon
+  usb       AMD gfx1100 GPU behind an ASM24 USB bridge, booted by the AM driver (amd-gfx1100 bundles; untested on hardware)
+  usb-emu   emulated AMD GPU: the bridge emulator's Navi31 model, kernels on the RDNA3 interpreter (needs the amdgpu firmware)
+Only cpu has been run on real hardware; the emulated devices compute real outputs, and every time they report is labelled as modelled.
+A closed standard output (e.g. `modelrt info X.mrt | head -1`) ends modelrt quietly with exit status 141."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -63,11 +71,11 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Demo { device } => cli::demo::run(device),
+        Cmd::Demo { device } => cli::demo::run(&device),
         Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
         Cmd::Run(args) => cli::model::run(&args),
         Cmd::Verify { bundle, device } => cli::model::open_bundle_file(&bundle, !device.no_mmap)
-            .and_then(|file| cli::model::verify_file(&file, &bundle, device)),
+            .and_then(|file| cli::model::verify_file(&file, &bundle, &device)),
         Cmd::Bench(args) => cli::model::bench(&args),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),

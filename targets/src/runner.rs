@@ -1,10 +1,10 @@
 //! Platform assembly: pick the backend a bundle needs on this machine, load the bundle on it and hand
-//! back a device-independent [`LoadedModel`].
-use anyhow::{bail, Context};
+//! back a device-independent [`LoadedModel`]; which device may run which bundle is `choice`.
+use anyhow::Context;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::{Executor, StateInfo, Timing};
 use modelrt_hal::device::Device;
-use modelrt_hal::target::{KernelMeta, Target};
+use modelrt_hal::target::KernelMeta;
 
 use std::sync::Arc;
 
@@ -12,29 +12,10 @@ use crate::bundle_file::FileMap;
 use crate::cpu::{CpuDevice, WeightBinding};
 use crate::frame::{copy_frame, cpu_frame, FrameInput, InputPath};
 
-/// Which backend to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DeviceChoice {
-    /// The backend the bundle's target calls for.
-    Auto,
-    /// Host CPU (tinygrad CLANG kernels).
-    Cpu,
-    /// Qualcomm Adreno through KGSL (comma devices).
-    Qcom,
-    /// The KGSL model: validates every command stream an Adreno bundle submits and executes its
-    /// kernels with the IR3 interpreter, so outputs are computed (for development without a comma device).
-    QcomEmu,
-    /// Hexagon cDSP through FastRPC (comma devices; never run on hardware): one invoke per step.
-    Dsp,
-    /// The same FastRPC engine against the FastRPC model, whose DSP side runs the bundle's model library
-    /// under qemu-hexagon, so outputs are computed (no DSP involved).
-    DspEmu,
-    /// An AMD GPU (gfx1100) behind an ASM24 USB bridge, booted by the AM driver (untested on hardware here).
-    Usb,
-    /// The AM driver against the bridge emulator's Navi31 GPU model; kernels run on the RDNA3
-    /// interpreter, so outputs are computed (timings are emulated).
-    UsbEmu,
-}
+mod choice;
+
+use choice::{devices_for, with_emulated_hint};
+pub use choice::{resolve_device, DeviceChoice};
 
 /// A bundle loaded on some device.
 pub trait LoadedModel<'b> {
@@ -270,17 +251,31 @@ pub fn load_mapped<'b>(
     map: Option<&Arc<FileMap>>,
     opts: LoadOptions,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    let target = bundle.body().target;
-    let choice = match (opts.device, target) {
-        (DeviceChoice::Auto, Target::Cpu { .. }) => DeviceChoice::Cpu,
-        (DeviceChoice::Auto, Target::Adreno { .. }) => DeviceChoice::Qcom,
-        (DeviceChoice::Auto, Target::Amd { .. }) => DeviceChoice::Usb,
-        (DeviceChoice::Auto, other) => bail!(
-            "this modelrt has no runtime backend for {} bundles yet (the bundle is valid; it cannot run here)",
-            other.family()
-        ),
-        (c, _) => c,
-    };
+    load_with(bundle, map, opts, None)
+}
+
+/// [`load_mapped`] with the AMD firmware directory given on the command line (`--firmware-dir`,
+/// resolved by [`crate::amd_device::resolve_firmware_dir`]).
+pub fn load_with<'b>(
+    bundle: Bundle<'b>,
+    map: Option<&Arc<FileMap>>,
+    opts: LoadOptions,
+    firmware_dir: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    let choice = resolve_device(opts.device, &bundle.body().target)?;
+    open_on(bundle, map, opts, choice, firmware_dir)
+}
+
+/// Open `choice` (already checked against the bundle's target) and load the bundle on it.
+fn open_on<'b>(
+    bundle: Bundle<'b>,
+    map: Option<&Arc<FileMap>>,
+    opts: LoadOptions,
+    choice: DeviceChoice,
+    firmware_dir: Option<&std::path::Path>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    // For the real devices' open errors.
+    let emu = devices_for(&bundle.body().target).1;
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
             let backend = if choice == DeviceChoice::Dsp {
@@ -288,14 +283,35 @@ pub fn load_mapped<'b>(
             } else {
                 crate::dsp_model::Backend::Emulated
             };
-            Ok(Box::new(crate::dsp_model::DspModel::new(bundle, backend)?))
+            let model = crate::dsp_model::DspModel::new(bundle, backend).map_err(|e| {
+                if choice == DeviceChoice::Dsp {
+                    with_emulated_hint(e, emu)
+                } else {
+                    e
+                }
+            })?;
+            Ok(Box::new(model))
         }
         DeviceChoice::Qcom => {
-            let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;
+            let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)
+                .map_err(|e| with_emulated_hint(e, emu))?;
             boxed(bundle, dev, name, true)
         }
         DeviceChoice::Usb | DeviceChoice::UsbEmu => {
-            let (dev, name) = crate::amd_device::open(choice == DeviceChoice::UsbEmu)?;
+            let emulated = choice == DeviceChoice::UsbEmu;
+            let real_hint = |e| {
+                if emulated {
+                    e
+                } else {
+                    with_emulated_hint(e, emu)
+                }
+            };
+            if !emulated {
+                // An absent bridge is the first thing to report (with the emulated device's name).
+                crate::amd_device::require_bridge().map_err(real_hint)?;
+            }
+            let dir = crate::amd_device::resolve_firmware_dir(firmware_dir)?;
+            let (dev, name) = crate::amd_device::open(emulated, &dir).map_err(real_hint)?;
             Ok(Box::new(Loaded {
                 usb: Some(crate::amd_device::transfer_counts),
                 ..Loaded::new(
@@ -332,7 +348,8 @@ pub fn load_mapped<'b>(
                     .context("cannot bind the weights in place")?,
                 None => WeightBinding::default(),
             };
-            let name = format!("cpu ({} threads)", dev.threads());
+            let n = dev.threads();
+            let name = format!("cpu ({n} {})", if n == 1 { "thread" } else { "threads" });
             Ok(Box::new(Loaded {
                 memory: Some((cpu_memory, weights)),
                 ..Loaded::new(bundle, dev, name, true, cpu_frame)?

@@ -83,7 +83,12 @@ fn mapped_read_piped_and_fifo_bundles_verify_alike() {
         .output()
         .unwrap();
     assert_eq!(verified(&o, "read into memory (--no-mmap)"), mapped);
-    assert!(stdout(&o).contains("weights     0 read in place"));
+    assert!(
+        stdout(&o).contains("weights     12 buffers (") // the demo's 12 weight buffers
+            && stdout(&o).contains("KiB) copied into the arena at load"),
+        "{}",
+        stdout(&o)
+    );
 
     let o = verify_streamed("/dev/stdin", None);
     assert_eq!(

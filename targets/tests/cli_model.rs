@@ -314,11 +314,12 @@ fn threads_0_means_the_kernel_split_capped_by_the_cores() {
     );
     assert_eq!(cpu_threads_for(&b, 3, 64), 3, "an explicit count wins");
     let cores = std::thread::available_parallelism().unwrap().get();
-    let want = split.min(cores);
-    assert_eq!(bench_device(&[]), format!("cpu ({want} threads)"));
-    assert_eq!(
-        bench_device(&["--threads", "0"]),
-        format!("cpu ({want} threads)")
-    );
+    let want = match split.min(cores) {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    };
+    assert_eq!(bench_device(&[]), format!("cpu ({want})"));
+    assert_eq!(bench_device(&["--threads", "0"]), format!("cpu ({want})"));
     assert_eq!(bench_device(&["--threads", "3"]), "cpu (3 threads)");
+    assert_eq!(bench_device(&["--threads", "1"]), "cpu (1 thread)");
 }

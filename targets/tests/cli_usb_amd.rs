@@ -64,7 +64,7 @@ fn usb_boot_on_the_emulator_reports_versions_firmware_and_transfers() {
         "MP0     13.0.0",
         "psp_13_0_0_sos.bin",
         "gc_11_0_0_mec.bin",
-        "ms emulated",
+        "s emulated,", // ms or s, by magnitude
         "full boot",
         "fini:",
     ] {
@@ -86,7 +86,10 @@ fn usb_boot_with_a_missing_firmware_dir_is_one_error_line() {
         "/nonexistent-fw",
     ];
     let err = fails(&args, &fw);
-    assert!(err.contains("/nonexistent-fw/psp_13_0_0_sos.bin"), "{err}");
+    assert!(
+        err.contains("--firmware-dir /nonexistent-fw (no psp_13_0_0_sos.bin)"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
@@ -131,12 +134,13 @@ fn usb_devices_refuse_a_cpu_bundle_and_name_the_hardware_path() {
         env!("CARGO_MANIFEST_DIR"),
         std::env::consts::ARCH
     );
-    let err = fails(&["verify", &demo, "--device", "usb-emu"], &fw);
-    assert!(err.contains("not an AMD GPU"), "{err}");
-    // Real hardware: no bridge on this machine, and the message points at the emulator.
-    let err = fails(&["verify", &demo, "--device", "usb"], &fw);
-    assert!(
-        err.contains("no ASM24 bridge found") && err.contains("--device usb-emu"),
-        "{err}"
-    );
+    for device in ["usb-emu", "usb"] {
+        let err = fails(&["verify", &demo, "--device", device], &fw);
+        assert!(
+            err.contains("this is a cpu bundle") && err.contains("--device cpu"),
+            "{err}"
+        );
+    }
+    // Real hardware absent (no bridge on this machine): cli_devices.rs checks that the message
+    // names the emulator, with a gfx1100 bundle.
 }

@@ -129,7 +129,7 @@ fn bench_through_usb_emu_reports_emulated_step_time_and_usb_transfers() {
         };
         assert!(line("device").contains("usb-emu"), "{model}: {out}");
         assert!(
-            line("step").contains("median") && line("step").contains(" ms"),
+            line("step").contains("median") && line("step").contains(" (2 iters, 0 warm-up)"),
             "{model}: {out}"
         );
         assert!(line("note").contains("emulated"), "{model}: {out}");

@@ -11,8 +11,8 @@ static DEMO: &[u8] = include_bytes!("../../assets/demo-x86_64.mrt");
 static DEMO: &[u8] = include_bytes!("../../assets/demo-aarch64.mrt");
 
 /// Run and verify the embedded bundle.
-pub fn run(dev: DeviceArgs) -> anyhow::Result<()> {
-    println!(
+pub fn run(dev: &DeviceArgs) -> anyhow::Result<()> {
+    outln!(
         "modelrt demo: openpilot-vision-like conv net (embedded bundle, {} bytes)",
         DEMO.len()
     );

@@ -50,23 +50,23 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
         emu,
         library,
     } = cmd;
-    println!("NOTE: modelrt's FastRPC runtime has never run on a real Hexagon DSP; results below are not a hardware proof.");
+    outln!("NOTE: modelrt's FastRPC runtime has never run on a real Hexagon DSP; results below are not a hardware proof.");
     let probe = selftest::probe(&root, &testsig_dir);
     let mut checks: Vec<Check> = Vec::new();
     let (io, shell): (Arc<dyn FastRpcIo>, Vec<u8>) = if emu {
-        println!(
+        outln!(
             "device probe of {} (informational under --emu):",
             root.display()
         );
         for c in &probe {
-            println!(
+            outln!(
                 "info {}: {} ({})",
                 c.name,
                 c.detail,
                 if c.ok { "present" } else { "absent" }
             );
         }
-        println!("FastRPC: built-in model (no DSP): every call is validated, the DSP side runs under qemu-hexagon");
+        outln!("FastRPC: built-in model (no DSP): every call is validated, the DSP side runs under qemu-hexagon");
         let mut shell = b"\x7fELF".to_vec();
         shell.resize(4096, 0);
         let shell = match selftest::find_shell(&root) {
@@ -111,9 +111,9 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
     };
     checks.extend(dsp_selftest::run_embedded(backend, &opts));
     report(&checks);
-    println!("UNVERIFIED here (device-only facts):");
+    outln!("UNVERIFIED here (device-only facts):");
     for u in UNVERIFIED {
-        println!("  - {u}");
+        outln!("  - {u}");
     }
     let failed = checks.iter().filter(|c| !c.ok).count();
     if failed > 0 {
@@ -124,7 +124,7 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
 
 fn report(checks: &[Check]) {
     for c in checks {
-        println!(
+        outln!(
             "{} {}: {}",
             if c.ok { "ok  " } else { "FAIL" },
             c.name,

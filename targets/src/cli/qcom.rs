@@ -43,7 +43,7 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
         ..AdrenoOptions::default()
     };
     let report = if kgsl == "emu" {
-        println!("KGSL: built-in model (no GPU): command streams are validated, shaders run on the IR3 interpreter");
+        outln!("KGSL: built-in model (no GPU): command streams are validated, shaders run on the IR3 interpreter");
         use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
         let model = KgslModel::new(ModelConfig {
             execute_shaders: true,
@@ -52,7 +52,7 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
         let mut dev = AdrenoDevice::open(model, opts)?;
         let r = selftest::run(&mut dev, true, iters)?;
         if trace {
-            dev.with_kgsl(|m| m.trace().iter().for_each(|l| println!("trace: {l}")));
+            dev.with_kgsl(|m| m.trace().iter().for_each(|l| outln!("trace: {l}")));
         }
         r
     } else {
@@ -62,7 +62,10 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
         real(kgsl, opts, iters)?
     };
     for l in report.lines() {
-        println!("{l}");
+        outln!("{l}");
+    }
+    if kgsl == "emu" {
+        outln!("note: emulated: the times above are the KGSL model's (host time; device time modelled), not hardware measurements");
     }
     if !report.passed() {
         bail!(
@@ -71,7 +74,7 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
             selftest::N
         );
     }
-    println!(
+    outln!(
         "{}",
         if report.executed_on_gpu {
             "selftest PASSED"
@@ -88,7 +91,7 @@ fn real(node: &str, opts: AdrenoOptions, iters: u32) -> anyhow::Result<selftest:
     if !std::path::Path::new(node).exists() {
         bail!("{node} does not exist: this is not an Adreno/KGSL device (use --kgsl emu to exercise the model)");
     }
-    println!("KGSL: {node}");
+    outln!("KGSL: {node}");
     let mut dev =
         AdrenoDevice::open(KgslNode::open(node)?, opts).context("bringing up the Adreno device")?;
     Ok(selftest::run(&mut dev, true, iters)?)

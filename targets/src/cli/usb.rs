@@ -3,6 +3,7 @@
 //! Protocol logic lives in `modelrt-usbgpu` (session, bring-up, bench); this module only draws.
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use modelrt_targets::amd_device::resolve_firmware_dir;
 use modelrt_usbgpu::bench::{self, PhaseReport};
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::pcie::topology;
@@ -29,18 +30,20 @@ pub enum UsbCmd {
         /// Only the bridge's SRAM round trip (no GPU boot, no SDMA).
         #[arg(long)]
         bridge_only: bool,
-        /// Firmware directory (for the GPU boot).
-        #[arg(long, default_value = modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR)]
-        firmware_dir: std::path::PathBuf,
+        /// Directory with the amdgpu firmware, for the GPU boot [default: $MODELRT_AMD_FIRMWARE_DIR,
+        /// else /lib/firmware/amdgpu].
+        #[arg(long, value_name = "DIR")]
+        firmware_dir: Option<std::path::PathBuf>,
     },
     /// Boot the AMD GPU behind the bridge with the AM driver: IP versions, firmware versions, boot
     /// time and USB transfers per step. `--transport emu` boots the Navi31 GPU model.
     Boot {
         #[command(flatten)]
         common: Common,
-        /// Directory with the amdgpu firmware blobs (psp_13_0_0_sos.bin, …).
-        #[arg(long, default_value = modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR)]
-        firmware_dir: std::path::PathBuf,
+        /// Directory with the amdgpu firmware blobs (psp_13_0_0_sos.bin, …) [default:
+        /// $MODELRT_AMD_FIRMWARE_DIR, else /lib/firmware/amdgpu].
+        #[arg(long, value_name = "DIR")]
+        firmware_dir: Option<std::path::PathBuf>,
     },
 }
 
@@ -93,7 +96,7 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
                 super::usb_amd::sdma_copy_bench(
                     common.transport,
                     parse_selector(&common.device)?,
-                    &firmware_dir,
+                    &resolve_firmware_dir(firmware_dir.as_deref())?,
                     size,
                     seed,
                 )
@@ -105,7 +108,7 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
         } => super::usb_amd::boot(
             common.transport,
             parse_selector(&common.device)?,
-            &firmware_dir,
+            &resolve_firmware_dir(firmware_dir.as_deref())?,
         ),
     }
 }
@@ -121,7 +124,7 @@ fn list(c: &Common) -> anyhow::Result<()> {
         } else {
             "NOT the custom firmware"
         };
-        println!(
+        outln!(
             "{i}: {} {:04x}:{:04x} {:?} bcdDevice {:x}.{:02x} ({fw}){}",
             b.name,
             b.vendor_id,
@@ -132,7 +135,7 @@ fn list(c: &Common) -> anyhow::Result<()> {
             if b.emulated { " [emulated]" } else { "" }
         );
     }
-    println!("protocol version: the custom firmware has no version request (it has only the E4/E5/F0/F2/F3 requests)");
+    outln!("protocol version: the custom firmware has no version request (it has only the E4/E5/F0/F2/F3 requests)");
     Ok(())
 }
 
@@ -151,7 +154,7 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
     let emulated = s.is_emulated();
     let mut dev = PciDevice::open(s.bridge).with_context(|| format!("{name}: PCIe bring-up"))?;
     let functions = topology::scan(&mut dev)?;
-    println!(
+    outln!(
         "{name}{}",
         if emulated {
             " [emulated bridge and GPU]"
@@ -161,24 +164,31 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
     );
     for f in &functions {
         let b = f.bdf;
-        println!(
+        outln!(
             "{:02x}:{:02x}.{} [{:06x}] {:04x}:{:04x}",
-            b.bus, b.dev, b.func, f.class, f.vendor, f.device
+            b.bus,
+            b.dev,
+            b.func,
+            f.class,
+            f.vendor,
+            f.device
         );
         if let Some(w) = &f.bridge {
-            println!(
+            outln!(
                 "    bus: primary {} secondary {} subordinate {}",
-                w.primary, w.secondary, w.subordinate
+                w.primary,
+                w.secondary,
+                w.subordinate
             );
             if let Some((lo, hi)) = w.memory {
-                println!("    memory window {lo:#x}-{hi:#x}");
+                outln!("    memory window {lo:#x}-{hi:#x}");
             }
             if let Some((lo, hi)) = w.prefetchable {
-                println!("    prefetchable window {lo:#x}-{hi:#x}");
+                outln!("    prefetchable window {lo:#x}-{hi:#x}");
             }
         }
         for (i, bar) in &f.bars {
-            println!(
+            outln!(
                 "    BAR{i}: {:#x} size {} ({}-bit{})",
                 bar.address,
                 size_str(bar.size),
@@ -192,7 +202,7 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
         }
     }
     let counts = dev.bridge().transport().counts();
-    println!(
+    outln!(
         "USB transfers: {} control, {} bulk",
         counts.control(),
         counts.bulk()
@@ -206,14 +216,14 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
     } else {
         ""
     };
-    println!(
-        "{label}: {} bytes in {} chunks, {:.1} ms, {:.1} MB/s{tag}",
+    outln!(
+        "{label}: {} bytes in {}, {}, {:.1} MB/s{tag}",
         p.bytes,
-        p.chunks,
-        p.ns as f64 / 1e6,
+        super::units::plural(p.chunks as u64, "chunk"),
+        super::units::duration(p.ns),
         p.mb_per_s()
     );
-    println!(
+    outln!(
         "    USB: {} control + {} bulk transfers = {:.2} round trips/MiB ({:.2} control/MiB), {:.2}% of payload on bulk",
         p.counts.control(),
         p.counts.bulk(),
@@ -227,7 +237,7 @@ fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
     let mut s = open(c)?;
     let r = bench::copy_bench(&mut s, size, seed)
         .with_context(|| format!("{}: copy-bench", s.name()))?;
-    println!(
+    outln!(
         "{}{}",
         s.name(),
         if r.emulated {
@@ -239,9 +249,9 @@ fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
     print_phase("host→device", &r.upload, r.emulated);
     match (&r.download, r.download_skipped) {
         (Some(d), _) => print_phase("device→host", d, r.emulated),
-        (None, Some(why)) => println!("device→host: skipped: {why}"),
+        (None, Some(why)) => outln!("device→host: skipped: {why}"),
         (None, None) => {}
     }
-    println!("verification: {}", r.verification);
+    outln!("verification: {}", r.verification);
     Ok(())
 }

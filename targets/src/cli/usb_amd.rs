@@ -17,7 +17,7 @@ fn boot_gpu(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<Op
     } else {
         " [real hardware: this path is untested here]"
     };
-    println!("{}{tag}", g.name);
+    outln!("{}{tag}", g.name);
     Ok(g)
 }
 
@@ -34,7 +34,7 @@ fn transfers(c: &TransferCounts) -> String {
 pub fn boot(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<()> {
     let g = boot_gpu(kind, sel, dir)?;
     let am = &g.device.am;
-    println!("IP versions (from the device's discovery table):");
+    outln!("IP versions (from the device's discovery table):");
     for ip in ALL_IPS {
         let v = am
             .bus
@@ -42,11 +42,11 @@ pub fn boot(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<()
             .version(ip)
             .map(|v| v.to_string())
             .unwrap_or("-".into());
-        println!("  {:<7} {v}", ip.name());
+        outln!("  {:<7} {v}", ip.name());
     }
-    println!("firmware ({}):", dir.display());
+    outln!("firmware ({}):", dir.display());
     for f in &am.fw.files {
-        println!("  {:<22} ucode version {:#x}", f.file, f.version);
+        outln!("  {:<22} ucode version {:#x}", f.file, f.version);
     }
     let levels: Vec<String> = am
         .report
@@ -54,8 +54,8 @@ pub fn boot(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<()
         .iter()
         .map(|(c, n)| format!("{c} {n}"))
         .collect();
-    println!("DPM levels (pinned to the highest): {}", levels.join(", "));
-    println!(
+    outln!("DPM levels (pinned to the highest): {}", levels.join(", "));
+    outln!(
         "VRAM {} MiB, {} PSP ring commands, TMR {:#x} bytes, {}",
         am.vram_size >> 20,
         am.psp.commands,
@@ -66,18 +66,18 @@ pub fn boot(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<()
             "full boot"
         }
     );
-    println!(
-        "boot: {:.1} ms{}, {} (PCIe bring-up and discovery included)",
-        g.boot_ns as f64 / 1e6,
+    outln!(
+        "boot: {}{}, {} (PCIe bring-up and discovery included)",
+        super::units::duration(g.boot_ns),
         if g.model.is_some() { " emulated" } else { "" },
         transfers(&g.boot_transfers)
     );
     for (step, c) in &am.report.steps {
-        println!("  {step:<24} {}", transfers(c));
+        outln!("  {step:<24} {}", transfers(c));
     }
     let mut d = g.device;
     d.fini().context("fini")?;
-    println!("fini: queues stopped, clocks back to level 0");
+    outln!("fini: queues stopped, clocks back to level 0");
     Ok(())
 }
 
@@ -118,9 +118,9 @@ pub fn sdma_copy_bench(
     dev.download(0, &mut back).context("VRAM→host over SDMA")?;
     let (down, down_ns) = (counts(&mut dev).since(&c0), dev.now_ns() - t0);
     for (label, c, ns) in [("host→VRAM", up, up_ns), ("VRAM→host", down, down_ns)] {
-        println!(
-            "{label}: {size} bytes in {:.1} ms{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
-            ns as f64 / 1e6,
+        outln!(
+            "{label}: {size} bytes in {}{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
+            super::units::duration(ns),
             size as f64 / ns.max(1) as f64 * 1e3,
             transfers(&c),
             c.transfers() as f64 / mib
@@ -129,7 +129,7 @@ pub fn sdma_copy_bench(
     if back != data {
         bail!("verification failed: the bytes read back differ from those written");
     }
-    println!("verification: {size} bytes read back identical");
+    outln!("verification: {size} bytes read back identical");
     dev.fini().context("fini")?;
     Ok(())
 }

@@ -8,14 +8,16 @@ use anyhow::bail;
 use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
-use modelrt_targets::runner::LoadedModel;
+use modelrt_targets::runner::{DeviceChoice, LoadedModel};
 use serde_json::json;
+
+use crate::cli::units;
 
 use super::frames::FrameBuffers;
 use super::steps::{read_inputs, StepInputs};
 use super::{
-    alloc_outputs, load_from, memory_line, mib, ms, open_bundle_file, parse_bundle,
-    reference_inputs, trace, DeviceArgs,
+    alloc_outputs, load_from, memory_line, open_bundle_file, parse_bundle, reference_inputs, trace,
+    DeviceArgs,
 };
 
 /// One run on borrowed inputs.
@@ -106,9 +108,20 @@ fn default_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
     }
 }
 
+/// Whose times an emulated device reports (for the "emulated" note).
+fn emulator(d: DeviceChoice) -> &'static str {
+    match d {
+        DeviceChoice::QcomEmu => "the KGSL model's (kernels on the IR3 interpreter)",
+        DeviceChoice::DspEmu => {
+            "the FastRPC model's (device time from qemu-hexagon's instruction count)"
+        }
+        _ => "the emulated GPU's and link's",
+    }
+}
+
 /// `modelrt bench`.
 pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
-    let (path, warmup, dev) = (a.bundle.as_path(), a.warmup, a.device);
+    let (path, warmup, dev) = (a.bundle.as_path(), a.warmup, &a.device);
     let iters = a.steps.unwrap_or(a.iters);
     if iters == 0 {
         bail!(
@@ -125,7 +138,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     let t_load = std::time::Instant::now();
     let file = open_bundle_file(path, !dev.no_mmap)?;
     let b = parse_bundle(file.bytes(), path)?;
-    let mut model = load_from(b, Some(&file), &dev)?;
+    let mut model = load_from(b, Some(&file), dev)?;
     let load_ns = t_load.elapsed().as_nanos() as u64;
     let b = model.bundle().clone();
     let frames = if a.inputs.is_empty() {
@@ -177,8 +190,9 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     // (the mapped bundle's page-cache pages, shared and reclaimable).
     let (rss_anon, rss_file) = (status_bytes("RssAnon"), status_bytes("RssFile"));
     let modelled = !model.computes_outputs();
-    // The usb-emu link and GPU are emulators: their times and counts are labelled as such.
-    let emulated = device_name.starts_with("usb-emu");
+    // The emulated devices (qcom-emu, dsp-emu, usb-emu) model the hardware: every time and count
+    // they report is labelled as modelled.
+    let emulated = dev.device.is_emulated();
     drop(model);
     // Before the trace run, which loads a second executor.
     let peak_rss = peak_rss_bytes();
@@ -207,7 +221,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             "arena_bytes": memory.as_ref().map(|m| m.arena_bytes),
             "arena_resident_bytes": memory.as_ref().and_then(|m| m.arena_resident),
             "input_paths": paths,
-            "emulated": emulated,
+            "emulated": emulated || modelled,
         });
         if let Some(c) = usb {
             let n = iters as u64;
@@ -227,20 +241,20 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             doc[format!("{label}median_ns")] = med.into();
             doc[format!("{label}max_ns")] = hi.into();
         }
-        println!("{doc}");
+        outln!("{doc}");
         return Ok(());
     }
-    println!("device      {device_name}");
+    outln!("device      {device_name}");
     if modelled {
-        println!("note        this device models the hardware: its device times are modelled, not measured");
+        outln!("note        this device models the hardware: its device times are modelled, not measured");
     }
-    println!(
+    outln!(
         "load        {} (open, check and load; bundle {})",
-        ms(load_ns),
+        units::duration(load_ns),
         file.source().describe()
     );
     if let Some(m) = &memory {
-        println!("{}", memory_line(m));
+        outln!("{}", memory_line(&b, m));
     }
     for (label, v) in [
         (unit, &mut total),
@@ -248,24 +262,30 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         ("device", &mut devt),
     ] {
         let (lo, med, hi) = stats(v);
-        println!(
-            "{label:11} min {}  median {}  max {}  ({iters} {}, {warmup} warm-up)",
-            ms(lo),
-            ms(med),
-            ms(hi),
+        outln!(
+            "{label:11} min {}  median {}  max {}  ({}, {warmup} warm-up)",
+            units::duration(lo),
+            units::duration(med),
+            units::duration(hi),
             if a.steps.is_some() {
-                "consecutive frames, state carried"
+                format!(
+                    "{}, state carried",
+                    units::plural(iters as u64, "consecutive frame")
+                )
             } else {
-                "iters"
+                units::plural(iters as u64, "iter")
             }
         );
     }
     if emulated {
-        println!("note        emulated: step/enqueue/device times are the emulated GPU's and link's, not hardware measurements");
+        outln!(
+            "note        emulated: {unit}/enqueue/device times are {}, not hardware measurements",
+            emulator(dev.device)
+        );
     }
     if let Some(c) = usb {
         let n = iters as f64;
-        println!(
+        outln!(
             "usb         {:.0} transfers per {unit} ({:.0} control, {:.0} bulk; {:.1} KiB out, {:.1} KiB in){}",
             c.transfers() as f64 / n,
             c.control() as f64 / n,
@@ -276,21 +296,21 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(paths) = paths {
-        println!("inputs      {}", paths.join(", "));
+        outln!("inputs      {}", paths.join(", "));
     }
     if let Some(rss) = peak_rss {
         let split = match (rss_anon, rss_file) {
             (Some(a), Some(f)) => format!(
                 " (while loaded: {} anonymous, {} file-backed)",
-                mib(a),
-                mib(f)
+                units::size(a),
+                units::size(f)
             ),
             _ => String::new(),
         };
-        println!("peak rss    {}{split}", mib(rss));
+        outln!("peak rss    {}{split}", units::size(rss));
     }
     if let Some((file, n)) = traced {
-        println!(
+        outln!(
             "trace       {} ({n} slices; one submit per step, host clock — open in Perfetto)",
             file.display()
         );

@@ -10,8 +10,10 @@ use modelrt_hal::target::{cpu_features, KernelMeta, Target};
 
 use modelrt_core::StateInfo;
 
+use crate::cli::units;
+
 use super::steps::state_line;
-use super::{mib, open_bundle_file, parse_bundle, shape_str};
+use super::{open_bundle_file, parse_bundle, shape_str};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -57,7 +59,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     let b = parse_bundle(file.bytes(), path)?;
     let h = b.header();
     let body = b.body();
-    println!(
+    outln!(
         "bundle      {} ({} bytes, format {}.{}, crc32 {:08x}, schema {:016x})",
         path.display(),
         h.total_len,
@@ -66,9 +68,9 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         h.body_crc,
         h.schema_hash
     );
-    println!("target      {}", target_str(&body.target));
+    outln!("target      {}", target_str(&body.target));
     let p = body.producer;
-    println!(
+    outln!(
         "producer    tinygrad {}{} dev {}",
         p.tinygrad,
         p.tinymesa
@@ -76,14 +78,14 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
             .unwrap_or_default(),
         p.dev
     );
-    println!(
+    outln!(
         "flags       {}",
         if p.flags.is_empty() { "-" } else { p.flags }
     );
-    println!("source      sha256 {}", hex(&p.source_sha256));
-    println!(
+    outln!("source      sha256 {}", hex(&p.source_sha256));
+    outln!(
         "arena       {} ({} bytes)",
-        mib(body.arena_size),
+        units::size(body.arena_size),
         body.arena_size
     );
     let mut by_kind: BTreeMap<&str, (usize, u64)> = BTreeMap::new();
@@ -102,10 +104,10 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     }
     let kinds: Vec<String> = by_kind
         .iter()
-        .map(|(k, (n, sz))| format!("{n} {k} ({})", mib(*sz)))
+        .map(|(k, (n, sz))| format!("{n} {k} ({})", units::size(*sz)))
         .collect();
-    println!("buffers     {} — {}", body.buffers.len(), kinds.join(", "));
-    println!("weights     {}", mib(b.weights().len() as u64));
+    outln!("buffers     {} — {}", body.buffers.len(), kinds.join(", "));
+    outln!("weights     {}", units::size(b.weights().len() as u64));
     let count = |steps: modelrt_core::bundle::Table<'_, Step>| -> anyhow::Result<(usize, usize)> {
         let mut l = 0;
         let mut c = 0;
@@ -119,26 +121,26 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     };
     let (il, ic) = count(body.init)?;
     let (rl, rc) = count(body.run)?;
-    println!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
+    outln!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
     let code: usize = body
         .kernels
         .iter()
         .map(|k| k.map(|k| k.binary.len()))
         .sum::<Result<_, _>>()?;
-    println!(
+    outln!(
         "kernels     {} ({} of code)",
         body.kernels.len(),
-        mib(code as u64)
+        units::size(code as u64)
     );
     let mut decode_error = None;
     match modelrt_targets::inspect::check_kernels(&b) {
-        Ok(c) => println!(
+        Ok(c) => outln!(
             "binaries    all {} kernel binaries decode for {}",
             c.kernels,
             body.target.family()
         ),
         Err(e) => {
-            println!("binaries    DOES NOT DECODE: {e}");
+            outln!("binaries    DOES NOT DECODE: {e}");
             decode_error = Some(e);
         }
     }
@@ -156,7 +158,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
                     m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size
                 ),
             };
-            println!(
+            outln!(
                 "  [{i:3}] {:40} {:7} B  {} params  {meta}",
                 k.name,
                 k.binary.len(),
@@ -168,7 +170,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         |label: &str, t: modelrt_core::bundle::Table<'_, TensorDesc<'_>>| -> anyhow::Result<()> {
             for d in t.iter() {
                 let d = d?;
-                println!(
+                outln!(
                     "{label:11} {} {} {}",
                     d.name,
                     shape_str(&d.shape),
@@ -193,14 +195,16 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
             dtype: d.dtype,
             size: d.size,
         };
-        println!("state       {} — persists across runs", state_line(&s));
+        outln!("state       {} — persists across runs", state_line(&s));
     }
     match body.reference {
-        Some(r) => println!(
-            "reference   yes (seed {}, atol {:e}, rtol {:e}) — `modelrt verify` checks it",
-            r.seed, r.atol, r.rtol
+        Some(r) => outln!(
+            "reference   yes (seed {}, atol {}, rtol {}) — `modelrt verify` checks it",
+            r.seed,
+            units::tolerance(r.atol),
+            units::tolerance(r.rtol)
         ),
-        None => println!("reference   none"),
+        None => outln!("reference   none"),
     }
     if let Some(e) = decode_error {
         bail!(

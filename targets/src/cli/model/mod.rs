@@ -2,7 +2,7 @@
 //! module each; this module holds what they share: the device arguments, opening a bundle file
 //! (mapped read-only, see `modelrt_targets::bundle_file`), loading it, and running a loaded model
 //! once on owned buffers.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -10,13 +10,17 @@ use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
 
 use modelrt_targets::bundle_file::BundleFile;
-use modelrt_targets::runner::{load_mapped, DeviceChoice, LoadOptions, LoadedModel};
+use modelrt_targets::runner::{load_with, DeviceChoice, LoadOptions, LoadedModel};
+
+use crate::cli::units;
 
 mod bench;
+mod files;
 mod frames;
 mod info;
 mod run;
 mod steps;
+mod summary;
 mod trace;
 mod verify;
 
@@ -26,7 +30,7 @@ pub use run::{run, RunArgs};
 pub use verify::{verify_bytes, verify_file};
 
 /// Where and how to run.
-#[derive(Args, Clone, Copy, Debug)]
+#[derive(Args, Clone, Debug)]
 pub struct DeviceArgs {
     /// Backend to run on.
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
@@ -39,6 +43,10 @@ pub struct DeviceArgs {
     /// while modelrt runs them, and for comparison).
     #[arg(long)]
     pub no_mmap: bool,
+    /// Directory with the amdgpu firmware for --device usb|usb-emu [default: $MODELRT_AMD_FIRMWARE_DIR,
+    /// else /lib/firmware/amdgpu].
+    #[arg(long, value_name = "DIR")]
+    pub firmware_dir: Option<PathBuf>,
 }
 
 impl DeviceArgs {
@@ -61,7 +69,12 @@ fn load_from<'b>(
     file: Option<&BundleFile>,
     dev: &DeviceArgs,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    load_mapped(b, file.and_then(BundleFile::mapping), dev.options())
+    load_with(
+        b,
+        file.and_then(BundleFile::mapping),
+        dev.options(),
+        dev.firmware_dir.as_deref(),
+    )
 }
 
 /// Parse bundle bytes, naming the file in the error.
@@ -75,25 +88,48 @@ fn shape_str(shape: &[u64]) -> String {
     format!("[{}]", dims.join("x"))
 }
 
-/// `weights     N in place (X MiB), M copied; arena R of A resident` for a CPU load.
-fn memory_line(m: &modelrt_targets::runner::MemoryReport) -> String {
-    let resident = m.arena_resident.map_or_else(|| "unknown".to_string(), mib);
+/// `weights     ...; arena R resident of A` for a CPU load of `b`: how the weights reached the arena.
+fn memory_line(b: &Bundle<'_>, m: &modelrt_targets::runner::MemoryReport) -> String {
+    let resident = m
+        .arena_resident
+        .map_or_else(|| "unknown".to_string(), units::size);
+    let (mut count, mut bytes) = (0usize, 0u64);
+    for d in b.body().buffers.iter().flatten() {
+        if d.kind == modelrt_core::bundle::BufferKind::Weight {
+            count += 1;
+            bytes += d.size;
+        }
+    }
+    let (bound, copied) = (m.weights.bound, m.weights.copied.len());
+    let weights = if count == 0 {
+        "none in this bundle".to_string()
+    } else if bound == 0 && copied == 0 {
+        // --no-mmap (or embedded bytes): nothing was bound, every weight was copied at load.
+        format!(
+            "{} ({}) copied into the arena at load (bundle read into memory, not mapped)",
+            units::plural(count as u64, "buffer"),
+            units::size(bytes)
+        )
+    } else {
+        format!(
+            "{bound} read in place from the bundle file ({}), {copied} copied",
+            units::size(m.weights.bound_bytes),
+        )
+    };
     format!(
-        "weights     {} read in place from the bundle file ({}), {} copied; arena {} resident of {}",
-        m.weights.bound,
-        mib(m.weights.bound_bytes),
-        m.weights.copied.len(),
-        resident,
-        mib(m.arena_bytes)
+        "weights     {weights}; arena {resident} resident of {}",
+        units::size(m.arena_bytes)
     )
 }
 
-fn mib(n: u64) -> String {
-    format!("{:.2} MiB", n as f64 / (1024.0 * 1024.0))
-}
-
-fn ms(ns: u64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
+/// ` — emulated: ...` after a timing line of an emulated device (empty for others): every modelled
+/// time says so.
+fn emulated_note(dev: &DeviceArgs) -> &'static str {
+    if dev.device.is_emulated() {
+        " — emulated: modelled times, not hardware measurements"
+    } else {
+        ""
+    }
 }
 
 /// Zeroed output buffers in the bundle's output order.
@@ -115,11 +151,13 @@ fn run_once(
     model.run(&ins, &mut outs)
 }
 
+/// Why a bundle cannot be verified, and what works instead.
+pub(super) const NO_REFERENCE: &str = "this bundle has no embedded reference to verify against \
+(`cargo xtask compile MODEL.onnx --target ... --reference` embeds one; `cargo xtask convert` bundles have none): \
+check it with `modelrt run BUNDLE -i NAME=FILE.npy -o DIR` against outputs you trust";
+
 /// The bundle's embedded reference inputs.
 fn reference_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
-    let r = b
-        .body()
-        .reference
-        .context("this bundle has no embedded reference (compile it with --reference)")?;
+    let r = b.body().reference.context(NO_REFERENCE)?;
     r.inputs.iter().map(|t| Ok(t?.data.to_vec())).collect()
 }

@@ -1,15 +1,22 @@
 //! `modelrt run`: read each input from a `.npy` file (name, dtype and shape checked against the bundle),
 //! run once — or `--steps N` consecutive steps of a stateful bundle, inputs and outputs stacked on a new
 //! leading axis — print a summary of each output, optionally write each to `DIR/NAME.npy` and the final
-//! state buffers to `--dump-state DIR`.
+//! state buffers to `--dump-state DIR` (names made file-safe and unique, see `files`; both directories
+//! are checked before the model runs).
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+use anyhow::bail;
 
 use clap::Args;
 use modelrt_core::bundle::Bundle;
-use modelrt_core::verify::element;
 
-use super::steps::{dump_state, read_inputs, write_outputs};
-use super::{alloc_outputs, load_from, ms, open_bundle_file, parse_bundle, shape_str, DeviceArgs};
+use crate::cli::units;
+
+use super::files::{npy_paths, prepare_dir};
+use super::steps::{dump_state, read_inputs, state_labels, write_outputs};
+use super::summary::print_output_summary;
+use super::{alloc_outputs, load_from, open_bundle_file, parse_bundle, DeviceArgs};
 
 /// `modelrt run` arguments.
 #[derive(Args, Clone, Debug)]
@@ -25,7 +32,8 @@ pub struct RunArgs {
     /// An input as NAME=FILE.npy (repeat for each input).
     #[arg(short, long = "input", value_name = "NAME=FILE.npy")]
     pub inputs: Vec<String>,
-    /// Write each output to DIR/NAME.npy.
+    /// Write each output to DIR/NAME.npy (characters other than letters, digits, `-_.` become `_`;
+    /// names that would share a file get `-1`, `-2`, …; each file written is printed with its output).
     #[arg(short, long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Run N consecutive steps (frames); each input file then has a leading axis of length N
@@ -49,6 +57,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let file = open_bundle_file(path, !a.device.no_mmap)?;
     let b = parse_bundle(file.bytes(), path)?;
     let inputs = read_inputs(&b, &a.inputs, a.steps)?;
+    let (output_files, state_files) = plan_files(&b, a)?;
     let mut model = load_from(b, Some(&file), &a.device)?;
     let n = inputs.steps;
     let mut outputs = alloc_outputs(model.bundle())?;
@@ -73,69 +82,78 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     // `n >= 1`: `read_inputs` refuses 0 steps.
     let t = last.unwrap_or_default();
     if !model.computes_outputs() {
-        println!(
+        outln!(
             "note        {} computed no outputs; nothing is written",
             model.device_name()
         );
-        println!(
+        outln!(
             "timing      {} (enqueue {}, modelled device {})",
-            ms(t.total_ns),
-            ms(t.enqueue_ns),
-            ms(t.device_ns)
+            units::duration(t.total_ns),
+            units::duration(t.enqueue_ns),
+            units::duration(t.device_ns)
         );
         return Ok(());
     }
     print_output_summary(model.bundle(), &outputs)?;
     if a.steps.is_some() {
         frame_ns.sort_unstable();
-        println!(
+        outln!(
             "steps       {n} (outputs above are the last step's); per step min {} median {} max {}",
-            ms(frame_ns[0]),
-            ms(frame_ns[n / 2]),
-            ms(frame_ns[n - 1])
+            units::duration(frame_ns[0]),
+            units::duration(frame_ns[n / 2]),
+            units::duration(frame_ns[n - 1])
         );
     }
-    println!(
-        "timing      {} (enqueue {}, device {}) on {}",
-        ms(t.total_ns),
-        ms(t.enqueue_ns),
-        ms(t.device_ns),
-        model.device_name()
+    outln!(
+        "timing      {} (enqueue {}, device {}) on {}{}",
+        units::duration(t.total_ns),
+        units::duration(t.enqueue_ns),
+        units::duration(t.device_ns),
+        model.device_name(),
+        super::emulated_note(&a.device)
     );
-    if let Some(dir) = &a.output_dir {
-        write_outputs(model.bundle(), dir, &stacked, n, a.steps.is_some())?;
+    if a.output_dir.is_some() {
+        write_outputs(
+            model.bundle(),
+            &output_files,
+            &stacked,
+            n,
+            a.steps.is_some(),
+        )?;
     }
-    if let Some(dir) = &a.dump_state {
-        dump_state(model.as_mut(), dir)?;
+    if a.dump_state.is_some() {
+        dump_state(model.as_mut(), &state_files)?;
     }
     Ok(())
 }
 
-/// One line per output: min, max (and where), mean and the first values.
-pub(super) fn print_output_summary(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<()> {
-    for (t, data) in b.body().outputs.iter().zip(outputs) {
-        let t = t?;
-        let n = t.numel() as usize;
-        let vals: Vec<f64> = (0..n).filter_map(|i| element(t.dtype, data, i)).collect();
-        let (mut lo, mut hi, mut sum, mut arg) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0);
-        for (i, v) in vals.iter().enumerate() {
-            if *v > hi {
-                hi = *v;
-                arg = i;
-            }
-            lo = lo.min(*v);
-            sum += v;
-        }
-        let head: Vec<String> = vals.iter().take(6).map(|v| format!("{v:.5}")).collect();
-        println!(
-            "output {} {} {}: min {lo:.5} max {hi:.5} (at {arg}) mean {:.5}  [{}{}]",
-            t.name,
-            shape_str(&t.shape),
-            t.dtype.name(),
-            sum / vals.len().max(1) as f64,
-            head.join(", "),
-            if vals.len() > 6 { ", …" } else { "" }
-        );
+/// Check `-o` and `--dump-state` before anything runs, and name the file of every output and
+/// state buffer they will receive (unique within each directory; one directory given to both
+/// holds distinct names for all). Empty lists for options not given.
+fn plan_files(b: &Bundle<'_>, a: &RunArgs) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let mut taken = BTreeSet::new();
+    let mut outputs = Vec::new();
+    if let Some(dir) = &a.output_dir {
+        prepare_dir("-o", dir)?;
+        let names: Vec<&str> = b
+            .body()
+            .outputs
+            .iter()
+            .map(|t| t.map(|t| t.name))
+            .collect::<Result<_, _>>()?;
+        outputs = npy_paths(dir, &names, &mut taken);
     }
-    Ok(())
+    let mut states = Vec::new();
+    if let Some(dir) = &a.dump_state {
+        let labels = state_labels(b)?;
+        if labels.is_empty() {
+            bail!("--dump-state: this bundle has no state buffers (`modelrt info` lists a bundle's state)");
+        }
+        prepare_dir("--dump-state", dir)?;
+        if a.output_dir.as_ref() != Some(dir) {
+            taken.clear();
+        }
+        states = npy_paths(dir, &labels, &mut taken);
+    }
+    Ok((outputs, states))
 }

@@ -2,7 +2,7 @@
 //! `NAME=FILE.npy` — one tensor per input, or with `--steps N` the N per-step tensors stacked on a new
 //! leading axis — splitting them per step, stacking outputs the same way, and dumping state buffers.
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use modelrt_core::bundle::{Bundle, TensorDesc};
@@ -118,30 +118,16 @@ pub(super) fn read_inputs(
     })
 }
 
-/// Output and state names come from the model; keep them to safe file names.
-pub(super) fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Write each output to `DIR/NAME.npy`: `stacked[i]` holds `steps` consecutive outputs, written with
-/// a leading axis of that length when `stacked_axis`.
+/// Write each output to its file in `files` (see `files::npy_paths`): `stacked[i]` holds `steps`
+/// consecutive outputs, written with a leading axis of that length when `stacked_axis`.
 pub(super) fn write_outputs(
     b: &Bundle<'_>,
-    dir: &Path,
+    files: &[PathBuf],
     stacked: &[Vec<u8>],
     steps: usize,
     stacked_axis: bool,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (t, out) in b.body().outputs.iter().zip(stacked) {
+    for ((t, out), file) in b.body().outputs.iter().zip(stacked).zip(files) {
         let t = t?;
         let mut shape: Vec<u64> = if stacked_axis {
             vec![steps as u64]
@@ -149,12 +135,23 @@ pub(super) fn write_outputs(
             vec![]
         };
         shape.extend_from_slice(&t.shape);
-        let file = dir.join(format!("{}.npy", sanitize(t.name)));
-        std::fs::write(&file, npy::encode(t.dtype, &shape, out))
+        std::fs::write(file, npy::encode(t.dtype, &shape, out))
             .with_context(|| format!("cannot write {}", file.display()))?;
-        println!("wrote       {}", file.display());
+        outln!("wrote       {} (output '{}')", file.display(), t.name);
     }
     Ok(())
+}
+
+/// Labels of the bundle's state buffers, in state-table order (what `LoadedModel::states` lists).
+pub(super) fn state_labels<'b>(b: &Bundle<'b>) -> anyhow::Result<Vec<&'b str>> {
+    let mut labels = Vec::new();
+    for d in b.body().buffers.iter() {
+        let d = d?;
+        if d.kind == modelrt_core::bundle::BufferKind::State {
+            labels.push(d.label);
+        }
+    }
+    Ok(labels)
 }
 
 /// Shape of a state buffer as a flat array of its dtype (a bundle records no tensor shape for state).
@@ -173,24 +170,17 @@ pub(super) fn state_line(s: &StateInfo<'_>) -> String {
     )
 }
 
-/// Write every state buffer's current bytes to `DIR/LABEL.npy` (flat, the buffer's dtype).
-pub(super) fn dump_state(model: &mut dyn LoadedModel<'_>, dir: &Path) -> anyhow::Result<()> {
+/// Write every state buffer's current bytes to its file in `files` (one per state, in table
+/// order; flat, the buffer's dtype).
+pub(super) fn dump_state(model: &mut dyn LoadedModel<'_>, files: &[PathBuf]) -> anyhow::Result<()> {
     let states = model.states();
-    if states.is_empty() {
-        bail!("--dump-state: this bundle has no state buffers");
-    }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for s in &states {
+    for (s, file) in states.iter().zip(files) {
         let bytes = model.read_state(s.index)?;
         // Trailing bytes that do not fill an element (not produced by any exporter) are left out.
         let elems = bytes.len() - bytes.len() % s.dtype.size();
-        let file = dir.join(format!("{}.npy", sanitize(s.label)));
-        std::fs::write(
-            &file,
-            npy::encode(s.dtype, &state_shape(s), &bytes[..elems]),
-        )
-        .with_context(|| format!("cannot write {}", file.display()))?;
-        println!("state       {} -> {}", state_line(s), file.display());
+        std::fs::write(file, npy::encode(s.dtype, &state_shape(s), &bytes[..elems]))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        outln!("state       {} -> {}", state_line(s), file.display());
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ pub(super) fn write_trace(
     bytes: &[u8],
     path: &Path,
     inputs: &[Vec<u8>],
-    dev: DeviceArgs,
+    dev: &DeviceArgs,
     file: &Path,
 ) -> anyhow::Result<usize> {
     use modelrt_core::profile::{record_steps, traced_run, write_chrome_trace};
@@ -25,8 +25,8 @@ pub(super) fn write_trace(
     let device =
         CpuDevice::new(cpu_threads(&b, dev.threads)).context("cannot create the CPU device")?;
     let name = format!(
-        "modelrt cpu ({} threads) {}",
-        device.threads(),
+        "modelrt cpu ({}) {}",
+        crate::cli::units::plural(device.threads() as u64, "thread"),
         path.display()
     );
     let mut exec = modelrt_core::Executor::load(b.clone(), device)

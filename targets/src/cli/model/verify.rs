@@ -7,38 +7,37 @@ use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
 use modelrt_targets::bundle_file::BundleFile;
 
-use super::run::print_output_summary;
-use super::{alloc_outputs, load_from, ms, parse_bundle, reference_inputs, run_once, DeviceArgs};
+use crate::cli::units;
+
+use super::summary::print_output_summary;
+use super::{alloc_outputs, load_from, parse_bundle, reference_inputs, run_once, DeviceArgs};
 
 /// Check outputs against the embedded reference; prints one line per output. Returns whether all pass.
 fn check_reference(b: &Bundle<'_>, outputs: &[Vec<u8>]) -> anyhow::Result<bool> {
-    let r = b
-        .body()
-        .reference
-        .context("this bundle has no embedded reference (compile it with --reference)")?;
+    let r = b.body().reference.context(super::NO_REFERENCE)?;
     let mut all = true;
     for ((t, want), got) in b.body().outputs.iter().zip(r.outputs.iter()).zip(outputs) {
         let (t, want) = (t?, want?);
         let c = compare(t.dtype, got, want.data, r.atol as f64, r.rtol as f64);
         all &= c.ok();
-        println!(
-            "verify {}: {} — max abs err {:.3e}, max rel err {:.3e}, {} of {} outside atol {:e} rtol {:e}",
+        outln!(
+            "verify {}: {} — max abs err {:.3e}, max rel err {:.3e}, {} of {} outside atol {} rtol {}",
             t.name,
             if c.ok() { "ok" } else { "FAILED" },
             c.max_abs,
             c.max_rel,
             c.mismatches,
             c.count,
-            r.atol,
-            r.rtol
+            units::tolerance(r.atol),
+            units::tolerance(r.rtol)
         );
     }
     Ok(all)
 }
 
 /// `modelrt verify` of an opened bundle file. Errors if verification fails.
-pub fn verify_file(file: &BundleFile, path: &Path, dev: DeviceArgs) -> anyhow::Result<()> {
-    println!("bundle      {}", file.source().describe());
+pub fn verify_file(file: &BundleFile, path: &Path, dev: &DeviceArgs) -> anyhow::Result<()> {
+    outln!("bundle      {}", file.source().describe());
     verify_in(file.bytes(), Some(file), path, dev, false)
 }
 
@@ -46,7 +45,7 @@ pub fn verify_file(file: &BundleFile, path: &Path, dev: DeviceArgs) -> anyhow::R
 pub fn verify_bytes(
     bytes: &[u8],
     path: &Path,
-    dev: DeviceArgs,
+    dev: &DeviceArgs,
     summary: bool,
 ) -> anyhow::Result<()> {
     verify_in(bytes, None, path, dev, summary)
@@ -56,15 +55,15 @@ fn verify_in(
     bytes: &[u8],
     file: Option<&BundleFile>,
     path: &Path,
-    dev: DeviceArgs,
+    dev: &DeviceArgs,
     summary: bool,
 ) -> anyhow::Result<()> {
     let b = parse_bundle(bytes, path)?;
     let inputs = reference_inputs(&b)?;
-    let mut model = load_from(b, file, &dev)?;
-    println!("device      {}", model.device_name());
+    let mut model = load_from(b, file, dev)?;
+    outln!("device      {}", model.device_name());
     if let Some(m) = model.memory() {
-        println!("{}", super::memory_line(&m));
+        outln!("{}", super::memory_line(model.bundle(), &m));
     }
     let mut outputs = alloc_outputs(model.bundle())?;
     let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
@@ -80,18 +79,19 @@ fn verify_in(
     let ok = check_reference(model.bundle(), &outputs)?;
     // A second, warm run is the representative timing (the first includes page faults).
     let t2 = run_once(model.as_mut(), &inputs, &mut outputs)?;
-    println!(
-        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {})",
-        ms(t.total_ns),
-        ms(t2.total_ns),
-        ms(t2.enqueue_ns),
-        ms(t2.device_ns),
-        ms(t2.upload_ns),
-        ms(t2.download_ns)
+    outln!(
+        "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {}){}",
+        units::duration(t.total_ns),
+        units::duration(t2.total_ns),
+        units::duration(t2.enqueue_ns),
+        units::duration(t2.device_ns),
+        units::duration(t2.upload_ns),
+        units::duration(t2.download_ns),
+        super::emulated_note(dev)
     );
     if !ok {
         bail!("verification FAILED against the bundle's embedded reference");
     }
-    println!("verified    outputs match the embedded reference");
+    outln!("verified    outputs match the embedded reference");
     Ok(())
 }
