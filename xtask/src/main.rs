@@ -9,6 +9,7 @@ use xtask::compile::compile;
 use xtask::exporter::{ExportArgs, Source};
 
 mod ci;
+mod closed_pipe;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "modelrt host tooling")]
@@ -30,27 +31,36 @@ enum Cmd {
         /// xtask/models/modeld_pipeline.py.
         #[arg(long, value_name = "SCRIPT.py:FN")]
         tinygrad: Option<String>,
-        /// cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630, amd-gfx1100, amd-gfx1201, hexagon-v65.
+        /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
+        /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
+        /// hexagon-v65 (comma three DSP; emulated: dsp-emu).
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// Output bundle (.mrt).
+        /// Output bundle (.mrt), written only once the compile and its checks succeeded.
         #[arg(short, long)]
         output: PathBuf,
-        /// Embed seeded random inputs and onnxruntime's outputs so the bundle can verify itself.
+        /// Embed seeded random inputs and the reference's outputs for them (onnxruntime's; tinygrad's own run for
+        /// --tinygrad) so `modelrt verify` can check the bundle on any device.
         #[arg(long)]
         reference: bool,
-        /// Seed for --reference inputs.
-        #[arg(long)]
-        seed: Option<u64>,
+        /// Seed of the random inputs the compile captures with, checks with and (with --reference) embeds.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// CPU kernels' thread split (baked in at compile time; default 4).
         #[arg(long)]
         threads: Option<u32>,
-        /// Half precision (FLOAT16=1), as comma's Adreno builds use.
+        /// Only with --image, which implies it (FLOAT16=1: half-precision images). tinygrad 0.14 reads FLOAT16 only
+        /// in its IMAGE paths, so on its own it would change no kernel and is refused.
         #[arg(long)]
         float16: bool,
-        /// Image/texture inputs (IMAGE=1, Adreno only; implies --float16).
+        /// adreno-a630 only: openpilot's image/texture layout (IMAGE=1 FLOAT16=1: convolutions read half-precision
+        /// images); the bundle is verified at the half-precision tolerance 5e-2.
         #[arg(long)]
         image: bool,
+        /// Value of the model's dynamic input dimension NAME (repeatable). A bundle has fixed shapes: dynamic
+        /// dimensions without --dim are compiled as 1, and the compile prints each one.
+        #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
+        dims: Vec<(String, u64)>,
         /// CPU baseline (-march/-mcpu) instead of the target's default (x86-64-v3 / cortex-a76).
         #[arg(long)]
         cpu_baseline: Option<String>,
@@ -234,6 +244,19 @@ fn parse_state_init(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `NAME=VALUE` (VALUE >= 1) for `--dim`.
+fn parse_dim(s: &str) -> Result<(String, u64), String> {
+    match s.split_once('=') {
+        Some((name, v)) if !name.is_empty() => match v.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok((name.to_string(), n)),
+            _ => Err(format!(
+                "expected NAME=VALUE with VALUE a whole number >= 1, got '{s}'"
+            )),
+        },
+        _ => Err(format!("expected NAME=VALUE, got '{s}'")),
+    }
+}
+
 /// `NAME=FILE.npy` for `--const`.
 fn parse_const(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
@@ -253,6 +276,7 @@ fn host_cpu_target() -> &'static str {
 }
 
 fn main() {
+    closed_pipe::install();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
@@ -272,6 +296,7 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             float16,
             image,
+            dims,
             cpu_baseline,
             consts,
             compile3_dtypes,
@@ -287,18 +312,18 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 target
             };
-            let unchecked_target = xtask::emu_check::device_for(&target).is_some();
             let mut args = ExportArgs::onnx(model.unwrap_or_default(), target, PathBuf::new());
             if let Some(spec) = tinygrad {
                 args.source = Source::Tinygrad(spec);
             }
             args.reference = reference;
-            args.seed = seed;
+            args.seed = Some(seed);
             args.threads = threads;
             args.float16 = float16 || image;
             args.image = image;
             args.cpu_baseline = cpu_baseline;
             args.consts = consts;
+            args.dims = dims;
             args.compile3_dtypes = compile3_dtypes;
             args.trust_tinygrad = trust_tinygrad;
             args.beam = beam;
@@ -317,8 +342,8 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(cache) = &r.beam_cache {
                 println!("wrote search cache {}", cache.display());
             }
-            if no_emu_check && unchecked_target {
-                println!("not checked on the target's model (--no-emu-check): the outputs are unverified");
+            if let Some((device, why)) = &r.not_checked {
+                println!("outputs NOT checked on {device} ({why}): the outputs are unverified");
             }
             Ok(())
         }
