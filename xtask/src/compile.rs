@@ -192,3 +192,28 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         not_checked,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 27 item 2: `--float16` alone is refused on every target (tinygrad 0.14 reads FLOAT16 only in its IMAGE
+    /// paths); with `--image` (which sets both, as `main` does) it is accepted.
+    #[test]
+    fn float16_alone_is_refused_and_image_is_not() {
+        for target in ["cpu-x86_64", "adreno-a630", "amd-gfx1100", "hexagon-v65"] {
+            let mut a = ExportArgs::onnx("m.onnx", target, "o");
+            a.float16 = true;
+            let msg = format!("{:#}", check_flags(&a).unwrap_err());
+            assert!(
+                msg.contains("--float16") && msg.contains("--image") && msg.contains(target),
+                "{msg}"
+            );
+            a.float16 = false;
+            assert!(check_flags(&a).is_ok());
+        }
+        let mut a = ExportArgs::onnx("m.onnx", "adreno-a630", "o");
+        (a.float16, a.image) = (true, true);
+        assert!(check_flags(&a).is_ok());
+    }
+}

@@ -107,7 +107,9 @@ pub fn check_against(
     for (((name, dt), g), w) in outs.iter().zip(&got).zip(want) {
         let c = compare_reference(*dt, g, w, atol, rtol);
         if !c.ok() {
+            // printed at the recorded f32 precision (1e-4, not 9.999999747378752e-5)
             let (atol, rtol) = reference_tolerance(*dt, atol, rtol);
+            let (atol, rtol) = (atol as f32, rtol as f32);
             bail!(
                 "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of {against} (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
                 device.1,

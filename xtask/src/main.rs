@@ -536,3 +536,39 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dim_values_are_names_with_whole_numbers() {
+        assert_eq!(parse_dim("N=8"), Ok(("N".to_string(), 8)));
+        assert_eq!(parse_dim("batch_size=1"), Ok(("batch_size".to_string(), 1)));
+        for bad in ["N", "=8", "N=0", "N=-1", "N=x", "N="] {
+            assert!(parse_dim(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `--seed` shows its default in `--help`, and `--dim` is repeatable.
+    #[test]
+    fn compile_help_and_repeated_dims() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("compile")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("[default: 0]"), "{help}");
+        let cli = Cli::try_parse_from([
+            "xtask", "compile", "m.onnx", "-o", "m.mrt", "--dim", "N=8", "--dim", "T=2",
+        ])
+        .unwrap();
+        let Cmd::Compile { dims, seed, .. } = cli.cmd else {
+            panic!("not compile")
+        };
+        assert_eq!(dims, [("N".to_string(), 8), ("T".to_string(), 2)]);
+        assert_eq!(seed, 0);
+    }
+}
