@@ -205,6 +205,8 @@ fn tinygrad_hexagon_bundles_are_checked_or_reported_unchecked() {
         .kernels
         .iter()
         .any(|k| k.unwrap().name == modelrt_targets::dsp_model::MODEL_LIBRARY);
+    // the reference the check needed is not kept: this compile did not ask for --reference
+    assert!(b.body().reference.is_none());
     if has_library {
         assert_eq!(r.emu_check.map(|c| c.device), Some("dsp-emu"));
         assert!(r.not_checked.is_none());

@@ -128,11 +128,13 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
             ));
         }
     }
-    let check_reference = match check_on {
-        Some(_) if !keep_reference => manifest.reference.take(),
-        Some(_) => manifest.reference.clone(),
-        None => None,
+    // the bundle keeps the reference only if --reference asked for it (also when the check was dropped above)
+    let reference = if keep_reference {
+        manifest.reference.clone()
+    } else {
+        manifest.reference.take()
     };
+    let check_reference = check_on.and(reference);
     let bytes = crate::bundle_build::build(&manifest)?;
     let emu_check = match (check_on, &check_reference) {
         (Some(dev), Some(r)) => {

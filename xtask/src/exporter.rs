@@ -85,9 +85,9 @@ pub struct ExportArgs {
     pub beam_cache: Option<PathBuf>,
     /// With `beam`: where the exporter writes the search cache.
     pub beam_cache_out: Option<PathBuf>,
-    /// ONNX compiles for a target with an executing model (adreno-a630, amd-gfx1100): run the bundle there on
-    /// seeded inputs and compare with onnxruntime before writing it ([`crate::emu_check`]). Not an export.py
-    /// argument. Default on.
+    /// ONNX and `--tinygrad` compiles for a target with an executing model (adreno-a630, amd-gfx1100,
+    /// hexagon-v65): run the bundle there on seeded inputs and compare with the reference before writing it
+    /// ([`crate::emu_check`]). Not an export.py argument. Default on.
     pub emu_check: bool,
 }
 
