@@ -97,8 +97,9 @@ enum Cmd {
         /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:
         /// the bundle executed on that target's model (qcom-emu: the IR3 interpreter; usb-emu: the RDNA3
         /// interpreter behind the emulated bridge; dsp-emu: qemu-hexagon behind the FastRPC model) on seeded
-        /// inputs, every output compared with onnxruntime. Takes minutes on large models; without it the bundle is
-        /// only checked structurally.
+        /// inputs, every output compared with onnxruntime (for --tinygrad: with tinygrad's own run on the host CPU).
+        /// Takes minutes on large models; without it the bundle is only checked structurally, and the compile says
+        /// the outputs were NOT checked.
         #[arg(long)]
         no_emu_check: bool,
     },
