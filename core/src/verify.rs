@@ -1,6 +1,16 @@
 //! Output verification: numpy-`allclose`-style comparison of raw little-endian tensors, as used by
 //! `modelrt verify` and the embedded self-check (`|got - want| <= atol + rtol * |want|`, NaN equal
 //! to NaN).
+//!
+//! A bundle records one `atol`/`rtol` for all its outputs, chosen for float32 arithmetic. An output
+//! whose own type is narrower cannot be checked tighter than that type resolves: the reference
+//! (onnxruntime, or tinygrad on the host) and the device round differently at every step, so they
+//! differ by units in the last place however right the program is. [`compare_reference`] therefore
+//! never compares a floating output tighter than [`dtype_floor`]: 20 units in the last place at 1.0
+//! of the output's own type (20 × its machine epsilon), for `atol` and `rtol` alike — float16
+//! 20 × 2⁻¹⁰ ≈ 1.95e-2 (the exporter's own float16 cross-check with onnxruntime uses 2e-2),
+//! bfloat16 20 × 2⁻⁷ ≈ 0.156; float32 (2.4e-6) and float64 floors lie below any tolerance a bundle
+//! records, and integer and bool outputs keep the recorded tolerance.
 use modelrt_hal::target::DType;
 
 /// Result of comparing one tensor.
@@ -47,6 +57,40 @@ pub fn element(dtype: DType, bytes: &[u8], i: usize) -> Option<f64> {
         DType::I64 => i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as f64,
         DType::U64 => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as f64,
     })
+}
+
+/// The floor of a reference comparison for an output of `dtype` (module doc): 20 × the type's machine
+/// epsilon (the gap between 1.0 and the next representable value) for floating types, 0 otherwise.
+pub fn dtype_floor(dtype: DType) -> f64 {
+    const ULPS: f64 = 20.0;
+    let fraction_bits = match dtype {
+        DType::F16 => 10,
+        DType::BF16 => 7,
+        DType::F32 => 23,
+        DType::F64 => 52,
+        _ => return 0.0,
+    };
+    ULPS * (-(fraction_bits as f64)).exp2()
+}
+
+/// The `(atol, rtol)` a reference comparison of a `dtype` output uses: the recorded ones, each
+/// raised to [`dtype_floor`].
+pub fn reference_tolerance(dtype: DType, atol: f64, rtol: f64) -> (f64, f64) {
+    let floor = dtype_floor(dtype);
+    (atol.max(floor), rtol.max(floor))
+}
+
+/// [`compare`] of an output with its reference at [`reference_tolerance`]: what `modelrt verify`,
+/// the embedded self-checks and the compile's pre-write check use.
+pub fn compare_reference(
+    dtype: DType,
+    got: &[u8],
+    want: &[u8],
+    atol: f64,
+    rtol: f64,
+) -> Comparison {
+    let (atol, rtol) = reference_tolerance(dtype, atol, rtol);
+    compare(dtype, got, want, atol, rtol)
 }
 
 /// Compare `got` against `want` (same dtype and length; a length difference counts every missing
@@ -120,6 +164,50 @@ mod tests {
             out[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
         }
         out
+    }
+
+    /// The floors against the IEEE 754 / bfloat16 field widths: the gap between 1.0 and the next
+    /// value, read off the bit patterns (1.0 and 1.0 + 1 ulp) with the independent converters.
+    #[test]
+    fn floors_are_twenty_ulps_at_one_of_each_type() {
+        let gap16 = f16_to_f32(0x3c01) as f64 - 1.0;
+        assert_eq!(dtype_floor(DType::F16), 20.0 * gap16);
+        assert!((dtype_floor(DType::F16) - 1.953_125e-2).abs() < 1e-12);
+        let gap_bf16 = f32::from_bits(0x3f81 << 16) as f64 - 1.0;
+        assert_eq!(dtype_floor(DType::BF16), 20.0 * gap_bf16);
+        assert_eq!(dtype_floor(DType::F32), 20.0 * f32::EPSILON as f64);
+        assert_eq!(dtype_floor(DType::F64), 20.0 * f64::EPSILON);
+        for d in [DType::I8, DType::U8, DType::I32, DType::I64, DType::Bool] {
+            assert_eq!(dtype_floor(d), 0.0, "{d:?}");
+        }
+        // float32's floor is below the recorded 1e-4: the recorded tolerance stands
+        assert_eq!(reference_tolerance(DType::F32, 1e-4, 1e-4), (1e-4, 1e-4));
+        // a recorded tolerance above the floor stands too (a --image bundle's 5e-2)
+        assert_eq!(reference_tolerance(DType::F16, 5e-2, 5e-2), (5e-2, 5e-2));
+    }
+
+    fn f16s(v: [u16; 2]) -> [u8; 4] {
+        let [a, b] = [v[0].to_le_bytes(), v[1].to_le_bytes()];
+        [a[0], a[1], b[0], b[1]]
+    }
+
+    /// Issue 27 item 1: a float16 output one ulp off (at 0.5..1, 2⁻¹¹ = 4.883e-4) fails the
+    /// recorded float32 tolerance but is within its own type's floor; 0.05 off still fails.
+    #[test]
+    fn float16_outputs_are_compared_at_their_own_resolution() {
+        // 0.75 = 0x3a00; one ulp above = 0x3a01; 0.8 ≈ 0x3a66
+        let want = f16s([0x3a00, 0x3c00]);
+        let one_ulp = f16s([0x3a01, 0x3c00]);
+        assert!(!compare(DType::F16, &one_ulp, &want, 1e-4, 1e-4).ok());
+        let c = compare_reference(DType::F16, &one_ulp, &want, 1e-4, 1e-4);
+        assert!(c.ok(), "{c:?}");
+        assert_eq!(c.max_abs, 4.8828125e-4);
+        let far = f16s([0x3a66, 0x3c00]);
+        let c = compare_reference(DType::F16, &far, &want, 1e-4, 1e-4);
+        assert_eq!((c.mismatches, c.worst_index), (1, 0), "{c:?}");
+        // float32 outputs keep the recorded tolerance
+        let (a, b) = (f32s(&[0.75, 1.0, 0.0]), f32s(&[0.7505, 1.0, 0.0]));
+        assert!(!compare_reference(DType::F32, &b, &a, 1e-4, 1e-4).ok());
     }
 
     #[test]

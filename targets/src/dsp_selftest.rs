@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use modelrt_core::bundle::Bundle;
-use modelrt_core::verify::compare;
+use modelrt_core::verify::compare_reference;
 use modelrt_qcom::dsp::selftest::Check;
 
 use crate::dsp_model::{Backend, DspModel, DspOptions};
@@ -92,7 +92,7 @@ fn run(backend: Backend, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
     let mut worst = 0f64;
     for ((t, want), got) in b.body().outputs.iter().zip(r.outputs.iter()).zip(&outputs) {
         let (t, want) = try_!(t.and_then(|t| Ok((t, want?))));
-        let c = compare(t.dtype, got, want.data, r.atol as f64, r.rtol as f64);
+        let c = compare_reference(t.dtype, got, want.data, r.atol as f64, r.rtol as f64);
         ok &= c.ok();
         worst = worst.max(c.max_abs);
     }

@@ -10,7 +10,8 @@
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
 CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
---reference tolerances: 1e-4 (fp32), 5e-2 with --float16/--image.
+--reference tolerances: 1e-4 (fp32), 5e-2 with --image; comparisons raise them for float16/bfloat16 outputs
+(core/src/verify.rs).
 
 Test-only helpers next to this file: check_manifest.py (independent x86-64 replayer vs onnxruntime),
 check_manifest_aarch64.py + replay_aarch64.c (cpu-aarch64 manifests under qemu-aarch64), make_test_pickle.py,
@@ -47,11 +48,14 @@ def parse_args(argv):
   ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
   ap.add_argument("--seed", type=int, default=0, help="seed for reference/capture inputs (default 0)")
   ap.add_argument("--threads", type=int, default=None, help="CPU threads baked into CPU kernels (default 4)")
-  ap.add_argument("--float16", action="store_true", help="FLOAT16=1")
+  ap.add_argument("--float16", action="store_true", help="FLOAT16=1; tinygrad 0.14 uses it only with --image (which implies it), "
+                  "so alone it is refused")
   ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
   ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
   ap.add_argument("--const", action="append", metavar="NAME=FILE.npy",
                   help="fold a fixed value for graph input NAME into the graph before capture (repeatable)")
+  ap.add_argument("--dim", action="append", metavar="NAME=VALUE",
+                  help="ONNX models: the value of the dynamic dimension NAME of the graph inputs (default 1; repeatable)")
   ap.add_argument("--trust-tinygrad", action="store_true",
                   help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime")
   ap.add_argument("--state-init", action="append", metavar="NAME=zeros|FILE.npy",
@@ -133,6 +137,7 @@ def main(argv) -> int:
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
+      if ap.dim: raise ExportError("--dim applies to ONNX models (their dynamic dimensions), not --tinygrad")
       from mrt_script_export import export_script
       export_script(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")

@@ -5,17 +5,23 @@
 
 Each is a minimal instance of one class of bug: outputs that are reordering views (DepthToSpace, Transpose, Expand,
 strided Slice, Concat), outputs the program never writes (an ONNX constant, a graph input passed through), 1-D and 0-d
-graph inputs, float16/float64 inputs and outputs, and inputs that feed shape-like parameters. Expected values always
-come from onnxruntime, never from the exporter.
+graph inputs, float16/float64 inputs and outputs, and inputs that feed shape-like parameters; and (issue 27) a float16
+MatMul+Add+Tanh whose outputs differ from onnxruntime's by float16 ulps, and inputs with a named dynamic dimension.
+Expected values always come from onnxruntime, never from the exporter.
 """
 import os
 import sys
 
+import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 vi = h.make_tensor_value_info
+_rng = np.random.default_rng(27)
+_W16 = numpy_helper.from_array((_rng.standard_normal((16, 8)) * 0.4).astype(np.float16), "w")
+_B16 = numpy_helper.from_array((_rng.standard_normal(8) * 0.2).astype(np.float16), "b")
 
 # name -> (nodes, inputs, outputs, initializers)
 MODELS = {
@@ -49,6 +55,11 @@ MODELS = {
                     [vi("z", T.FLOAT, [2, 3])], []),
   "output_0d": ([h.make_node("ReduceSum", ["x"], ["z"], keepdims=0)], [vi("x", T.FLOAT, [2, 3])], [vi("z", T.FLOAT, [])], []),
   "dtype_float16": ([h.make_node("Mul", ["x", "x"], ["z"])], [vi("x", T.FLOAT16, [2, 3])], [vi("z", T.FLOAT16, [2, 3])], []),
+  "float16_matmul_tanh": ([h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Add", ["m", "b"], ["a"]),
+                           h.make_node("Tanh", ["a"], ["z"])],
+                          [vi("x", T.FLOAT16, [4, 16])], [vi("z", T.FLOAT16, [4, 8])], [_W16, _B16]),
+  "dynamic_batch": ([h.make_node("Add", ["x", "y"], ["s"]), h.make_node("Relu", ["s"], ["z"])],
+                    [vi("x", T.FLOAT, ["N", 4]), vi("y", T.FLOAT, ["N", 4])], [vi("z", T.FLOAT, ["N", 4])], []),
   "dtype_float64": ([h.make_node("Exp", ["x"], ["z"])], [vi("x", T.DOUBLE, [2, 3])], [vi("z", T.DOUBLE, [2, 3])], []),
   "shape_input_reshape": ([h.make_node("Reshape", ["x", "s"], ["z"])], [vi("x", T.FLOAT, [2, 6]), vi("s", T.INT64, [2])],
                           [vi("z", T.FLOAT, [3, 4])], []),

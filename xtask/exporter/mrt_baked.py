@@ -101,5 +101,5 @@ def refuse_baked_inputs(model, input_names: list[str]):
   inp, op, idx, node = found[0]
   names = sorted({f[0] for f in found})
   fix = " ".join(f"--const {n}=FILE.npy" for n in names)
-  raise ExportError(f"input '{inp}' sets a shape-like parameter (input {idx} of {op} node '{node}'), so its value at capture "
+  raise ExportError(f"input '{inp}' sets a shape-like parameter (input {idx} of node '{node}' ({op})), so its value at capture "
                     f"would be baked into the bundle; fix its value at compile time with {fix}")

@@ -52,14 +52,27 @@ class Capture:
   ort_unverifiable: str | None = None           # why the capture inputs cannot be cross-checked with onnxruntime
 
 
-def input_specs(runner: OnnxRunner, compile3_dtypes: bool) -> list[InputSpec]:
-  specs = []
+def input_specs(runner: OnnxRunner, compile3_dtypes: bool, dims: dict | None = None, log=None) -> list[InputSpec]:
+  """Bundle inputs have fixed shapes: a dynamic dimension takes its `--dim NAME=VALUE` (`dims`), else 1 (compile3), and
+  `log` says which input, which dimension and what value; a `dims` name no input uses is an error."""
+  specs, dims, named, notes = [], dims or {}, set(), []
   for name, spec in runner.graph_inputs.items():
     if spec.is_sequence: raise ExportError(f"input '{name}' is a sequence; only tensor inputs are supported")
-    shape = tuple(d if isinstance(d, int) else 1 for d in spec.shape)  # symbolic dims are set to 1 (compile3)
+    shape = tuple(d if isinstance(d, int) else dims.get(d, 1) if isinstance(d, str) else 1 for d in spec.shape)
+    for k, d in enumerate(spec.shape):
+      if isinstance(d, int): continue
+      if isinstance(d, str): named.add(d)
+      if isinstance(d, str) and d in dims: notes.append(f"input '{name}': dynamic dimension {k} ('{d}') compiled as {dims[d]} (--dim {d}={dims[d]})")
+      elif isinstance(d, str): notes.append(f"input '{name}': dynamic dimension {k} ('{d}') compiled as 1 (bundles have fixed shapes; --dim {d}=VALUE sets it)")
+      else: notes.append(f"input '{name}': dynamic dimension {k} (unnamed) compiled as 1 (bundles have fixed shapes; name it in the model to set it with --dim)")
     dt = dtypes.float32 if compile3_dtypes and spec.dtype == dtypes.float16 else spec.dtype
     if dt not in NUMPY_DTYPES: raise ExportError(f"input '{name}' has dtype {spec.dtype.name}, which bundles cannot carry")
     specs.append(InputSpec(name, shape, NUMPY_DTYPES[dt], "img" in name))
+  if (unknown := sorted(set(dims) - named)):
+    raise ExportError(f"--dim {unknown[0]}: the model has no dynamic dimension named '{unknown[0]}' (its named dynamic "
+                      f"dimensions: {', '.join(sorted(named)) or 'none'})")
+  for n in notes if log is not None else ():
+    log(n)
   return specs
 
 
@@ -76,6 +89,17 @@ def output_specs(model, compile3_dtypes: bool) -> list[OutputSpec]:
     if compile3_dtypes and dtypes.is_float(dt): dt = dtypes.float32
     if dt not in NUMPY_DTYPES: raise ExportError(f"output '{o.name}' has dtype {dt.name}, which bundles cannot carry")
     out.append(OutputSpec(o.name, dt))
+  return out
+
+
+def parse_dim_args(items: list[str]) -> dict[str, int]:
+  """`--dim NAME=VALUE` arguments -> {NAME: VALUE}; VALUE a positive integer, each NAME once."""
+  out: dict[str, int] = {}
+  for it in items:
+    name, eq, v = it.partition("=")
+    if not eq or not name or not v.isdigit() or int(v) < 1: raise ExportError(f"--dim takes NAME=VALUE with VALUE >= 1, got '{it}'")
+    if name in out: raise ExportError(f"--dim {name} is given twice")
+    out[name] = int(v)
   return out
 
 
@@ -105,6 +129,19 @@ def _to_tensors(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[s
   # a 0-d array would become a virtual CONST, which TinyJit refuses as an input: feed it as one element, reshaped in run()
   def feed(s): return arrays[s.name].reshape(1) if s.shape == () else arrays[s.name]
   return {s.name: (Tensor(feed(s)).realize() if s.on_device else Tensor(feed(s), device="NPY")) for s in specs}
+
+
+def load_onnx(onnx_path: str):
+  """The model's graph with onnx (external data not loaded), or one line saying the file is not a readable ONNX model."""
+  import onnx
+  try: model = onnx.load(onnx_path, load_external_data=False)
+  except FileNotFoundError: raise ExportError(f"model not found: {onnx_path}") from None
+  except Exception as e:
+    msg = " ".join(f"{type(e).__name__}: {e}".split())[:160]
+    raise ExportError(f"{onnx_path} is not a readable ONNX model (onnx cannot parse it: {msg}); give an .onnx model file") from None
+  if not model.HasField("graph") or not model.graph.output:
+    raise ExportError(f"{onnx_path} is not a readable ONNX model (it holds no graph with outputs); give an .onnx model file")
+  return model
 
 
 def _load_runner(onnx_path: str) -> OnnxRunner:
@@ -223,16 +260,15 @@ def _constant_capture(onnx_path, specs, outs, arrays, seed, nonzero) -> "Capture
 
 
 def capture(onnx_path: str, null_device: bool, seed: int, compile3_dtypes: bool = False, materialize: frozenset = frozenset(),
-            verify_seed: int | None = None, trust_tinygrad: bool = False) -> Capture:
+            verify_seed: int | None = None, trust_tinygrad: bool = False, dims: dict | None = None, log=None) -> Capture:
   """compile3's three-call capture. `materialize`: output names to force into fresh contiguous buffers (used when the plain
   capture returned them as non-contiguous views). `verify_seed` (real-device targets only): after capture, also replay the
   program on inputs drawn with this seed and compare it with an unjitted run on the same inputs, so a graph whose result
   depends on input values that the capture baked in is refused (mrt_verify.py). `trust_tinygrad`: do not refuse the op
-  configurations tinygrad is known to compute wrongly (mrt_known_wrong.py)."""
-  import onnx
+  configurations tinygrad is known to compute wrongly (mrt_known_wrong.py). `dims`, `log`: see input_specs."""
+  model = load_onnx(onnx_path)  # before tinygrad, so a file that is not ONNX is not blamed on tinygrad
   runner = _load_runner(onnx_path)
-  model = onnx.load(onnx_path, load_external_data=False)
-  specs = input_specs(runner, compile3_dtypes)
+  specs = input_specs(runner, compile3_dtypes, dims, log)
   outs = output_specs(model, compile3_dtypes)
   output_names = list(runner.graph_outputs)
   if output_names != [o.name for o in outs]: raise ExportError("tinygrad and onnx disagree on the model's outputs")

@@ -35,6 +35,8 @@ def fold_consts(onnx_path: str, consts: dict[str, str], work_dir: str) -> tuple[
   if not consts: return onnx_path, {}
   import onnx
   from onnx import helper, numpy_helper
+  from mrt_capture import load_onnx
+  load_onnx(onnx_path)  # one line for a file that is not ONNX
   model = onnx.load(onnx_path)
   inputs = {i.name: i for i in model.graph.input}
   inits = {i.name for i in model.graph.initializer}

@@ -110,13 +110,14 @@ def write_out(out_dir: str, manifest: dict, blobs: dict):
     f.write(json.dumps(manifest, indent=1) + "\n")
 
 
-def _capture_and_build(cfg, onnx_path: str, seed: int, compile3_dtypes: bool, renderer: str, device: str, trust: bool):
+def _capture_and_build(cfg, onnx_path: str, seed: int, compile3_dtypes: bool, renderer: str, device: str, trust: bool,
+                       dims: dict | None = None, log=None):
   """Capture, lower to a manifest, and recapture once with materialized outputs if some outputs came back as
-  non-contiguous views."""
+  non-contiguous views. `dims`: `--dim` values for dynamic dimensions (mrt_capture.input_specs)."""
   materialize: frozenset = frozenset()
   for attempt in range(2):
     cap = capture(onnx_path, cfg.null, seed, compile3_dtypes, materialize, verify_seed=None if cfg.null else seed + 1,
-                  trust_tinygrad=trust)
+                  trust_tinygrad=trust, dims=dims, log=log if attempt == 0 else None)
     if cap.constant_out is not None:
       blobs: dict = {}
       return cap, constant_body(cap.inputs, cap.outputs, cap.constant_out, blobs), blobs, None
@@ -142,7 +143,9 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   renderer = type(Device[device].renderer).__name__
   log(f"target {cfg.name}: DEV={cfg.dev} renderer={renderer}")
   t = time.monotonic()
-  cap, body, blobs, builder = _capture_and_build(cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad)
+  from mrt_capture import parse_dim_args
+  cap, body, blobs, builder = _capture_and_build(cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad,
+                                                 parse_dim_args(ap.dim or []), log)
   log(f"captured in {time.monotonic() - t:.1f}s")
   from mrt_beam import producer_flags
   flags.update(producer_flags(log))

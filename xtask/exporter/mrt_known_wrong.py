@@ -96,5 +96,5 @@ def known_wrong(model) -> list[tuple[str, str, Rule]]:
 def refuse_known_wrong(model):
   if not (found := known_wrong(model)): return
   node, op, r = found[0]
-  raise ExportError(f"tinygrad 0.14.0's {op} {r.what} (ONNX test {r.evidence[0]}); node '{node}' is refused so the bundle "
+  raise ExportError(f"tinygrad 0.14.0's {op} {r.what} (ONNX test {r.evidence[0]}); node '{node}' ({op}) is refused so the bundle "
                     "cannot give that wrong answer (--trust-tinygrad compiles it anyway)")

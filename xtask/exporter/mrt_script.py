@@ -115,6 +115,7 @@ class ScriptCapture:
   reference: tuple | None   # (per-step outputs, final state) of the unjitted run, or None on NULL targets
   steps: list[dict]
   onetime: object = None    # NULL targets: the compiled one-time list (the bundle's init phase), §3.1 step 2
+  twin: tuple | None = None  # NULL targets: (per-step outputs, final state) of the unjitted run on the CPU twin
 
 
 class _OneTimeCalls:
@@ -208,7 +209,7 @@ def capture_script(spec: str, null: bool, seed: int) -> ScriptCapture:
   if len(onetime) > 1: raise ExportError(f"expected one pruned one-time list during capture, saw {len(onetime)}")
   from tinygrad.engine.realize import compile_linear
   init = compile_linear(onetime[0]) if onetime and len(onetime[0].src) else None
-  return ScriptCapture(jit.captured, b, names, data, ref, steps, init)
+  return ScriptCapture(jit.captured, b, names, data, ref, steps, init, want if null else None)
 
 
 def _names(b: dict, outs) -> list[str]:

@@ -18,9 +18,10 @@ REF_TOL = (1e-4, 5e-2)  # (fp32, FLOAT16) tolerance recorded for `modelrt verify
 
 
 def _reference(body: dict, cap, half: bool, blobs: dict) -> dict:
-  """Step 0 from the initial state: its inputs and tinygrad's unjitted outputs, so `modelrt verify` (which runs one step
-  on a freshly loaded bundle) checks a stateful bundle too."""
-  outs = cap.reference[0][0]
+  """Step 0 from the initial state: its inputs and tinygrad's unjitted outputs (on NULL targets: its CPU twin's), so
+  `modelrt verify` and the compile's pre-write check on the target's model (which run one step on a freshly loaded
+  bundle) check a stateful bundle too."""
+  outs = (cap.reference if cap.reference is not None else cap.twin)[0][0]
   tol = REF_TOL[1] if half else REF_TOL[0]
   ref = {"seed": 0, "inputs": {}, "outputs": {}, "atol": tol, "rtol": tol}
   for i, rec in enumerate(body["inputs"]):
@@ -62,7 +63,7 @@ def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
                                         "renderer": renderer, "flags": flags},
               "target": cfg.target, **body, "reference": None}
   if ap.reference:
-    if cap.reference is None: raise ExportError("--reference with --tinygrad needs a CPU target that computes (cpu-x86_64 on x86-64)")
+    if cap.reference is None and cap.twin is None: raise ExportError("--reference with --tinygrad: tinygrad computed no reference")
     manifest["reference"] = _reference(body, cap, flags.get("FLOAT16") == "1", blobs)
   write_out(ap.out, manifest, blobs)
   log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers, "

@@ -43,6 +43,9 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
   if cpu_baseline is not None and name != "cpu-x86_64": raise ExportError("--cpu-baseline is only supported for cpu-x86_64")
   if threads is not None and not name.startswith("cpu-"): raise ExportError("--threads is only meaningful for cpu-* targets")
   if threads is not None and not 1 <= threads <= 64: raise ExportError(f"--threads must be in 1..64, got {threads}")
+  if float16 and not image:  # tinygrad 0.14 reads FLOAT16 only in its IMAGE paths: alone it changes no kernel
+    raise ExportError(f"--float16 alone changes no kernel (tinygrad 0.14 applies FLOAT16 only to --image's half images), it would "
+                      f"only loosen the check: it applies to adreno-a630 with --image, which implies it; drop --float16 for {name}")
   half = float16 or image  # --image implies FLOAT16 (image_conv2d stores half images)
   flags = {"BEAM": "0", "JITBEAM": "0", "CACHELEVEL": "0", "IMAGE": "1" if image else "0", "FLOAT16": "1" if half else "0",
            "JIT": "1", "JIT_BATCH_SIZE": "0"}

@@ -1,9 +1,11 @@
 //! `cargo xtask compile` / `convert`: run the exporter into a scratch directory under `target/`, build
 //! the bundle from its manifest and write it atomically (temp file + rename), so a failed compile never
 //! leaves a half-written bundle behind. With `--beam N` the search cache the exporter wrote is moved next to the
-//! bundle (or to `--beam-cache-out`) only once the bundle is written. ONNX compiles for adreno-a630 and
-//! amd-gfx1100 first run the bundle on that target's executing model and refuse wrong outputs
-//! ([`crate::emu_check`]).
+//! bundle (or to `--beam-cache-out`) only once the bundle is written. Compiles for adreno-a630, amd-gfx1100
+//! and hexagon-v65 first run the bundle on that target's executing model and refuse wrong outputs
+//! ([`crate::emu_check`]): ONNX models against onnxruntime, `--tinygrad` programs against tinygrad's own
+//! unjitted run of the script's first seeded step. When that check does not run, [`CompileReport::not_checked`]
+//! says why, for the caller to print.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -25,6 +27,29 @@ pub struct CompileReport {
     pub beam_cache: Option<PathBuf>,
     /// The check on the target's executing model, when it ran.
     pub emu_check: Option<EmuCheck>,
+    /// For a target with an executing model whose check did not run: that model's `--device` name and why.
+    pub not_checked: Option<(&'static str, String)>,
+}
+
+/// Refuse flags that would only loosen the check: in tinygrad 0.14 FLOAT16 acts only through IMAGE's half
+/// images (`--image` implies it), so `--float16` alone compiles the same kernels and would merely record the
+/// half-precision tolerance.
+pub fn check_flags(args: &ExportArgs) -> Result<()> {
+    if args.float16 && !args.image {
+        anyhow::bail!(
+            "--float16 alone changes no kernel (tinygrad 0.14 applies FLOAT16 only to --image's half images) and would only loosen the check: it applies to adreno-a630 with --image, which implies it; drop --float16 for {}",
+            args.target
+        );
+    }
+    Ok(())
+}
+
+/// Whether a manifest carries the DSP model library a hexagon bundle runs on dsp-emu with.
+fn has_dsp_library(manifest: &Manifest) -> bool {
+    manifest
+        .kernels
+        .iter()
+        .any(|k| k.name == modelrt_targets::dsp_model::MODEL_LIBRARY)
 }
 
 /// Scratch directory for one export, inside the workspace's `target/`.
@@ -41,6 +66,7 @@ fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
 /// Export `args.source` and write the bundle to `out`.
 pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
     let start = Instant::now();
+    check_flags(&args)?;
     let file = args.source.file();
     if !file.exists() {
         match args.source {
@@ -70,21 +96,45 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         }
         _ => None,
     };
-    // The emulated check needs onnxruntime's outputs for seeded inputs: the exporter writes them as usual, and
-    // the bundle embeds them only if --reference asked for them.
-    let check_on = emu_check::device_for(&args.target)
-        .filter(|_| args.emu_check && matches!(args.source, Source::Onnx(_)));
+    // The emulated check needs reference outputs for seeded inputs (onnxruntime's, or tinygrad's own for a
+    // --tinygrad program): the exporter writes them as usual, and the bundle embeds them only if --reference
+    // asked for them.
+    let device = emu_check::device_for(&args.target);
+    let mut not_checked = None;
+    let mut check_on = match device {
+        Some(dev) if !args.emu_check => {
+            not_checked = Some((dev.1, "--no-emu-check".to_string()));
+            None
+        }
+        d => d.filter(|_| matches!(args.source, Source::Onnx(_) | Source::Tinygrad(_))),
+    };
+    let against = match args.source {
+        Source::Tinygrad(_) => "tinygrad's own run",
+        _ => "onnxruntime",
+    };
     let keep_reference = args.reference;
     if check_on.is_some() {
         args.reference = true;
     }
     let dir = export(python, &args)?;
     let mut manifest = Manifest::load(&dir)?;
-    let check_reference = match check_on {
-        Some(_) if !keep_reference => manifest.reference.take(),
-        Some(_) => manifest.reference.clone(),
-        None => None,
+    if let Some(dev) = check_on.filter(|d| d.0 == modelrt_targets::runner::DeviceChoice::DspEmu) {
+        if !has_dsp_library(&manifest) {
+            // dsp-emu runs a whole step through the bundle's model library; without one there is nothing it can run
+            check_on = None;
+            not_checked = Some((
+                dev.1,
+                "the bundle has no DSP model library to run there".into(),
+            ));
+        }
+    }
+    // the bundle keeps the reference only if --reference asked for it (also when the check was dropped above)
+    let reference = if keep_reference {
+        manifest.reference.clone()
+    } else {
+        manifest.reference.take()
     };
+    let check_reference = check_on.and(reference);
     let bytes = crate::bundle_build::build(&manifest)?;
     let emu_check = match (check_on, &check_reference) {
         (Some(dev), Some(r)) => {
@@ -101,11 +151,11 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
                     .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
             );
             spin.enable_steady_tick(std::time::Duration::from_millis(250));
-            let c = emu_check::check(&bytes, &reference, dev);
+            let c = emu_check::check_against(&bytes, &reference, dev, against);
             spin.finish_and_clear();
             let c = c?;
             eprintln!(
-                "checked on {}: outputs match onnxruntime (max abs err {:.3e}) in {:.1} s",
+                "checked on {}: outputs match {against} (max abs err {:.3e}) in {:.1} s",
                 c.device, c.max_abs, c.seconds
             );
             Some(c)
@@ -141,5 +191,31 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
         seconds: start.elapsed().as_secs_f64(),
         beam_cache,
         emu_check,
+        not_checked,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 27 item 2: `--float16` alone is refused on every target (tinygrad 0.14 reads FLOAT16 only in its IMAGE
+    /// paths); with `--image` (which sets both, as `main` does) it is accepted.
+    #[test]
+    fn float16_alone_is_refused_and_image_is_not() {
+        for target in ["cpu-x86_64", "adreno-a630", "amd-gfx1100", "hexagon-v65"] {
+            let mut a = ExportArgs::onnx("m.onnx", target, "o");
+            a.float16 = true;
+            let msg = format!("{:#}", check_flags(&a).unwrap_err());
+            assert!(
+                msg.contains("--float16") && msg.contains("--image") && msg.contains(target),
+                "{msg}"
+            );
+            a.float16 = false;
+            assert!(check_flags(&a).is_ok());
+        }
+        let mut a = ExportArgs::onnx("m.onnx", "adreno-a630", "o");
+        (a.float16, a.image) = (true, true);
+        assert!(check_flags(&a).is_ok());
+    }
 }

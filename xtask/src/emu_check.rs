@@ -2,7 +2,8 @@
 //! target that has one (adreno-a630: the KGSL model's IR3 interpreter; amd-gfx1100: the AM driver over the
 //! bridge emulator and the RDNA3 interpreter; hexagon-v65: the FastRPC model running the bundle's model
 //! library under qemu-hexagon), it runs the bundle there on seeded inputs and compares every output with
-//! onnxruntime's for the same inputs, within the bundle's tolerances. tinygrad compiles the GPU targets
+//! onnxruntime's for the same inputs (a `--tinygrad` program: with tinygrad's own unjitted run of its first
+//! seeded step), within the bundle's tolerances raised to each output's dtype floor (`core/src/verify.rs`). tinygrad compiles the GPU targets
 //! offline (a NULL device computes nothing), and the DSP libraries a bundle ships are not the ones its
 //! capture ran, so without this the exporter could only check the shipped program structurally
 //! (docs/hw/tinygrad-export.md §11.2).
@@ -15,7 +16,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use modelrt_core::bundle::writer::ReferenceSpec;
 use modelrt_core::bundle::{Bundle, RefTensor, Table};
-use modelrt_core::verify::compare;
+use modelrt_core::verify::{compare_reference, reference_tolerance};
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
 /// The executing model a compile for `target` is checked on, with its CLI name; `None` for targets
@@ -43,11 +44,22 @@ pub struct EmuCheck {
 
 /// Run `bundle` on `device` on `reference`'s inputs and compare with its outputs (bundle input/output
 /// order, as [`crate::bundle_build::reference_spec`] gives them). An output outside the reference's
-/// tolerances is an error naming it and the worst element.
+/// tolerances (raised to its dtype's floor, `core/src/verify.rs`) is an error naming it and the worst element.
 pub fn check(
     bundle: &[u8],
     reference: &ReferenceSpec<'_>,
     device: (DeviceChoice, &'static str),
+) -> Result<EmuCheck> {
+    check_against(bundle, reference, device, "onnxruntime")
+}
+
+/// [`check`] with the reference's origin named in its messages (`against`: "onnxruntime", or
+/// "tinygrad's own run" for a `--tinygrad` program).
+pub fn check_against(
+    bundle: &[u8],
+    reference: &ReferenceSpec<'_>,
+    device: (DeviceChoice, &'static str),
+    against: &str,
 ) -> Result<EmuCheck> {
     let b = Bundle::parse(bundle).map_err(|e| anyhow!("the built bundle does not parse: {e}"))?;
     let want = &reference.outputs;
@@ -93,10 +105,13 @@ pub fn check(
     let seconds = t.elapsed().as_secs_f64();
     let (mut max_abs, mut max_rel) = (0f64, 0f64);
     for (((name, dt), g), w) in outs.iter().zip(&got).zip(want) {
-        let c = compare(*dt, g, w, atol, rtol);
+        let c = compare_reference(*dt, g, w, atol, rtol);
         if !c.ok() {
+            // printed at the recorded f32 precision (1e-4, not 9.999999747378752e-5)
+            let (atol, rtol) = reference_tolerance(*dt, atol, rtol);
+            let (atol, rtol) = (atol as f32, rtol as f32);
             bail!(
-                "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of onnxruntime (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
+                "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of {against} (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
                 device.1,
                 c.mismatches,
                 c.count,

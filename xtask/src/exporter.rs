@@ -71,6 +71,8 @@ pub struct ExportArgs {
     pub cpu_baseline: Option<String>,
     /// Graph inputs folded into the graph with a fixed value before capture (`--const NAME=FILE.npy`).
     pub consts: Vec<(String, PathBuf)>,
+    /// ONNX models: values of named dynamic input dimensions (`--dim NAME=VALUE`); the others are 1.
+    pub dims: Vec<(String, u64)>,
     /// compile3's dtypes: float16 inputs fed as float32, float outputs returned as float32.
     pub compile3_dtypes: bool,
     /// Compile ops tinygrad is known to compute wrongly and skip the cross-check with onnxruntime.
@@ -83,9 +85,9 @@ pub struct ExportArgs {
     pub beam_cache: Option<PathBuf>,
     /// With `beam`: where the exporter writes the search cache.
     pub beam_cache_out: Option<PathBuf>,
-    /// ONNX compiles for a target with an executing model (adreno-a630, amd-gfx1100): run the bundle there on
-    /// seeded inputs and compare with onnxruntime before writing it ([`crate::emu_check`]). Not an export.py
-    /// argument. Default on.
+    /// ONNX and `--tinygrad` compiles for a target with an executing model (adreno-a630, amd-gfx1100,
+    /// hexagon-v65): run the bundle there on seeded inputs and compare with the reference before writing it
+    /// ([`crate::emu_check`]). Not an export.py argument. Default on.
     pub emu_check: bool,
 }
 
@@ -107,6 +109,7 @@ impl ExportArgs {
             image: false,
             cpu_baseline: None,
             consts: Vec::new(),
+            dims: Vec::new(),
             compile3_dtypes: false,
             trust_tinygrad: false,
             state_init: Vec::new(),
@@ -152,6 +155,9 @@ impl ExportArgs {
                 }
                 for (name, file) in &self.consts {
                     v.extend(["--const".into(), format!("{name}={}", file.display())]);
+                }
+                for (name, value) in &self.dims {
+                    v.extend(["--dim".into(), format!("{name}={value}")]);
                 }
                 if self.compile3_dtypes {
                     v.push("--compile3-dtypes".into());
@@ -364,6 +370,16 @@ mod tests {
         assert!(
             img.to_argv().contains(&"--image".to_string())
                 && img.to_argv().contains(&"--float16".to_string())
+        );
+        let dims = ExportArgs {
+            dims: vec![("N".into(), 8), ("T".into(), 3)],
+            ..ExportArgs::onnx("m", "cpu-x86_64", "o")
+        };
+        let argv = dims.to_argv();
+        assert!(
+            argv.windows(4)
+                .any(|w| w == ["--dim", "N=8", "--dim", "T=3"]),
+            "{argv:?}"
         );
     }
 

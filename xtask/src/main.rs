@@ -9,6 +9,7 @@ use xtask::compile::compile;
 use xtask::exporter::{ExportArgs, Source};
 
 mod ci;
+mod closed_pipe;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "modelrt host tooling")]
@@ -30,27 +31,36 @@ enum Cmd {
         /// xtask/models/modeld_pipeline.py.
         #[arg(long, value_name = "SCRIPT.py:FN")]
         tinygrad: Option<String>,
-        /// cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630, amd-gfx1100, amd-gfx1201, hexagon-v65.
+        /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
+        /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
+        /// hexagon-v65 (comma three DSP; emulated: dsp-emu).
         #[arg(long, default_value = "cpu")]
         target: String,
-        /// Output bundle (.mrt).
+        /// Output bundle (.mrt), written only once the compile and its checks succeeded.
         #[arg(short, long)]
         output: PathBuf,
-        /// Embed seeded random inputs and onnxruntime's outputs so the bundle can verify itself.
+        /// Embed seeded random inputs and the reference's outputs for them (onnxruntime's; tinygrad's own run for
+        /// --tinygrad) so `modelrt verify` can check the bundle on any device.
         #[arg(long)]
         reference: bool,
-        /// Seed for --reference inputs.
-        #[arg(long)]
-        seed: Option<u64>,
+        /// Seed of the random inputs the compile captures with, checks with and (with --reference) embeds.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// CPU kernels' thread split (baked in at compile time; default 4).
         #[arg(long)]
         threads: Option<u32>,
-        /// Half precision (FLOAT16=1), as comma's Adreno builds use.
+        /// Only with --image, which implies it (FLOAT16=1: half-precision images). tinygrad 0.14 reads FLOAT16 only
+        /// in its IMAGE paths, so on its own it would change no kernel and is refused.
         #[arg(long)]
         float16: bool,
-        /// Image/texture inputs (IMAGE=1, Adreno only; implies --float16).
+        /// adreno-a630 only: openpilot's image/texture layout (IMAGE=1 FLOAT16=1: convolutions read half-precision
+        /// images); the bundle is verified at the half-precision tolerance 5e-2.
         #[arg(long)]
         image: bool,
+        /// Value of the model's dynamic input dimension NAME (repeatable). A bundle has fixed shapes: dynamic
+        /// dimensions without --dim are compiled as 1, and the compile prints each one.
+        #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
+        dims: Vec<(String, u64)>,
         /// CPU baseline (-march/-mcpu) instead of the target's default (x86-64-v3 / cortex-a76).
         #[arg(long)]
         cpu_baseline: Option<String>,
@@ -87,8 +97,9 @@ enum Cmd {
         /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:
         /// the bundle executed on that target's model (qcom-emu: the IR3 interpreter; usb-emu: the RDNA3
         /// interpreter behind the emulated bridge; dsp-emu: qemu-hexagon behind the FastRPC model) on seeded
-        /// inputs, every output compared with onnxruntime. Takes minutes on large models; without it the bundle is
-        /// only checked structurally.
+        /// inputs, every output compared with onnxruntime (for --tinygrad: with tinygrad's own run on the host CPU).
+        /// Takes minutes on large models; without it the bundle is only checked structurally, and the compile says
+        /// the outputs were NOT checked.
         #[arg(long)]
         no_emu_check: bool,
     },
@@ -234,6 +245,19 @@ fn parse_state_init(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `NAME=VALUE` (VALUE >= 1) for `--dim`.
+fn parse_dim(s: &str) -> Result<(String, u64), String> {
+    match s.split_once('=') {
+        Some((name, v)) if !name.is_empty() => match v.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok((name.to_string(), n)),
+            _ => Err(format!(
+                "expected NAME=VALUE with VALUE a whole number >= 1, got '{s}'"
+            )),
+        },
+        _ => Err(format!("expected NAME=VALUE, got '{s}'")),
+    }
+}
+
 /// `NAME=FILE.npy` for `--const`.
 fn parse_const(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
@@ -253,6 +277,7 @@ fn host_cpu_target() -> &'static str {
 }
 
 fn main() {
+    closed_pipe::install();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
@@ -272,6 +297,7 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             float16,
             image,
+            dims,
             cpu_baseline,
             consts,
             compile3_dtypes,
@@ -287,18 +313,18 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 target
             };
-            let unchecked_target = xtask::emu_check::device_for(&target).is_some();
             let mut args = ExportArgs::onnx(model.unwrap_or_default(), target, PathBuf::new());
             if let Some(spec) = tinygrad {
                 args.source = Source::Tinygrad(spec);
             }
             args.reference = reference;
-            args.seed = seed;
+            args.seed = Some(seed);
             args.threads = threads;
             args.float16 = float16 || image;
             args.image = image;
             args.cpu_baseline = cpu_baseline;
             args.consts = consts;
+            args.dims = dims;
             args.compile3_dtypes = compile3_dtypes;
             args.trust_tinygrad = trust_tinygrad;
             args.beam = beam;
@@ -317,8 +343,8 @@ fn run(cli: Cli) -> Result<()> {
             if let Some(cache) = &r.beam_cache {
                 println!("wrote search cache {}", cache.display());
             }
-            if no_emu_check && unchecked_target {
-                println!("not checked on the target's model (--no-emu-check): the outputs are unverified");
+            if let Some((device, why)) = &r.not_checked {
+                println!("outputs NOT checked on {device} ({why}): the outputs are unverified");
             }
             Ok(())
         }
@@ -509,5 +535,41 @@ fn run(cli: Cli) -> Result<()> {
             println!("wrote {} and {}", r.dir.display(), r.tarball.display());
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dim_values_are_names_with_whole_numbers() {
+        assert_eq!(parse_dim("N=8"), Ok(("N".to_string(), 8)));
+        assert_eq!(parse_dim("batch_size=1"), Ok(("batch_size".to_string(), 1)));
+        for bad in ["N", "=8", "N=0", "N=-1", "N=x", "N="] {
+            assert!(parse_dim(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `--seed` shows its default in `--help`, and `--dim` is repeatable.
+    #[test]
+    fn compile_help_and_repeated_dims() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("compile")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("[default: 0]"), "{help}");
+        let cli = Cli::try_parse_from([
+            "xtask", "compile", "m.onnx", "-o", "m.mrt", "--dim", "N=8", "--dim", "T=2",
+        ])
+        .unwrap();
+        let Cmd::Compile { dims, seed, .. } = cli.cmd else {
+            panic!("not compile")
+        };
+        assert_eq!(dims, [("N".to_string(), 8), ("T".to_string(), 2)]);
+        assert_eq!(seed, 0);
     }
 }

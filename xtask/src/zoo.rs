@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use modelrt_core::verify::compare;
+use modelrt_core::verify::{compare, compare_reference};
 use modelrt_core::Bundle;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
@@ -351,7 +351,7 @@ fn run_bundle_on(bundle: &Path, device: DeviceChoice) -> Result<Measured> {
     let cpu = process_cpu_s().zip(cpu0).map(|(b, a)| b - a);
     let (mut abs, mut rel) = (0f64, 0f64);
     for (got, (w, dt)) in outs.iter().zip(&want) {
-        let c = compare(*dt, got, w, atol, rtol);
+        let c = compare_reference(*dt, got, w, atol, rtol);
         if !c.ok() {
             bail!(
                 "{} of {} elements outside atol {atol} rtol {rtol} (max abs err {:.1e})",
