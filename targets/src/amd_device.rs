@@ -2,10 +2,10 @@
 //! hardware, or the Navi31 GPU model behind the bridge emulator whose kernels run on the RDNA3
 //! interpreter — and name it. Firmware comes from `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a host
 //! tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
+use modelrt_rdna3::Rdna3;
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
 use modelrt_usbgpu::amd::open::{self, Transport};
-use modelrt_usbgpu::emu::rdna3::dispatch::Rdna3;
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
 use std::path::PathBuf;
@@ -46,7 +46,7 @@ pub fn open(emulated: bool) -> anyhow::Result<(UsbAmdDevice, String)> {
     let (kind, exec) = if emulated {
         (
             TransportKind::Emu,
-            Some(Box::new(Rdna3::new()) as Box<dyn modelrt_usbgpu::emu::shader::ShaderExecutor>),
+            Some(Box::new(Rdna3::new()) as Box<dyn modelrt_rdna3::shader::ShaderExecutor>),
         )
     } else {
         (TransportKind::Usb, None)

@@ -10,6 +10,7 @@ use super::float as fp;
 use super::operand::{Src, EXEC, VCC};
 use super::ops::{Enc, Op};
 use super::wave::{Lanes, Wave, LANES};
+use modelrt_core::half::{f16_bits_to_f32_bits, f32_bits_to_f16_bits};
 
 fn map1(a: &Lanes, f: impl Fn(u32) -> u32) -> Lanes {
     core::array::from_fn(|l| f(a[l]))
@@ -163,7 +164,7 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         }
         VCvtF32F16 => {
             let a = w.fetch(i, 0);
-            let r = map1(&a, |x| fp::f16_to_f32(x as u16));
+            let r = map1(&a, |x| f16_bits_to_f32_bits(x as u16));
             return finish(w, i, r);
         }
         VCvtF16F32 => {
@@ -171,8 +172,9 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
             // 16-bit VALU results name one half of a VGPR, docs/hw/rdna3-isa.md §7).
             let a = w.fetch(i, 0);
             let old = w.v[usize::from(i.dst)];
-            let r =
-                core::array::from_fn(|l| (old[l] & 0xffff_0000) | u32::from(fp::f32_to_f16(a[l])));
+            let r = core::array::from_fn(|l| {
+                (old[l] & 0xffff_0000) | u32::from(f32_bits_to_f16_bits(a[l]))
+            });
             w.write(i.dst, &r);
             return Ok(());
         }
@@ -399,7 +401,7 @@ fn fma_mix(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         let half = i.op_sel_hi >> k & 1 == 1;
         for l in 0..LANES {
             let mut x = if half {
-                fp::f16_to_f32(raw[l] as u16)
+                f16_bits_to_f32_bits(raw[l] as u16)
             } else {
                 raw[l]
             };
@@ -422,11 +424,15 @@ fn fma_mix(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         Op::VFmaMixF32 => {}
         Op::VFmaMixloF16 => {
             let old = w.v[usize::from(i.dst)];
-            r = core::array::from_fn(|l| (old[l] & 0xffff_0000) | u32::from(fp::f32_to_f16(r[l])));
+            r = core::array::from_fn(|l| {
+                (old[l] & 0xffff_0000) | u32::from(f32_bits_to_f16_bits(r[l]))
+            });
         }
         _ => {
             let old = w.v[usize::from(i.dst)];
-            r = core::array::from_fn(|l| (old[l] & 0xffff) | u32::from(fp::f32_to_f16(r[l])) << 16);
+            r = core::array::from_fn(|l| {
+                (old[l] & 0xffff) | u32::from(f32_bits_to_f16_bits(r[l])) << 16
+            });
         }
     }
     w.write(i.dst, &r);

@@ -1,14 +1,17 @@
-//! An RDNA3 (gfx1100) shader interpreter: the [`ShaderExecutor`](super::shader::ShaderExecutor)
-//! that makes the emulated Navi31 compute.
+//! `modelrt-rdna3`: an RDNA3 (gfx1100) shader interpreter — the [`ShaderExecutor`](shader::ShaderExecutor)
+//! that makes the Navi31 GPU model in `modelrt-usbgpu` (feature `emu`) compute — and the
+//! [`shader`] contract between a GPU model's command processor and a shader executor.
 //!
 //! Scope is the instruction subset tinygrad 0.14's gfx1100 kernels use (the census in
 //! `docs/hw/rdna3-isa.md`): 15 encodings, wave32 only. Pieces, one idea each:
+//! - [`shader`]: the executor contract (dispatch request, GPU memory, execution errors);
 //! - [`ops`]: the operation table (opcode per encoding, LLVM mnemonic, operand types);
 //! - [`operand`], [`decode`]: raw dwords → typed [`decode::Inst`]; anything unknown is an error;
 //! - [`disasm`]: the LLVM-style listing the decoder golden test compares with `llvm-objdump-19`;
 //! - [`program`]: a kernel decoded once, with branch targets resolved;
 //! - [`float`]: f32/f16 rules (denormals kept, RNE, IEEE min/max, saturating conversions,
-//!   transcendentals against a correctly-rounded reference);
+//!   transcendentals against a correctly-rounded reference; binary16 conversion itself is
+//!   `modelrt_core::half`);
 //! - [`wave`], [`salu`], [`valu`], [`mem`]: one wave's state and its instruction semantics;
 //! - [`group`]: one workgroup's waves, LDS and `s_barrier`;
 //! - [`dispatch`]: the dispatch ABI, the program cache, workgroups in order;
@@ -17,7 +20,8 @@
 //! Decoding, the listing, instruction semantics and [`group`] use only `core` + `alloc` APIs,
 //! except [`float`], which calls std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/
 //! `log2`/`sin`/`cos`); [`dispatch`] (a std `HashMap` program cache) and [`parallel`] (threads,
-//! channels) are the std layer. No `unsafe` anywhere.
+//! channels) are the std layer; [`shader`]'s error type derives `thiserror::Error`. No `unsafe`
+//! anywhere.
 #![forbid(unsafe_code)]
 pub mod decode;
 pub mod disasm;
@@ -30,6 +34,7 @@ pub mod ops;
 pub mod parallel;
 pub mod program;
 pub mod salu;
+pub mod shader;
 pub mod valu;
 pub mod wave;
 

@@ -4,10 +4,10 @@
 //! interpreter. Kernels request RNE with denormals preserved and IEEE_MODE, so that is the mode.
 mod rdna3_support;
 
-use modelrt_usbgpu::emu::rdna3::decode::decode;
-use modelrt_usbgpu::emu::rdna3::ops::Enc;
-use modelrt_usbgpu::emu::rdna3::wave::Wave;
-use modelrt_usbgpu::emu::rdna3::{salu, valu};
+use modelrt_rdna3::decode::decode;
+use modelrt_rdna3::ops::Enc;
+use modelrt_rdna3::wave::Wave;
+use modelrt_rdna3::{salu, valu};
 use rdna3_support::asm::*;
 
 const F_INF: u32 = 0x7f80_0000;
