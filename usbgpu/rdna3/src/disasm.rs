@@ -81,13 +81,20 @@ fn operands(i: &Inst) -> String {
             Op::VAddCoCiU32 | Op::VSubCoCiU32 | Op::VSubrevCoCiU32 => {
                 join(&[vdst(), "vcc_lo".into(), s(0), s(1), "vcc_lo".into()])
             }
-            Op::VFmamkF32 => join(&[vdst(), s(0), s(2), s(1)]),
-            _ if op == Op::VFmaakF32 => join(&[vdst(), s(0), s(1), s(2)]),
+            Op::VFmamkF32 | Op::VFmamkF16 => join(&[vdst(), s(0), s(2), s(1)]),
+            Op::VFmaakF32 | Op::VFmaakF16 => join(&[vdst(), s(0), s(1), s(2)]),
             _ => join(&[vdst(), s(0), s(1)]),
         },
         Enc::Vopc if op.is_cmpx() => join(&[s(0), s(1)]),
         Enc::Vopc => join(&["vcc_lo".into(), s(0), s(1)]),
         Enc::Vop3 => vop3(i),
+        Enc::Vop3p if op.is_packed16() => {
+            let mut t = join(&[vdst(), s(0), s(1)]);
+            if i.clamp {
+                t += " clamp";
+            }
+            t
+        }
         Enc::Vop3p => {
             let mut t = join(&[vdst(), s(0), s(1), s(2)]);
             if i.op_sel_hi != 0 {

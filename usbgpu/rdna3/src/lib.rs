@@ -12,7 +12,9 @@
 //! - [`float`]: f32/f16 rules (denormals kept, RNE, IEEE min/max, saturating conversions,
 //!   transcendentals against a correctly-rounded reference; binary16 conversion itself is
 //!   `modelrt_core::half`);
-//! - [`wave`], [`salu`], [`valu`], [`mem`]: one wave's state and its instruction semantics;
+//! - [`f16`]: binary16 arithmetic with one rounding (add, mul, fused multiply-add, class);
+//! - [`wave`], [`salu`], [`valu`], [`valu16`] (16-bit and packed operations), [`mem`]: one wave's state
+//!   and its instruction semantics;
 //! - [`group`]: one workgroup's waves, LDS and `s_barrier`;
 //! - [`dispatch`]: the dispatch ABI, the program cache, workgroups in order;
 //! - [`parallel`]: the workgroups of a dispatch on several host threads (std only).
@@ -26,6 +28,7 @@
 pub mod decode;
 pub mod disasm;
 pub mod dispatch;
+pub mod f16;
 pub mod float;
 pub mod group;
 pub mod mem;
@@ -36,6 +39,7 @@ pub mod program;
 pub mod salu;
 pub mod shader;
 pub mod valu;
+pub mod valu16;
 pub mod wave;
 
 pub use dispatch::{Rdna3, Stats};
