@@ -1,15 +1,18 @@
 //! 16-bit models on amd-gfx1100, run on usb-emu (AM driver → bridge emulator → Navi31 GPU model → RDNA3
 //! interpreter; docs/hw/rdna3-isa.md §7 for the 16-bit operations, §4 for the census):
 //!
-//! - a float16 subset of ONNX's own conformance cases (`cargo xtask conformance`'s cases, generated from the
+//! - a float16 subset (and three int8/int16 cases) of ONNX's own conformance cases (`cargo xtask conformance`'s cases, generated from the
 //!   installed `onnx` package) compiled for amd-gfx1100 and run on usb-emu; the outputs must match ONNX's
-//!   expected outputs under ONNX's runner tolerances — the reference is ONNX's, not ours;
+//!   expected outputs under ONNX's runner tolerances — the reference is ONNX's, not ours — and every
+//!   instruction of their kernels decodes to the listing `llvm-objdump-19 --mcpu=gfx1100` prints;
 //! - the model that once stopped the compile's pre-write check at `v_mul_f16` (an unknown VOP2 opcode): a
 //!   MatMul + Add + Tanh graph with float16 input, weights and output compiles for amd-gfx1100 with the
 //!   device check on, and its usb-emu outputs agree with onnxruntime within float16 precision.
 //!
-//! Needs the exporter's Python and the Navi31 firmware; without them the tests are recorded skips, which
+//! Needs the exporter's Python, LLVM 19 tools and the Navi31 firmware; without them the tests are recorded skips, which
 //! fail under CI (`tests/src/skip.rs`).
+mod rdna3_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,13 +22,15 @@ use modelrt_hal::target::DType;
 use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::{python, reference, root, skip};
+use rdna3_support::{check, objdump};
 use xtask::conformance::cases::{cases_dir, ensure_generated, load_tensor, Case};
 use xtask::conformance::compare::{compare, Tensor, Verdict};
 use xtask::exporter::ExportArgs;
 
 /// float16 conformance cases, a few per kind of kernel: conversions both ways, f16 arithmetic with
 /// inline f16 constants (celu: exp, fma), IEEE min/max and f16 compares, fmod-free Mod (trunc, fma,
-/// compares), class tests, and a quantised matmul (f16 rcp/trunc, f16 → i16 conversion).
+/// compares), class tests, and a quantised matmul (f16 rcp/trunc, f16 → i16 conversion); then three int8/int16
+/// cases for the 16-bit integer kernels (packed add, 16-bit multiply, i16 compares).
 const CASES: &[&str] = &[
     "test_cast_FLOAT_to_FLOAT16",
     "test_cast_FLOAT16_to_FLOAT",
@@ -36,6 +41,9 @@ const CASES: &[&str] = &[
     "test_isinf_float16",
     "test_isnan_float16",
     "test_qlinearmatmul_2D_uint8_float16",
+    "test_add_int16",
+    "test_mul_int8",
+    "test_less_int8",
 ];
 
 /// The Navi31 firmware directory, or `None` after a recorded skip.
@@ -92,6 +100,10 @@ fn run_case(py: &Path, name: &str) -> Result<f64, String> {
     xtask::compile::compile(py, args, &out).map_err(|e| format!("compile: {e:#}"))?;
     let bytes = std::fs::read(&out).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
+    for k in b.body().kernels.iter() {
+        let k = k.unwrap();
+        check::against_llvm(&out_dir(), &format!("{name}-{}", k.entry), k.binary)?;
+    }
     let mut inputs = Vec::new();
     for d in b.body().inputs.iter() {
         let d = d.unwrap();
@@ -122,9 +134,13 @@ fn run_case(py: &Path, name: &str) -> Result<f64, String> {
 }
 
 #[test]
-fn float16_conformance_subset_matches_onnx_on_usb_emu() {
+fn float16_and_16_bit_integer_conformance_subset_matches_onnx_on_usb_emu() {
     let Some(py) = python() else { return };
     let Some(()) = firmware() else { return };
+    if !objdump::available() {
+        skip::skip("llvm-objdump-19 not installed (Debian package llvm-19; `cargo xtask setup`)");
+        return;
+    }
     ensure_generated(&root(), &py).unwrap();
     let mut bad = Vec::new();
     for name in CASES {
