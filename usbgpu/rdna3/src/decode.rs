@@ -2,7 +2,7 @@
 //! encoding is chosen by the top bits of the first dword).
 //!
 //! Anything this interpreter does not execute — an unknown opcode, DPP/SDWA operands, output
-//! modifiers, op_sel outside the mixed-precision FMA — is a [`DecodeError`], never a silent no-op.
+//! modifiers, op_sel outside the mixed-precision FMA and packed f16 math — is a [`DecodeError`], never a silent no-op.
 use super::operand::{source, Src, LITERAL, NULL};
 use super::ops::{lookup, vopd_op, Enc, Op, Ty, VOP3_FROM_VOP1, VOP3_FROM_VOP2, VOP3_FROM_VOPC};
 
@@ -40,6 +40,8 @@ pub struct Inst {
     /// VOP3/VOP3P per-source negate and absolute-value bits, op_sel/op_sel_hi, clamp.
     pub neg: u8,
     pub abs: u8,
+    /// Packed f16 ops: which half of source k the low lane reads (bit k); `op_sel_hi` the high lane's.
+    pub op_sel: u8,
     pub op_sel_hi: u8,
     pub clamp: bool,
     /// SOPP/SOPK simm16 (sign-extended), SMEM/GLOBAL/DS offset.
@@ -73,6 +75,7 @@ fn blank(op: Op, enc: Enc, len: u8) -> Inst {
         src: [NO_SRC; 3],
         neg: 0,
         abs: 0,
+        op_sel: 0,
         op_sel_hi: 0,
         clamp: false,
         imm: 0,
@@ -342,6 +345,32 @@ fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
         i.clamp = bits(w, 15, 1) == 1;
         i.neg = bits(w1, 29, 3) as u8;
         i.abs = bits(w, 8, 3) as u8;
+        i.len = len;
+        return Ok(i);
+    }
+    if op.is_packed_f16() {
+        // Packed f16: the low lane reads half op_sel[k] of source k, the high lane half op_sel_hi[k];
+        // NEG (dword 1) negates the low lane's inputs, NEG_HI (bits 10–8) the high lane's.
+        let n = if op == Op::VPkFmaF16 { 3 } else { 2 };
+        if n == 2 && (op_sel >> 2 & 1 != 0 || op_sel_hi >> 2 & 1 != 1) {
+            return Err(err("VOP3P op_sel on an unused source", 2));
+        }
+        for k in 0..n {
+            i.src[k] = src(words, bits(w1, 9 * k as u32, 9), Ty::F16, 2, &mut len)?;
+            let high = (op_sel | op_sel_hi) >> k & 1 == 1;
+            if high && matches!(i.src[k], Src::Const { .. }) {
+                return Err(err(
+                    "the high half of a constant on a packed f16 operand is not supported",
+                    usize::from(len),
+                ));
+            }
+        }
+        i.dst = bits(w, 0, 8) as u8;
+        i.clamp = bits(w, 15, 1) == 1;
+        i.neg = bits(w1, 29, 3) as u8;
+        i.abs = bits(w, 8, 3) as u8; // NEG_HI
+        i.op_sel = op_sel as u8;
+        i.op_sel_hi = op_sel_hi as u8;
         i.len = len;
         return Ok(i);
     }

@@ -88,6 +88,34 @@ fn operands(i: &Inst) -> String {
         Enc::Vopc if op.is_cmpx() => join(&[s(0), s(1)]),
         Enc::Vopc => join(&["vcc_lo".into(), s(0), s(1)]),
         Enc::Vop3 => vop3(i),
+        Enc::Vop3p if op.is_packed_f16() => {
+            let n = if op == Op::VPkFmaF16 { 3 } else { 2 };
+            let raw = |k: usize| i.src[k].text(1);
+            let mut v = vec![vdst()];
+            v.extend((0..n).map(raw));
+            let mut t = join(&v);
+            let list = |m: u8| {
+                let b: Vec<String> = (0..n).map(|k| format!("{}", m >> k & 1)).collect();
+                format!("[{}]", b.join(","))
+            };
+            let all = (1u8 << n) - 1;
+            if i.op_sel & all != 0 {
+                t += &format!(" op_sel:{}", list(i.op_sel));
+            }
+            if i.op_sel_hi & all != all {
+                t += &format!(" op_sel_hi:{}", list(i.op_sel_hi));
+            }
+            if i.neg & all != 0 {
+                t += &format!(" neg_lo:{}", list(i.neg));
+            }
+            if i.abs & all != 0 {
+                t += &format!(" neg_hi:{}", list(i.abs));
+            }
+            if i.clamp {
+                t += " clamp";
+            }
+            t
+        }
         Enc::Vop3p if op.is_packed16() => {
             let mut t = join(&[vdst(), s(0), s(1)]);
             if i.clamp {

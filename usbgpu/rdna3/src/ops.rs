@@ -183,6 +183,8 @@ ops! {
     Vop3p 34 VFmaMixhiF16 "v_fma_mixhi_f16";
     Vop3p 1 VPkMulLoU16 "v_pk_mul_lo_u16"; Vop3p 2 VPkAddI16 "v_pk_add_i16"; Vop3p 3 VPkSubI16 "v_pk_sub_i16";
     Vop3p 10 VPkAddU16 "v_pk_add_u16"; Vop3p 11 VPkSubU16 "v_pk_sub_u16";
+    Vop3p 14 VPkFmaF16 "v_pk_fma_f16"; Vop3p 15 VPkAddF16 "v_pk_add_f16"; Vop3p 16 VPkMulF16 "v_pk_mul_f16";
+    Vop3p 17 VPkMinF16 "v_pk_min_f16"; Vop3p 18 VPkMaxF16 "v_pk_max_f16";
     // DS
     Ds 13 DsStoreB32 "ds_store_b32"; Ds 30 DsStoreB8 "ds_store_b8"; Ds 31 DsStoreB16 "ds_store_b16";
     Ds 54 DsLoadB32 "ds_load_b32"; Ds 58 DsLoadU8 "ds_load_u8"; Ds 60 DsLoadU16 "ds_load_u16";
@@ -321,6 +323,15 @@ impl Op {
         matches!(
             self,
             VPkMulLoU16 | VPkAddI16 | VPkSubI16 | VPkAddU16 | VPkSubU16
+        )
+    }
+
+    /// The packed f16 VOP3P operations (two f16 lanes per dword, op_sel/op_sel_hi pick each lane's halves).
+    pub fn is_packed_f16(self) -> bool {
+        use Op::*;
+        matches!(
+            self,
+            VPkFmaF16 | VPkAddF16 | VPkMulF16 | VPkMinF16 | VPkMaxF16
         )
     }
 

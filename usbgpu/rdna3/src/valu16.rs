@@ -14,6 +14,7 @@ use super::wave::{Lanes, Wave};
 pub fn handles(op: Op) -> bool {
     use Op::*;
     op.is_packed16()
+        || op.is_packed_f16()
         || matches!(
             op,
             VCvtF16U16
@@ -92,6 +93,9 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         }) {
             return Err("a float inline constant on a 16-bit integer operand is not modelled");
         }
+    }
+    if op.is_packed_f16() {
+        return packed_f16(w, i);
     }
     let a = w.fetch(i, 0);
     if op.is_packed16() {
@@ -177,6 +181,46 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
     }
     let old = w.v[usize::from(i.dst)];
     let r: Lanes = core::array::from_fn(|l| old[l] & 0xffff_0000 | half[l] & 0xffff);
+    w.write(i.dst, &r);
+    Ok(())
+}
+
+/// A packed f16 operation: the low lane reads half `op_sel[k]` of source k and negates it when `neg_lo[k]`,
+/// the high lane half `op_sel_hi[k]` and `neg_hi[k]`; each lane rounds once to f16 (clamp: to [0, 1]).
+fn packed_f16(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
+    use Op::*;
+    let raw: [Lanes; 3] = core::array::from_fn(|k| match i.src[k] {
+        Src::V(r) => w.v[usize::from(r)],
+        other => [w.scalar(other); super::wave::LANES],
+    });
+    let lane = |l: usize, hi: bool| -> u32 {
+        let (sel, neg) = if hi {
+            (i.op_sel_hi, i.abs)
+        } else {
+            (i.op_sel, i.neg)
+        };
+        let x: [u32; 3] = core::array::from_fn(|k| {
+            let half = if sel >> k & 1 == 1 {
+                raw[k][l] >> 16
+            } else {
+                raw[k][l] & 0xffff
+            };
+            half ^ if neg >> k & 1 == 1 { 0x8000 } else { 0 }
+        });
+        let r = match i.op {
+            VPkFmaF16 => f16::fma(x[0], x[1], x[2]),
+            VPkAddF16 => f16::add(x[0], x[1]),
+            VPkMulF16 => f16::mul(x[0], x[1]),
+            VPkMinF16 => f16::min(x[0], x[1]),
+            _ => f16::max(x[0], x[1]),
+        };
+        if i.clamp {
+            f16::clamp01(r)
+        } else {
+            r
+        }
+    };
+    let r: Lanes = core::array::from_fn(|l| lane(l, true) << 16 | lane(l, false));
     w.write(i.dst, &r);
     Ok(())
 }

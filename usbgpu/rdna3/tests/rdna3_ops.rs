@@ -759,3 +759,29 @@ fn scalar_sign_extension_of_a_byte_and_a_half() {
         assert!(w.scc);
     }
 }
+
+#[test]
+fn packed_f16_lanes_pick_halves_with_op_sel_and_negate_per_lane() {
+    // v_pk_mul_f16 (VOP3P 16), default op_sel = [0,0], op_sel_hi = [1,1]: v1 = {2.0, 1.5}, v2 = {3.0, 2.0}
+    // (high, low) → {6.0, 3.0} = 0x4600_4200.
+    let (a, b) = (0x4000_3e00, 0x4200_4000);
+    let mul = vop3p_mods(16, 0, [v(1), v(2), 0], [0, 0b111, 0, 0]);
+    assert_eq!(lanes(&mul, &[a], &[b], &[]), [0x4600_4200]);
+    // op_sel:[1,0] op_sel_hi:[0,1]: low lane = a.hi · b.lo = 2 · 2 = 4 (0x4400); high lane = a.lo · b.hi
+    // = 1.5 · 3 = 4.5 (0x4480).
+    let swap = vop3p_mods(16, 0, [v(1), v(2), 0], [0b01, 0b110, 0, 0]);
+    assert_eq!(lanes(&swap, &[a], &[b], &[]), [0x4480_4400]);
+    // v_pk_fma_f16 (14) neg_lo:[1,0,0] neg_hi:[0,1,0]: v1 = {1.0, 2.0}, v2 = {3.0, 3.0}, v3 = {0.5, 0.5}:
+    // low = −2 · 3 + 0.5 = −5.5 (−1.375 · 2^2: 0xc580); high = 1 · −3 + 0.5 = −2.5 (0xc100).
+    let fma = vop3p_mods(14, 0, [v(1), v(2), v(3)], [0, 0b111, 0b001, 0b010]);
+    assert_eq!(
+        lanes(&fma, &[0x3c00_4000], &[0x4200_4200], &[0x3800_3800]),
+        [0xc100_c580]
+    );
+    // v_pk_add_f16 (15) v0, v1, -1.0 op_sel_hi:[1,0]: both lanes read the constant's f16 value (the low
+    // half): {3.0, 1.0} + −1 = {2.0, +0}.
+    let add = vop3p_mods(15, 0, [v(1), 243, 0], [0, 0b101, 0, 0]);
+    assert_eq!(lanes(&add, &[0x4200_3c00], &[], &[]), [0x4000_0000]);
+    // The high half of a constant is not guessed.
+    assert!(decode(&vop3p_mods(15, 0, [v(1), 243, 0], [0, 0b111, 0, 0])).is_err());
+}
