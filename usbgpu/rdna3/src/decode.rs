@@ -2,7 +2,8 @@
 //! encoding is chosen by the top bits of the first dword).
 //!
 //! Anything this interpreter does not execute — an unknown opcode, DPP/SDWA operands, output
-//! modifiers, op_sel outside the mixed-precision FMA and packed f16 math — is a [`DecodeError`], never a silent no-op.
+//! modifiers, op_sel outside the mixed-precision FMA and packed f16 math — is a [`DecodeError`],
+//! never a silent no-op.
 use super::operand::{source, Src, LITERAL, NULL};
 use super::ops::{lookup, vopd_op, Enc, Op, Ty, VOP3_FROM_VOP1, VOP3_FROM_VOP2, VOP3_FROM_VOPC};
 
