@@ -20,7 +20,7 @@
 //! - [`parallel`]: the workgroups of a dispatch on several host threads (std only).
 //!
 //! Decoding, the listing, instruction semantics and [`group`] use only `core` + `alloc` APIs,
-//! except [`float`], which calls std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/
+//! except [`float`] and [`f16`], which call std's float math (`mul_add`, `sqrt`, `floor`…, libm's `exp2`/
 //! `log2`/`sin`/`cos`); [`dispatch`] (a std `HashMap` program cache) and [`parallel`] (threads,
 //! channels) are the std layer; [`shader`]'s error type derives `thiserror::Error`. No `unsafe`
 //! anywhere.
