@@ -3,11 +3,11 @@
 //! interpreter — and name it. Every `modelrt` command finds the firmware the same way
 //! ([`resolve_firmware_dir`]): `--firmware-dir`, else `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a
 //! host tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
+use modelrt_rdna3::Rdna3;
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
 use modelrt_usbgpu::amd::error::AmdError;
 use modelrt_usbgpu::amd::open::{self, Transport};
-use modelrt_usbgpu::emu::rdna3::dispatch::Rdna3;
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
 use std::path::{Path, PathBuf};
@@ -128,7 +128,7 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
     let (kind, exec) = if emulated {
         (
             TransportKind::Emu,
-            Some(Box::new(Rdna3::new()) as Box<dyn modelrt_usbgpu::emu::shader::ShaderExecutor>),
+            Some(Box::new(Rdna3::new()) as Box<dyn modelrt_rdna3::shader::ShaderExecutor>),
         )
     } else {
         (TransportKind::Usb, None)

@@ -19,6 +19,7 @@ const UNSAFE_FREE: &[&str] = &[
     "qcom/ir3/src/lib.rs",
     "targets/src/main.rs",
     "usbgpu/src/bin/gpuflash.rs",
+    "usbgpu/rdna3/src/lib.rs",
     "xtask/src/lib.rs",
     "xtask/src/main.rs",
     "tests/src/lib.rs",

@@ -10,8 +10,8 @@ use amd_driver_support::*;
 use modelrt_core::bundle::{ArgRef, Step};
 use modelrt_core::{Bundle, Executor};
 use modelrt_hal::device::Device;
+use modelrt_rdna3::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 use modelrt_tests::{compile, python, root};
-use modelrt_usbgpu::emu::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 use std::sync::{Arc, Mutex};
 
 /// What the stub saw: the request and the first 64 kernarg bytes.
@@ -199,7 +199,7 @@ fn policy_outputs_computed_on_the_model_match_the_embedded_reference() {
     let bytes = std::fs::read(compile(&py, &onnx, "amd-gfx1100", true, "-amd-driver")).unwrap();
     let bundle = Bundle::parse(&bytes).unwrap();
     let (gpu, dev, _h) = device(&dir);
-    gpu.set_executor(Box::new(modelrt_usbgpu::emu::rdna3::Rdna3::new()));
+    gpu.set_executor(Box::new(modelrt_rdna3::Rdna3::new()));
     let mut ex = Executor::load(bundle.clone(), dev).unwrap();
     let (inputs, want, atol, rtol) = modelrt_tests::reference(&bytes);
     let ins: Vec<&[u8]> = inputs.iter().map(|v| v.as_slice()).collect();
@@ -248,9 +248,7 @@ fn a_page_fault_in_a_parallel_workgroup_names_the_kernel() {
     );
     let name = body.kernels.get(kernel as usize).unwrap().name.to_string();
     let (gpu, dev, _h) = device(&dir);
-    gpu.set_executor(Box::new(
-        modelrt_usbgpu::emu::rdna3::Rdna3::new().with_threads(2),
-    ));
+    gpu.set_executor(Box::new(modelrt_rdna3::Rdna3::new().with_threads(2)));
     let mut ex = Executor::load(bundle.clone(), dev).unwrap();
     let page = (ex.device_mut().arena_va().unwrap() + out + 4096) & !0xFFF;
     gpu.faults(|f| f.poisoned_page = Some(page));

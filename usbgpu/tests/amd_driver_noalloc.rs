@@ -142,7 +142,7 @@ fn amd_device_run_allocates_nothing_after_warm_up() {
     let bundle = Bundle::parse(&bytes).unwrap();
 
     let gpu = Navi31Model::new(Default::default());
-    gpu.set_executor(Box::new(modelrt_usbgpu::emu::rdna3::Rdna3::new()));
+    gpu.set_executor(Box::new(modelrt_rdna3::Rdna3::new()));
     let emu = gpu.bridge_emulator();
     let handle = emu.handle();
     let am = Am::open(

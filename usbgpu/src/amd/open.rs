@@ -6,9 +6,9 @@ use super::device::AmdDevice;
 use super::error::AmdError;
 use crate::counting::{Counting, TransferCounts};
 use crate::emu::gpu::{GpuConfig, Navi31Model};
-use crate::emu::shader::ShaderExecutor;
 use crate::host::Selector;
 use crate::session::{Backend, DynTransport, Session, TransportKind};
+use modelrt_rdna3::shader::ShaderExecutor;
 use std::path::Path;
 use std::time::Instant;
 

@@ -63,5 +63,3 @@ pub mod bridge;
 pub mod direct;
 pub mod gpu;
 pub mod navi31;
-pub mod rdna3;
-pub mod shader;

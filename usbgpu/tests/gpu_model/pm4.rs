@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::support::*;
+use modelrt_rdna3::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 use modelrt_usbgpu::emu::gpu::{Engine, GpuError};
-use modelrt_usbgpu::emu::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 
 const RING: u64 = VA_BASE;
 const RING_DWORDS: u64 = 1024;

@@ -4,8 +4,8 @@
 //! an unmapped or out-of-window address is a [`MemFault`], never a host crash.
 use super::vm::{walk, Context, Target, WalkError};
 use super::vram::Vram;
-use crate::emu::shader::{GpuMemory, MemFault};
 use crate::emu::SystemBus;
+use modelrt_rdna3::shader::{GpuMemory, MemFault};
 
 /// The first fault of an access sequence, with the walk's reason (for the fault status registers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,8 +37,8 @@ mod vram;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::bridge::{BridgeEmulator, Builder};
-use super::shader::ShaderExecutor;
 use super::{RegisterModel, SystemBus};
+use modelrt_rdna3::shader::ShaderExecutor;
 use state::GpuState;
 pub use state::{Engine, GpuConfig, GpuError, GpuFaults};
 
@@ -66,7 +66,7 @@ impl Navi31Model {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Replace the shader executor (default: [`super::shader::NotModelled`]).
+    /// Replace the shader executor (default: [`modelrt_rdna3::shader::NotModelled`]).
     pub fn set_executor(&self, executor: Box<dyn ShaderExecutor>) {
         self.lock().executor = executor;
     }

@@ -4,8 +4,8 @@
 //! on the packet, and the host side gets a [`GpuError::QueueHang`].
 use super::regs::*;
 use super::state::{Engine, GpuError, GpuState};
-use crate::emu::shader::DispatchRequest;
 use crate::emu::SystemBus;
+use modelrt_rdna3::shader::DispatchRequest;
 
 pub const OP_NOP: u32 = 0x10;
 pub const OP_DISPATCH_DIRECT: u32 = 0x15;

@@ -4,8 +4,8 @@
 use super::mem::VmAccess;
 use super::regs::*;
 use super::state::{Engine, GpuError, GpuFaults, GpuState};
-use crate::emu::shader::GpuMemory;
 use crate::emu::SystemBus;
+use modelrt_rdna3::shader::GpuMemory;
 
 /// C2PMSG_35 / C2PMSG_64 "ready" bit.
 const READY: u32 = 0x8000_0000;

@@ -11,8 +11,8 @@ use super::sdma::SdmaQueue;
 use super::smu::Smu;
 use super::vm::{Context, WalkError};
 use super::vram::Vram;
-use crate::emu::shader::{ExecError, GpuMemory, MemFault, NotModelled, ShaderExecutor};
 use crate::emu::SystemBus;
+use modelrt_rdna3::shader::{ExecError, GpuMemory, MemFault, NotModelled, ShaderExecutor};
 
 /// Model parameters (docs/hw/amd-gpu.md §1.2: which are measured facts and which are choices).
 #[derive(Clone, Debug)]

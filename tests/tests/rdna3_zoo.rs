@@ -5,7 +5,7 @@
 //! from there.
 //!
 //! ```sh
-//! cargo test --release -p modelrt-usbgpu --test rdna3_zoo -- --nocapture
+//! cargo test --release -p modelrt-tests --test rdna3_zoo -- --nocapture
 //! MODELRT_RDNA3_ZOO=squeezenet,shufflenet cargo test --release …   # a subset
 //! ```
 mod rdna3_support;

@@ -2,7 +2,7 @@
 //!
 //! Opcode numbers are the ones the RDNA3 ISA reference lists per encoding (docs/hw/rdna3-isa.md §2, §4);
 //! the LLVM golden
-//! test (`usbgpu/tests/rdna3_decode_golden.rs`) checks every one that tinygrad's kernels use
+//! test (`tests/tests/rdna3_models.rs`) checks every one that tinygrad's kernels use
 //! against `llvm-objdump-19`. VOP1/VOP2/VOPC operations are also reachable through the VOP3
 //! encoding at the offsets in [`VOP3_FROM_VOPC`], [`VOP3_FROM_VOP2`] and [`VOP3_FROM_VOP1`].
 
@@ -68,6 +68,7 @@ ops! {
     Sop1 24 SNotB32 "s_not_b32";
     Sop1 32 SAndSaveexecB32 "s_and_saveexec_b32"; Sop1 34 SOrSaveexecB32 "s_or_saveexec_b32";
     Sop1 48 SAndNot1SaveexecB32 "s_and_not1_saveexec_b32";
+    Sop1 14 SSextI32I8 "s_sext_i32_i8"; Sop1 15 SSextI32I16 "s_sext_i32_i16";
     // SOPK
     Sopk 0 SMovkI32 "s_movk_i32"; Sopk 3 SCmpkEqI32 "s_cmpk_eq_i32"; Sopk 4 SCmpkLgI32 "s_cmpk_lg_i32";
     Sopk 5 SCmpkGtI32 "s_cmpk_gt_i32"; Sopk 6 SCmpkGeI32 "s_cmpk_ge_i32"; Sopk 7 SCmpkLtI32 "s_cmpk_lt_i32";
@@ -105,6 +106,13 @@ ops! {
     Vop1 46 VRsqF32 "v_rsq_f32"; Vop1 51 VSqrtF32 "v_sqrt_f32"; Vop1 53 VSinF32 "v_sin_f32";
     Vop1 54 VCosF32 "v_cos_f32"; Vop1 55 VNotB32 "v_not_b32"; Vop1 56 VBfrevB32 "v_bfrev_b32";
     Vop1 57 VClzI32U32 "v_clz_i32_u32"; Vop1 58 VCtzI32B32 "v_ctz_i32_b32"; Vop1 59 VClsI32 "v_cls_i32";
+    Vop1 16 VCvtF64F32 "v_cvt_f64_f32";
+    Vop1 80 VCvtF16U16 "v_cvt_f16_u16"; Vop1 81 VCvtF16I16 "v_cvt_f16_i16";
+    Vop1 82 VCvtU16F16 "v_cvt_u16_f16"; Vop1 83 VCvtI16F16 "v_cvt_i16_f16"; Vop1 84 VRcpF16 "v_rcp_f16";
+    Vop1 85 VSqrtF16 "v_sqrt_f16"; Vop1 86 VRsqF16 "v_rsq_f16"; Vop1 87 VLogF16 "v_log_f16";
+    Vop1 88 VExpF16 "v_exp_f16"; Vop1 91 VFloorF16 "v_floor_f16"; Vop1 92 VCeilF16 "v_ceil_f16";
+    Vop1 93 VTruncF16 "v_trunc_f16"; Vop1 94 VRndneF16 "v_rndne_f16"; Vop1 96 VSinF16 "v_sin_f16";
+    Vop1 97 VCosF16 "v_cos_f16";
     // VOP2
     Vop2 1 VCndmaskB32 "v_cndmask_b32"; Vop2 3 VAddF32 "v_add_f32"; Vop2 4 VSubF32 "v_sub_f32";
     Vop2 5 VSubrevF32 "v_subrev_f32"; Vop2 8 VMulF32 "v_mul_f32"; Vop2 9 VMulI32I24 "v_mul_i32_i24";
@@ -118,6 +126,9 @@ ops! {
     Vop2 37 VAddNcU32 "v_add_nc_u32"; Vop2 38 VSubNcU32 "v_sub_nc_u32";
     Vop2 39 VSubrevNcU32 "v_subrev_nc_u32"; Vop2 43 VFmacF32 "v_fmac_f32"; Vop2 44 VFmamkF32 "v_fmamk_f32";
     Vop2 45 VFmaakF32 "v_fmaak_f32";
+    Vop2 50 VAddF16 "v_add_f16"; Vop2 51 VSubF16 "v_sub_f16"; Vop2 52 VSubrevF16 "v_subrev_f16";
+    Vop2 53 VMulF16 "v_mul_f16"; Vop2 54 VFmacF16 "v_fmac_f16"; Vop2 57 VMaxF16 "v_max_f16";
+    Vop2 58 VMinF16 "v_min_f16"; Vop2 55 VFmamkF16 "v_fmamk_f16"; Vop2 56 VFmaakF16 "v_fmaak_f16";
     // VOPC; v_cmpx_* = v_cmp_* + 128
     Vopc 17 VCmpLtF32 "v_cmp_lt_f32"; Vopc 18 VCmpEqF32 "v_cmp_eq_f32"; Vopc 19 VCmpLeF32 "v_cmp_le_f32";
     Vopc 20 VCmpGtF32 "v_cmp_gt_f32"; Vopc 21 VCmpLgF32 "v_cmp_lg_f32"; Vopc 22 VCmpGeF32 "v_cmp_ge_f32";
@@ -130,6 +141,16 @@ ops! {
     Vopc 76 VCmpGtU32 "v_cmp_gt_u32"; Vopc 77 VCmpNeU32 "v_cmp_ne_u32"; Vopc 78 VCmpGeU32 "v_cmp_ge_u32";
     Vopc 89 VCmpLtU64 "v_cmp_lt_u64"; Vopc 90 VCmpEqU64 "v_cmp_eq_u64"; Vopc 91 VCmpLeU64 "v_cmp_le_u64";
     Vopc 92 VCmpGtU64 "v_cmp_gt_u64"; Vopc 93 VCmpNeU64 "v_cmp_ne_u64"; Vopc 94 VCmpGeU64 "v_cmp_ge_u64";
+    Vopc 1 VCmpLtF16 "v_cmp_lt_f16"; Vopc 2 VCmpEqF16 "v_cmp_eq_f16"; Vopc 3 VCmpLeF16 "v_cmp_le_f16";
+    Vopc 4 VCmpGtF16 "v_cmp_gt_f16"; Vopc 5 VCmpLgF16 "v_cmp_lg_f16"; Vopc 6 VCmpGeF16 "v_cmp_ge_f16";
+    Vopc 7 VCmpOF16 "v_cmp_o_f16"; Vopc 8 VCmpUF16 "v_cmp_u_f16"; Vopc 9 VCmpNgeF16 "v_cmp_nge_f16";
+    Vopc 10 VCmpNlgF16 "v_cmp_nlg_f16"; Vopc 11 VCmpNgtF16 "v_cmp_ngt_f16"; Vopc 12 VCmpNleF16 "v_cmp_nle_f16";
+    Vopc 13 VCmpNeqF16 "v_cmp_neq_f16"; Vopc 14 VCmpNltF16 "v_cmp_nlt_f16";
+    Vopc 49 VCmpLtI16 "v_cmp_lt_i16"; Vopc 50 VCmpEqI16 "v_cmp_eq_i16"; Vopc 51 VCmpLeI16 "v_cmp_le_i16";
+    Vopc 52 VCmpGtI16 "v_cmp_gt_i16"; Vopc 53 VCmpNeI16 "v_cmp_ne_i16"; Vopc 54 VCmpGeI16 "v_cmp_ge_i16";
+    Vopc 57 VCmpLtU16 "v_cmp_lt_u16"; Vopc 58 VCmpEqU16 "v_cmp_eq_u16"; Vopc 59 VCmpLeU16 "v_cmp_le_u16";
+    Vopc 60 VCmpGtU16 "v_cmp_gt_u16"; Vopc 61 VCmpNeU16 "v_cmp_ne_u16"; Vopc 62 VCmpGeU16 "v_cmp_ge_u16";
+    Vopc 125 VCmpClassF16 "v_cmp_class_f16";
     Vopc 145 VCmpxLtF32 "v_cmpx_lt_f32"; Vopc 148 VCmpxGtF32 "v_cmpx_gt_f32";
     Vopc 193 VCmpxLtI32 "v_cmpx_lt_i32"; Vopc 196 VCmpxGtI32 "v_cmpx_gt_i32";
     Vopc 201 VCmpxLtU32 "v_cmpx_lt_u32"; Vopc 202 VCmpxEqU32 "v_cmpx_eq_u32";
@@ -148,6 +169,9 @@ ops! {
     Vop3 600 VOr3B32 "v_or3_b32"; Vop3 766 VMadU64U32 "v_mad_u64_u32"; Vop3 767 VMadI64I32 "v_mad_i64_i32";
     Vop3 771 VAddNcU16 "v_add_nc_u16"; Vop3 824 VLshlrevB16 "v_lshlrev_b16";
     Vop3 825 VLshrrevB16 "v_lshrrev_b16";
+    Vop3 772 VSubNcU16 "v_sub_nc_u16"; Vop3 773 VMulLoU16 "v_mul_lo_u16"; Vop3 777 VMaxU16 "v_max_u16";
+    Vop3 778 VMaxI16 "v_max_i16"; Vop3 779 VMinU16 "v_min_u16"; Vop3 780 VMinI16 "v_min_i16";
+    Vop3 584 VFmaF16 "v_fma_f16"; Vop3 785 VPackB32F16 "v_pack_b32_f16"; Vop3 580 VPermB32 "v_perm_b32";
     Vop3 768 VAddCoU32 "v_add_co_u32"; Vop3 769 VSubCoU32 "v_sub_co_u32"; Vop3 770 VSubrevCoU32 "v_subrev_co_u32";
     Vop3 796 VLdexpF32 "v_ldexp_f32"; Vop3 797 VBfmB32 "v_bfm_b32"; Vop3 798 VBcntU32B32 "v_bcnt_u32_b32";
     Vop3 812 VMulLoU32 "v_mul_lo_u32"; Vop3 813 VMulHiU32 "v_mul_hi_u32"; Vop3 814 VMulHiI32 "v_mul_hi_i32";
@@ -157,6 +181,10 @@ ops! {
     // VOP3P
     Vop3p 32 VFmaMixF32 "v_fma_mix_f32"; Vop3p 33 VFmaMixloF16 "v_fma_mixlo_f16";
     Vop3p 34 VFmaMixhiF16 "v_fma_mixhi_f16";
+    Vop3p 1 VPkMulLoU16 "v_pk_mul_lo_u16"; Vop3p 2 VPkAddI16 "v_pk_add_i16"; Vop3p 3 VPkSubI16 "v_pk_sub_i16";
+    Vop3p 10 VPkAddU16 "v_pk_add_u16"; Vop3p 11 VPkSubU16 "v_pk_sub_u16";
+    Vop3p 14 VPkFmaF16 "v_pk_fma_f16"; Vop3p 15 VPkAddF16 "v_pk_add_f16"; Vop3p 16 VPkMulF16 "v_pk_mul_f16";
+    Vop3p 17 VPkMinF16 "v_pk_min_f16"; Vop3p 18 VPkMaxF16 "v_pk_max_f16";
     // DS
     Ds 13 DsStoreB32 "ds_store_b32"; Ds 30 DsStoreB8 "ds_store_b8"; Ds 31 DsStoreB16 "ds_store_b16";
     Ds 54 DsLoadB32 "ds_load_b32"; Ds 58 DsLoadU8 "ds_load_u8"; Ds 60 DsLoadU16 "ds_load_u16";
@@ -240,7 +268,14 @@ impl Op {
             | VCmpUF32 | VCmpNgeF32 | VCmpNlgF32 | VCmpNgtF32 | VCmpNleF32 | VCmpNeqF32
             | VCmpNltF32 | VCmpxLtF32 | VCmpxGtF32 => Ty::F32,
             VLdexpF32 => [Ty::F32, Ty::B32][i.min(1)],
-            VCvtF32F16 => Ty::F16,
+            VCvtF32F16 | VCvtU16F16 | VCvtI16F16 | VRcpF16 | VSqrtF16 | VRsqF16 | VLogF16
+            | VExpF16 | VFloorF16 | VCeilF16 | VTruncF16 | VRndneF16 | VSinF16 | VCosF16
+            | VAddF16 | VSubF16 | VSubrevF16 | VMulF16 | VFmacF16 | VMaxF16 | VMinF16 | VFmaF16
+            | VFmamkF16 | VFmaakF16 | VPackB32F16 | VCmpLtF16 | VCmpEqF16 | VCmpLeF16
+            | VCmpGtF16 | VCmpLgF16 | VCmpGeF16 | VCmpOF16 | VCmpUF16 | VCmpNgeF16 | VCmpNlgF16
+            | VCmpNgtF16 | VCmpNleF16 | VCmpNeqF16 | VCmpNltF16 => Ty::F16,
+            VCmpClassF16 => [Ty::F16, Ty::B32][i.min(1)],
+            VCvtF64F32 => Ty::F32,
             VCmpLtU64 | VCmpEqU64 | VCmpLeU64 | VCmpGtU64 | VCmpNeU64 | VCmpGeU64 | VCmpxGtU64
             | VCmpxGeU64 | SMovB64 | SAndB64 | SOrB64 | SXorB64 | SCselectB64 | SCmpEqU64
             | SCmpLgU64 => Ty::B64,
@@ -267,7 +302,7 @@ impl Op {
         match self {
             SMovB64 | SAndB64 | SOrB64 | SXorB64 | SCselectB64 | SLshlB64 | SLshrB64
             | VLshlrevB64 | VLshrrevB64 | VAshrrevI64 | VMadU64U32 | VMadI64I32 | SLoadB64
-            | DsLoadB64 | GlobalLoadB64 | DsStoreB64 | GlobalStoreB64 => 2,
+            | DsLoadB64 | GlobalLoadB64 | DsStoreB64 | GlobalStoreB64 | VCvtF64F32 => 2,
             DsLoadB96 | GlobalLoadB96 | DsStoreB96 | GlobalStoreB96 => 3,
             SLoadB128 | DsLoadB128 | GlobalLoadB128 | DsStoreB128 | GlobalStoreB128 => 4,
             SLoadB256 => 8,
@@ -276,12 +311,43 @@ impl Op {
         }
     }
 
+    /// `v_fmamk_*` / `v_fmaak_*`: VOP2 with a trailing literal constant K.
+    pub fn has_k(self) -> bool {
+        use Op::*;
+        matches!(self, VFmamkF32 | VFmaakF32 | VFmamkF16 | VFmaakF16)
+    }
+
+    /// The packed 16-bit integer VOP3P operations (two independent 16-bit lanes per dword).
+    pub fn is_packed16(self) -> bool {
+        use Op::*;
+        matches!(
+            self,
+            VPkMulLoU16 | VPkAddI16 | VPkSubI16 | VPkAddU16 | VPkSubU16
+        )
+    }
+
+    /// The packed f16 VOP3P operations (two f16 lanes per dword, op_sel/op_sel_hi pick each lane's halves).
+    pub fn is_packed_f16(self) -> bool {
+        use Op::*;
+        matches!(
+            self,
+            VPkFmaF16 | VPkAddF16 | VPkMulF16 | VPkMinF16 | VPkMaxF16
+        )
+    }
+
     /// VOP1/VOP2/VOPC operations that LLVM prints with `_e32`/`_e64` (they have both forms).
     pub fn has_e32(self) -> bool {
         TABLE
             .iter()
             .any(|&(e, _, o)| o == self && matches!(e, Enc::Vop1 | Enc::Vop2 | Enc::Vopc))
-            && !matches!(self, Op::VFmamkF32 | Op::VFmaakF32)
+            && !matches!(
+                self,
+                Op::VFmamkF32
+                    | Op::VFmaakF32
+                    | Op::VFmamkF16
+                    | Op::VFmaakF16
+                    | Op::VReadfirstlaneB32
+            )
     }
 
     /// `v_cmpx_*`: writes EXEC instead of VCC/SDST.

@@ -115,3 +115,11 @@ pub fn scratch(op: u32, vdst: u32, vaddr: Option<u32>, data: u32, offset: i32) -
         vdst << 24 | sve << 23 | NULL << 16 | data << 8 | addr,
     ]
 }
+/// VOP3P with every modifier: op_sel / op_sel_hi / neg_lo / neg_hi bit k for source k.
+pub fn vop3p_mods(op: u32, vdst: u32, src: [u32; 3], sel: [u32; 4]) -> [u32; 2] {
+    let [op_sel, op_sel_hi, neg_lo, neg_hi] = sel;
+    [
+        0xcc << 24 | op << 16 | (op_sel_hi >> 2 & 1) << 14 | op_sel << 11 | neg_hi << 8 | vdst,
+        neg_lo << 29 | (op_sel_hi & 3) << 27 | src[2] << 18 | src[1] << 9 | src[0],
+    ]
+}

@@ -1,6 +1,6 @@
 //! An LLVM-compatible listing of decoded instructions: mnemonic and operands printed the way
 //! `llvm-objdump-19 --mcpu=gfx1100 -d` prints them, so the decoder can be checked against LLVM
-//! instruction by instruction (`usbgpu/tests/rdna3_decode_golden.rs`).
+//! instruction by instruction (`tests/tests/rdna3_models.rs`).
 use super::decode::{is_vop3sd, Half, Inst};
 use super::operand::{sreg_name, vreg_name, Src, NULL};
 use super::ops::{Enc, Op};
@@ -81,13 +81,48 @@ fn operands(i: &Inst) -> String {
             Op::VAddCoCiU32 | Op::VSubCoCiU32 | Op::VSubrevCoCiU32 => {
                 join(&[vdst(), "vcc_lo".into(), s(0), s(1), "vcc_lo".into()])
             }
-            Op::VFmamkF32 => join(&[vdst(), s(0), s(2), s(1)]),
-            _ if op == Op::VFmaakF32 => join(&[vdst(), s(0), s(1), s(2)]),
+            Op::VFmamkF32 | Op::VFmamkF16 => join(&[vdst(), s(0), s(2), s(1)]),
+            Op::VFmaakF32 | Op::VFmaakF16 => join(&[vdst(), s(0), s(1), s(2)]),
             _ => join(&[vdst(), s(0), s(1)]),
         },
         Enc::Vopc if op.is_cmpx() => join(&[s(0), s(1)]),
         Enc::Vopc => join(&["vcc_lo".into(), s(0), s(1)]),
         Enc::Vop3 => vop3(i),
+        Enc::Vop3p if op.is_packed_f16() => {
+            let n = if op == Op::VPkFmaF16 { 3 } else { 2 };
+            let raw = |k: usize| i.src[k].text(1);
+            let mut v = vec![vdst()];
+            v.extend((0..n).map(raw));
+            let mut t = join(&v);
+            let list = |m: u8| {
+                let b: Vec<String> = (0..n).map(|k| format!("{}", m >> k & 1)).collect();
+                format!("[{}]", b.join(","))
+            };
+            let all = (1u8 << n) - 1;
+            if i.op_sel & all != 0 {
+                t += &format!(" op_sel:{}", list(i.op_sel));
+            }
+            if i.op_sel_hi & all != all {
+                t += &format!(" op_sel_hi:{}", list(i.op_sel_hi));
+            }
+            if i.neg & all != 0 {
+                t += &format!(" neg_lo:{}", list(i.neg));
+            }
+            if i.abs & all != 0 {
+                t += &format!(" neg_hi:{}", list(i.abs));
+            }
+            if i.clamp {
+                t += " clamp";
+            }
+            t
+        }
+        Enc::Vop3p if op.is_packed16() => {
+            let mut t = join(&[vdst(), s(0), s(1)]);
+            if i.clamp {
+                t += " clamp";
+            }
+            t
+        }
         Enc::Vop3p => {
             let mut t = join(&[vdst(), s(0), s(1), s(2)]);
             if i.op_sel_hi != 0 {

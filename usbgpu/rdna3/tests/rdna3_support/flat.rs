@@ -1,7 +1,7 @@
 //! A flat GPU address space for driving the interpreter without the GPU model: a few mapped
 //! regions with unmapped holes between them, so a wild shader address is a fault, as through the
 //! GPU's page tables.
-use modelrt_usbgpu::emu::shader::{GpuMemory, MemFault};
+use modelrt_rdna3::shader::{GpuMemory, MemFault};
 
 /// Mapped regions `(base, bytes)`; everything else faults.
 #[derive(Default)]

@@ -7,8 +7,8 @@
 use modelrt_core::bundle::{ArgRef, Step};
 use modelrt_core::Bundle;
 use modelrt_hal::target::KernelMeta;
-use modelrt_usbgpu::emu::rdna3::Rdna3;
-use modelrt_usbgpu::emu::shader::{DispatchRequest, ExecError, ShaderExecutor};
+use modelrt_rdna3::shader::{DispatchRequest, ExecError, ShaderExecutor};
+use modelrt_rdna3::Rdna3;
 
 use super::elf;
 use super::flat::FlatMemory;

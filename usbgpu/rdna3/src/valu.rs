@@ -10,6 +10,7 @@ use super::float as fp;
 use super::operand::{Src, EXEC, VCC};
 use super::ops::{Enc, Op};
 use super::wave::{Lanes, Wave, LANES};
+use modelrt_core::half::{f16_bits_to_f32_bits, f32_bits_to_f16_bits};
 
 fn map1(a: &Lanes, f: impl Fn(u32) -> u32) -> Lanes {
     core::array::from_fn(|l| f(a[l]))
@@ -45,19 +46,27 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
     use Op::*;
     let op = i.op;
     let exec = w.exec();
-    // Comparisons → a lane mask.
-    if let Some(test) = compare(op) {
+    // Comparisons → a lane mask. 16-bit compares widen their low halves and use the 32-bit test.
+    let (cmp_op, widen) = cmp16(op).unwrap_or((op, |x| x));
+    if op == VCmpClassF16 || compare(cmp_op).is_some() {
         let wide = op.src_ty(0) == super::ops::Ty::B64;
         let mut m = 0u32;
-        if wide {
+        if op == VCmpClassF16 {
+            let (a, b) = (w.fetch(i, 0), w.fetch(i, 1));
+            for l in 0..LANES {
+                m |= u32::from(super::f16::class(a[l], b[l])) << l;
+            }
+        } else if wide {
+            let test = compare(cmp_op).expect("a comparison");
             let (a, b) = (w.fetch64(i.src[0]), w.fetch64(i.src[1]));
             for l in 0..LANES {
                 m |= u32::from(test(Cmp::U64(a[l], b[l]))) << l;
             }
         } else {
+            let test = compare(cmp_op).expect("a comparison");
             let (a, b) = (w.fetch(i, 0), w.fetch(i, 1));
             for l in 0..LANES {
-                m |= u32::from(test(Cmp::B32(a[l], b[l]))) << l;
+                m |= u32::from(test(Cmp::B32(widen(a[l]), widen(b[l])))) << l;
             }
         }
         m &= exec;
@@ -163,7 +172,7 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         }
         VCvtF32F16 => {
             let a = w.fetch(i, 0);
-            let r = map1(&a, |x| fp::f16_to_f32(x as u16));
+            let r = map1(&a, |x| f16_bits_to_f32_bits(x as u16));
             return finish(w, i, r);
         }
         VCvtF16F32 => {
@@ -171,12 +180,20 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
             // 16-bit VALU results name one half of a VGPR, docs/hw/rdna3-isa.md §7).
             let a = w.fetch(i, 0);
             let old = w.v[usize::from(i.dst)];
-            let r =
-                core::array::from_fn(|l| (old[l] & 0xffff_0000) | u32::from(fp::f32_to_f16(a[l])));
+            let r = core::array::from_fn(|l| {
+                (old[l] & 0xffff_0000) | u32::from(f32_bits_to_f16_bits(a[l]))
+            });
             w.write(i.dst, &r);
             return Ok(());
         }
-        VAddNcU16 | VLshlrevB16 | VLshrrevB16 => return int16(w, i),
+        VCvtF64F32 => {
+            // Exact widening; a NaN stays a NaN, quieted (the host conversion does the same).
+            let a = w.fetch(i, 0);
+            let r: [u64; LANES] = core::array::from_fn(|l| f64::from(f(a[l])).to_bits());
+            w.write64(i.dst, &r);
+            return Ok(());
+        }
+        _ if super::valu16::handles(op) => return super::valu16::exec(w, i),
         VFmaMixF32 | VFmaMixloF16 | VFmaMixhiF16 => return fma_mix(w, i),
         _ => {}
     }
@@ -331,48 +348,36 @@ fn three(op: Op, a: &Lanes, b: &Lanes, c: &Lanes) -> Result<Lanes, &'static str>
         VLshlOrB32 => map3(a, b, c, |x, y, z| (x << (y & 31)) | z),
         VAndOrB32 => map3(a, b, c, |x, y, z| (x & y) | z),
         VOr3B32 => map3(a, b, c, |x, y, z| x | y | z),
+        VPermB32 => map3(a, b, c, perm),
         _ => return Err("vector operation not modelled"),
     })
 }
 
-/// Apply the VOP3 clamp bit (float results only) and write.
-/// The 16-bit integer VOP3 operations `v_add_nc_u16`, `v_lshlrev_b16`, `v_lshrrev_b16`
-/// (docs/hw/rdna3-isa.md §7): each source is the low 16 bits of its operand (op_sel = 0, the
-/// only form decoded); the 16-bit result fills the low half of the destination VGPR and the
-/// high half is kept. Shifts use S0[3:0]; the add wraps modulo 2^16 (no carry out).
-fn int16(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
-    if i.clamp {
-        return Err("clamp on a 16-bit integer operation is not modelled");
-    }
-    if i.abs != 0 || i.neg != 0 {
-        return Err("abs/neg on a 16-bit integer operation is not modelled");
-    }
-    if i.src[..2].iter().any(|s| {
-        matches!(
-            s,
-            Src::Const {
-                code: 240..=248,
-                ..
+/// `v_perm_b32`: each result byte k is chosen by selector byte k of `sel` from the eight bytes of
+/// {S0, S1} (S1 = bytes 0–3, S0 = bytes 4–7): 0–7 pick that byte; 8–11 replicate the sign bit of byte
+/// 1, 3, 5, 7; 12 gives 0x00; 13–255 give 0xff (docs/hw/rdna3-isa.md §6).
+fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
+    let v = u64::from(s0) << 32 | u64::from(s1);
+    let byte = |k: u32| (v >> (8 * k) & 0xff) as u32;
+    (0..4).fold(0, |r, k| {
+        let s = sel >> (8 * k) & 0xff;
+        let b = match s {
+            0..=7 => byte(s),
+            8..=11 => {
+                if byte(2 * (s - 8) + 1) & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                }
             }
-        )
-    }) {
-        return Err("a float inline constant on a 16-bit integer operand is not modelled");
-    }
-    let (a, b) = (w.fetch(i, 0), w.fetch(i, 1));
-    let old = w.v[usize::from(i.dst)];
-    let r: Lanes = core::array::from_fn(|l| {
-        let (x, y) = (a[l] as u16, b[l] as u16);
-        let v = match i.op {
-            Op::VAddNcU16 => x.wrapping_add(y),
-            Op::VLshlrevB16 => y << (x & 15),
-            _ => y >> (x & 15),
+            12 => 0,
+            _ => 0xff,
         };
-        (old[l] & 0xffff_0000) | u32::from(v)
-    });
-    w.write(i.dst, &r);
-    Ok(())
+        r | b << (8 * k)
+    })
 }
 
+/// Apply the VOP3 clamp bit (float results only) and write.
 fn finish(w: &mut Wave, i: &Inst, mut r: Lanes) -> Result<(), &'static str> {
     if i.clamp {
         if i.op.src_ty(0) != super::ops::Ty::F32 && i.op != Op::VCvtF32F16 {
@@ -399,7 +404,7 @@ fn fma_mix(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         let half = i.op_sel_hi >> k & 1 == 1;
         for l in 0..LANES {
             let mut x = if half {
-                fp::f16_to_f32(raw[l] as u16)
+                f16_bits_to_f32_bits(raw[l] as u16)
             } else {
                 raw[l]
             };
@@ -422,11 +427,15 @@ fn fma_mix(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         Op::VFmaMixF32 => {}
         Op::VFmaMixloF16 => {
             let old = w.v[usize::from(i.dst)];
-            r = core::array::from_fn(|l| (old[l] & 0xffff_0000) | u32::from(fp::f32_to_f16(r[l])));
+            r = core::array::from_fn(|l| {
+                (old[l] & 0xffff_0000) | u32::from(f32_bits_to_f16_bits(r[l]))
+            });
         }
         _ => {
             let old = w.v[usize::from(i.dst)];
-            r = core::array::from_fn(|l| (old[l] & 0xffff) | u32::from(fp::f32_to_f16(r[l])) << 16);
+            r = core::array::from_fn(|l| {
+                (old[l] & 0xffff) | u32::from(f32_bits_to_f16_bits(r[l])) << 16
+            });
         }
     }
     w.write(i.dst, &r);
@@ -477,6 +486,47 @@ fn half(w: &Wave, h: &Half) -> Result<Lanes, &'static str> {
         VLshlrevB32 => map2(&a, &b, |x, y| y << (x & 31)),
         VAndB32 => map2(&a, &b, |x, y| x & y),
         _ => return Err("VOPD operation not modelled"),
+    })
+}
+
+/// How a 16-bit comparison widens one operand to its 32-bit twin's type.
+type Widen = fn(u32) -> u32;
+
+/// A 16-bit comparison as its 32-bit twin and the widening of each operand's low half: f16 → f32
+/// (exact), i16 sign-extended, u16 zero-extended.
+fn cmp16(op: Op) -> Option<(Op, Widen)> {
+    use Op::*;
+    let f: Widen = |x| f16_bits_to_f32_bits(x as u16);
+    let i: Widen = |x| x as u16 as i16 as i32 as u32;
+    let u: Widen = |x| x & 0xffff;
+    Some(match op {
+        VCmpLtF16 => (VCmpLtF32, f),
+        VCmpEqF16 => (VCmpEqF32, f),
+        VCmpLeF16 => (VCmpLeF32, f),
+        VCmpGtF16 => (VCmpGtF32, f),
+        VCmpLgF16 => (VCmpLgF32, f),
+        VCmpGeF16 => (VCmpGeF32, f),
+        VCmpOF16 => (VCmpOF32, f),
+        VCmpUF16 => (VCmpUF32, f),
+        VCmpNgeF16 => (VCmpNgeF32, f),
+        VCmpNlgF16 => (VCmpNlgF32, f),
+        VCmpNgtF16 => (VCmpNgtF32, f),
+        VCmpNleF16 => (VCmpNleF32, f),
+        VCmpNeqF16 => (VCmpNeqF32, f),
+        VCmpNltF16 => (VCmpNltF32, f),
+        VCmpLtI16 => (VCmpLtI32, i),
+        VCmpEqI16 => (VCmpEqI32, i),
+        VCmpLeI16 => (VCmpLeI32, i),
+        VCmpGtI16 => (VCmpGtI32, i),
+        VCmpNeI16 => (VCmpNeI32, i),
+        VCmpGeI16 => (VCmpGeI32, i),
+        VCmpLtU16 => (VCmpLtU32, u),
+        VCmpEqU16 => (VCmpEqU32, u),
+        VCmpLeU16 => (VCmpLeU32, u),
+        VCmpGtU16 => (VCmpGtU32, u),
+        VCmpNeU16 => (VCmpNeU32, u),
+        VCmpGeU16 => (VCmpGeU32, u),
+        _ => return None,
     })
 }
 

@@ -153,48 +153,6 @@ pub fn ldexp(a: u32, n: i32) -> u32 {
     (((f64::from(x) * p(half)) * p(n - half)) as f32).to_bits()
 }
 
-/// f16 bits → f32 bits (exact; denormals and NaN payloads kept).
-pub fn f16_to_f32(h: u16) -> u32 {
-    let sign = u32::from(h >> 15) << 31;
-    let exp = u32::from(h >> 10 & 0x1f);
-    let man = u32::from(h & 0x3ff);
-    match exp {
-        0 if man == 0 => sign,
-        0 => {
-            // Denormal: value = man × 2^-24, exact in f32.
-            sign | (man as f32 * f32::from_bits(0x3380_0000)).to_bits()
-        }
-        0x1f => sign | 0x7f80_0000 | man << 13,
-        _ => sign | (exp + 112) << 23 | man << 13,
-    }
-}
-
-/// f32 bits → f16 bits, round to nearest even, overflow → ±inf, denormal results kept.
-pub fn f32_to_f16(a: u32) -> u16 {
-    let sign = ((a >> 16) & 0x8000) as u16;
-    let x = f32::from_bits(a).abs();
-    if x.is_nan() {
-        return sign | 0x7e00 | ((a >> 13) & 0x1ff) as u16;
-    }
-    if x >= 65520.0 {
-        return sign | 0x7c00;
-    }
-    if x < f32::from_bits(0x3880_0000) {
-        // Below the smallest f16 normal (2^-14): count units of 2^-24, RNE.
-        let units = (x * f32::from_bits(0x4b80_0000)).round_ties_even();
-        return sign | units as u16;
-    }
-    let bits = x.to_bits();
-    let exp = (bits >> 23) as i32 - 127 + 15;
-    let man = bits & 0x7f_ffff;
-    let mut h = (exp as u32) << 10 | man >> 13;
-    let rest = man & 0x1fff;
-    if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
-        h += 1; // may carry into the exponent, which is the right answer
-    }
-    sign | h as u16
-}
-
 /// Clamp to [0, 1] with NaN → 0 (the VOP3 `clamp` bit under DX10_CLAMP).
 pub fn clamp01(a: u32) -> u32 {
     let x = f32::from_bits(a);

@@ -12,11 +12,11 @@
 //!   outside the workgroup's LDS allocation reads 0 and drops writes (the LDS bounds rule).
 //!
 //! Any GPU page fault stops the wave with the faulting address.
-use super::super::shader::{GpuMemory, MemFault};
 use super::decode::Inst;
 use super::operand::{Src, NULL};
 use super::ops::Op;
 use super::wave::{Wave, LANES};
+use crate::shader::{GpuMemory, MemFault};
 
 /// Execute an SMEM load.
 pub fn smem(w: &mut Wave, i: &Inst, mem: &mut dyn GpuMemory) -> Result<(), MemFault> {

@@ -81,6 +81,9 @@ pub fn exec(w: &mut Wave, i: &Inst) -> Result<(), &'static str> {
         SMovB32 => (a(), None),
         SCmovB32 => (if scc_in { a() } else { d_reg() }, None),
         SNotB32 => nz(!a()),
+        // Sign-extend the low byte / half; SCC unchanged.
+        SSextI32I8 => (a() as u8 as i8 as i32 as u32, None),
+        SSextI32I16 => (a() as u16 as i16 as i32 as u32, None),
         SAndSaveexecB32 | SOrSaveexecB32 | SAndNot1SaveexecB32 => {
             let old = w.exec();
             let new = match op {

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
-use modelrt_usbgpu::emu::rdna3::{disasm, program::Program, Stats};
+use modelrt_rdna3::{disasm, program::Program, Stats};
 
 use super::{elf, objdump, runner::Loaded};
 

@@ -24,9 +24,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 
-use super::super::shader::{DispatchRequest, ExecError, GpuMemory, MemFault};
 use super::group::{Abi, Group};
 use super::program::Program;
+use crate::shader::{DispatchRequest, ExecError, GpuMemory, MemFault};
 
 /// Environment variable overriding the number of worker threads (1 = serial).
 pub const THREADS_ENV: &str = "MODELRT_RDNA3_THREADS";

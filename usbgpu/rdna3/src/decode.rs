@@ -2,7 +2,8 @@
 //! encoding is chosen by the top bits of the first dword).
 //!
 //! Anything this interpreter does not execute — an unknown opcode, DPP/SDWA operands, output
-//! modifiers, op_sel outside the mixed-precision FMA — is a [`DecodeError`], never a silent no-op.
+//! modifiers, op_sel outside the mixed-precision FMA and packed f16 math — is a [`DecodeError`],
+//! never a silent no-op.
 use super::operand::{source, Src, LITERAL, NULL};
 use super::ops::{lookup, vopd_op, Enc, Op, Ty, VOP3_FROM_VOP1, VOP3_FROM_VOP2, VOP3_FROM_VOPC};
 
@@ -40,6 +41,8 @@ pub struct Inst {
     /// VOP3/VOP3P per-source negate and absolute-value bits, op_sel/op_sel_hi, clamp.
     pub neg: u8,
     pub abs: u8,
+    /// Packed f16 ops: which half of source k the low lane reads (bit k); `op_sel_hi` the high lane's.
+    pub op_sel: u8,
     pub op_sel_hi: u8,
     pub clamp: bool,
     /// SOPP/SOPK simm16 (sign-extended), SMEM/GLOBAL/DS offset.
@@ -73,6 +76,7 @@ fn blank(op: Op, enc: Enc, len: u8) -> Inst {
         src: [NO_SRC; 3],
         neg: 0,
         abs: 0,
+        op_sel: 0,
         op_sel_hi: 0,
         clamp: false,
         imm: 0,
@@ -202,7 +206,7 @@ fn vop_short(enc: Enc, words: &[u32]) -> Result<Inst, DecodeError> {
     if enc != Enc::Vopc {
         i.dst = bits(w, 17, 8) as u8;
     }
-    if matches!(op, Op::VFmamkF32 | Op::VFmaakF32) {
+    if op.has_k() {
         // The constant K is always a trailing literal (docs/hw/rdna3-isa.md §2).
         len = 2;
         i.src[2] = Src::Const {
@@ -233,7 +237,7 @@ fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
         let op = lookup(Enc::Vopc, opcode - VOP3_FROM_VOPC);
         (op.ok_or(err("unknown VOP3 opcode", 2))?, true)
     };
-    if matches!(op, Op::VFmamkF32 | Op::VFmaakF32) {
+    if op.has_k() {
         return Err(err("v_fmamk/v_fmaak have no VOP3 form", 2));
     }
     let mut i = blank(op, Enc::Vop3, 2);
@@ -305,7 +309,9 @@ pub fn vop3_sources(op: Op) -> usize {
         }
         VAddCoU32 | VSubCoU32 | VSubrevCoU32 | VLshlrevB64 | VLshrrevB64 | VAshrrevI64
         | VLdexpF32 | VBfmB32 | VBcntU32B32 | VMulLoU32 | VMulHiU32 | VMulHiI32 | VReadlaneB32
-        | VWritelaneB32 | VAddNcU16 | VLshlrevB16 | VLshrrevB16 => 2,
+        | VWritelaneB32 | VAddNcU16 | VLshlrevB16 | VLshrrevB16 | VSubNcU16 | VMulLoU16
+        | VMaxU16 | VMaxI16 | VMinU16 | VMinI16 | VPackB32F16 => 2,
+        _ if op.is_packed16() => 2,
         _ => 3,
     }
 }
@@ -318,6 +324,57 @@ fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
     let mut len = 2u8;
     let op_sel = bits(w, 11, 3);
     let op_sel_hi = bits(w1, 27, 2) | bits(w, 14, 1) << 2;
+    if op.is_packed16() {
+        // Packed 16-bit integer ops: the low halves make the low result, the high halves the high
+        // one — op_sel = 0 and op_sel_hi = all ones (LLVM's default, not printed) is the only form.
+        if op_sel != 0 || op_sel_hi != 0b111 {
+            return Err(err(
+                "VOP3P op_sel/op_sel_hi on a packed operation is not supported",
+                2,
+            ));
+        }
+        for k in 0..2 {
+            i.src[k] = src(words, bits(w1, 9 * k as u32, 9), Ty::B32, 2, &mut len)?;
+            if !matches!(i.src[k], Src::V(_) | Src::S(_)) {
+                return Err(err(
+                    "a constant on a packed 16-bit operand is not supported",
+                    usize::from(len),
+                ));
+            }
+        }
+        i.dst = bits(w, 0, 8) as u8;
+        i.clamp = bits(w, 15, 1) == 1;
+        i.neg = bits(w1, 29, 3) as u8;
+        i.abs = bits(w, 8, 3) as u8;
+        i.len = len;
+        return Ok(i);
+    }
+    if op.is_packed_f16() {
+        // Packed f16: the low lane reads half op_sel[k] of source k, the high lane half op_sel_hi[k];
+        // NEG (dword 1) negates the low lane's inputs, NEG_HI (bits 10–8) the high lane's.
+        let n = if op == Op::VPkFmaF16 { 3 } else { 2 };
+        if n == 2 && (op_sel >> 2 & 1 != 0 || op_sel_hi >> 2 & 1 != 1) {
+            return Err(err("VOP3P op_sel on an unused source", 2));
+        }
+        for k in 0..n {
+            i.src[k] = src(words, bits(w1, 9 * k as u32, 9), Ty::F16, 2, &mut len)?;
+            let high = (op_sel | op_sel_hi) >> k & 1 == 1;
+            if high && matches!(i.src[k], Src::Const { .. }) {
+                return Err(err(
+                    "the high half of a constant on a packed f16 operand is not supported",
+                    usize::from(len),
+                ));
+            }
+        }
+        i.dst = bits(w, 0, 8) as u8;
+        i.clamp = bits(w, 15, 1) == 1;
+        i.neg = bits(w1, 29, 3) as u8;
+        i.abs = bits(w, 8, 3) as u8; // NEG_HI
+        i.op_sel = op_sel as u8;
+        i.op_sel_hi = op_sel_hi as u8;
+        i.len = len;
+        return Ok(i);
+    }
     for k in 0..3 {
         // v_fma_mix*: op_sel_hi[k] = 1 makes source k an f16 (op_sel[k] picks its half).
         let ty = if op_sel_hi >> k & 1 == 1 {

@@ -19,8 +19,8 @@ mod rdna3_support;
 
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
+use modelrt_rdna3::Rdna3;
 use modelrt_tests::{compile, compile_args, python, root, run_cpu, skip::skip};
-use modelrt_usbgpu::emu::rdna3::Rdna3;
 use rdna3_support::{check, objdump, runner::Loaded};
 use xtask::exporter::{ExportArgs, Source};
 

@@ -17,11 +17,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::super::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 use super::group::{unsupported, Abi, Group};
 use super::ops::Op;
 use super::parallel;
 use super::program::Program;
+use crate::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 
 /// Instructions one wave may execute before the dispatch is declared hung.
 pub const DEFAULT_BUDGET: u64 = 1 << 28;

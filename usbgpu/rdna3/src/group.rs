@@ -5,12 +5,12 @@
 //! A [`Group`] owns what one workgroup needs (waves, LDS, counters) and nothing shared, so the
 //! serial dispatch uses one and the parallel one ([`super::parallel`]) gives each worker thread its
 //! own. Only `core` + `alloc` APIs.
-use super::super::shader::{DispatchRequest, ExecError, GpuMemory};
 use super::decode::Inst;
 use super::ops::{Enc, Op};
 use super::program::Program;
 use super::wave::{Wave, LANES};
 use super::{mem, salu, valu};
+use crate::shader::{DispatchRequest, ExecError, GpuMemory};
 
 /// The dispatch ABI fields a workgroup needs, already checked (`dispatch::abi`).
 #[derive(Clone, Copy, Debug)]

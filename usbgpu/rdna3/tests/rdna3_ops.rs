@@ -4,10 +4,10 @@
 //! interpreter. Kernels request RNE with denormals preserved and IEEE_MODE, so that is the mode.
 mod rdna3_support;
 
-use modelrt_usbgpu::emu::rdna3::decode::decode;
-use modelrt_usbgpu::emu::rdna3::ops::Enc;
-use modelrt_usbgpu::emu::rdna3::wave::Wave;
-use modelrt_usbgpu::emu::rdna3::{salu, valu};
+use modelrt_rdna3::decode::decode;
+use modelrt_rdna3::ops::Enc;
+use modelrt_rdna3::wave::Wave;
+use modelrt_rdna3::{salu, valu};
 use rdna3_support::asm::*;
 
 const F_INF: u32 = 0x7f80_0000;
@@ -499,4 +499,289 @@ fn cvt_f32_ubyte_converts_one_byte() {
         let e64 = vop3(384 + op, 0, [v(1), 0, 0], 0, 0, false);
         assert_eq!(over(&e64, 0, 0x80ff_0201, 0), want, "ubyte{n}_e64");
     }
+}
+
+// ---- 16-bit operations (docs/hw/rdna3-isa.md §7). f16 values: 1.0 = 0x3c00, 1.5 = 0x3e00, 2.0 = 0x4000,
+// 3.0 = 0x4200, 0.5 = 0x3800, +inf = 0x7c00, −inf = 0xfc00, quiet NaN = 0x7e00; an f16 with exponent field
+// E and mantissa M is (1 + M/1024)·2^(E−15), or M·2^-24 when E = 0.
+
+fn is_f16_nan(x: u32) -> bool {
+    x & 0x7fff > 0x7c00
+}
+
+#[test]
+fn f16_multiply_rounds_once_to_nearest_even() {
+    // v_mul_f16_e32 v0, v1, v2 (VOP2 53).
+    let mul = [vop2(53, 0, v(1), 2)];
+    assert_eq!(
+        lanes(
+            &mul,
+            &[0x3e00, 0x5c00, 0x0400, 0x3c01, 0x3c03],
+            &[0x4000, 0x5c00, 0x3800, 0x3e00, 0x3e00],
+            &[]
+        ),
+        [
+            // 1.5 × 2 = 3.
+            0x4200,
+            // 256 × 256 = 65536 ≥ 65520 (half an ulp above the largest finite, 65504): +inf.
+            0x7c00, // 2^-14 × 0.5 = 2^-15: a denormal, 512 units of 2^-24.
+            0x0200,
+            // (1 + 2^-10) × 1.5 = 1.5 + 1.5 ulp: a tie between mantissas 0x201 and 0x202 → even.
+            0x3e02,
+            // (1 + 3·2^-10) × 1.5 = 1.5 + 4.5 ulp: a tie between 0x204 and 0x205 → even (down).
+            0x3e04,
+        ]
+    );
+}
+
+#[test]
+fn f16_add_ties_to_even_cancels_to_plus_zero_and_inf_minus_inf_is_nan() {
+    // v_add_f16_e32 v0, v1, v2 (VOP2 50); 0x1000 = 2^-11 = half an ulp of 1.0.
+    let add = [vop2(50, 0, v(1), 2)];
+    let r = lanes(
+        &add,
+        &[0x3c00, 0x3c01, 0x3c00, 0x7c00],
+        &[0x1000, 0x1000, 0xbc00, 0xfc00],
+        &[],
+    );
+    // 1 + 2^-11: tie → 1.0 (even); (1 + 2^-10) + 2^-11: tie → 1 + 2^-9 (even); 1 + (−1) = +0.
+    assert_eq!(r[..3], [0x3c00, 0x3c02, 0x0000]);
+    assert!(is_f16_nan(r[3]), "inf + −inf = {:#x}", r[3]);
+}
+
+#[test]
+fn f16_results_fill_the_low_half_and_keep_the_high_half() {
+    let mut w = wave();
+    w.v[0][0] = 0xabcd_1234;
+    w.v[1][0] = 0x3e00;
+    w.v[2][0] = 0xffff_4000; // a 16-bit source is the low half: 2.0
+    run(&mut w, &[vop2(53, 0, v(1), 2)]);
+    assert_eq!(w.v[0][0], 0xabcd_4200);
+    // v_fmac_f16_e32 v0, v1, v2 (VOP2 54): D.f16 = S0 · S1 + D.f16 = 2 · 3 + 1 = 7 (0x4700).
+    let mut w = wave();
+    w.v[0][0] = 0x5555_3c00;
+    w.v[1][0] = 0x4000;
+    w.v[2][0] = 0x4200;
+    run(&mut w, &[vop2(54, 0, v(1), 2)]);
+    assert_eq!(w.v[0][0], 0x5555_4700);
+}
+
+#[test]
+fn f16_fma_is_fused() {
+    // v_fma_f16 v0, v1, v2, v3 (VOP3 584): (1 + 2^-10)² − (1 + 2^-9) = 2^-20 exactly = 16 units of 2^-24
+    // (0x0010); rounding the product first (to 1 + 2^-9) would give 0.
+    let fma = vop3(584, 0, [v(1), v(2), v(3)], 0, 0, false);
+    assert_eq!(lanes(&fma, &[0x3c01], &[0x3c01], &[0xbc02]), [0x0010]);
+    // Inline constants are f16 here: v_fma_f16 v0, v1, 2.0, -1.0 with v1 = 0.5 → 0.
+    let k = vop3(584, 0, [v(1), TWO, 243], 0, 0, false);
+    assert_eq!(lanes(&k, &[0x3800], &[], &[]), [0x0000]);
+}
+
+#[test]
+fn f16_integer_conversions_round_saturate_and_truncate() {
+    // v_cvt_f16_u16 (VOP1 80): 65535 → +inf (above 65520); 2049 is a tie between 2048 and 2050 → 2048
+    // (0x6800, even mantissa); 3 → 0x4200.
+    assert_eq!(
+        lanes(&[vop1(80, 0, v(1))], &[65535, 2049, 3], &[], &[]),
+        [0x7c00, 0x6800, 0x4200]
+    );
+    // v_cvt_f16_i16 (VOP1 81): −1 → 0xbc00, −32768 = −2^15 → 0xf800.
+    assert_eq!(
+        lanes(&[vop1(81, 0, v(1))], &[0xffff, 0x8000], &[], &[]),
+        [0xbc00, 0xf800]
+    );
+    // v_cvt_i16_f16 (VOP1 83): −1.5 → −1 (truncation), +inf → 32767, NaN → 0, 65504 → 32767.
+    assert_eq!(
+        lanes(
+            &[vop1(83, 0, v(1))],
+            &[0xbe00, 0x7c00, 0x7e00, 0x7bff],
+            &[],
+            &[]
+        ),
+        [0xffff, 0x7fff, 0, 0x7fff]
+    );
+    // v_cvt_u16_f16 (VOP1 82): −1.5 → 0, 65504 → 65504 (0xffe0).
+    assert_eq!(
+        lanes(&[vop1(82, 0, v(1))], &[0xbe00, 0x7bff], &[], &[]),
+        [0, 0xffe0]
+    );
+}
+
+#[test]
+fn f16_trunc_rcp_and_exp_hit_the_isa_special_values() {
+    // v_trunc_f16 (VOP1 93): −1.5 → −1; 0.5 → +0; −0.5 → −0.
+    assert_eq!(
+        lanes(&[vop1(93, 0, v(1))], &[0xbe00, 0x3800, 0xb800], &[], &[]),
+        [0xbc00, 0, 0x8000]
+    );
+    // v_rcp_f16 (VOP1 84): 1/2 = 0.5; 1/+0 = +inf; 1/−0 = −inf; 1/3 = 1.0101010101|01…b × 2^-2 → mantissa
+    // 0x155 rounded down, exponent field 13: 0x3555.
+    assert_eq!(
+        lanes(&[vop1(84, 0, v(1))], &[0x4000, 0, 0x8000, 0x4200], &[], &[]),
+        [0x3800, 0x7c00, 0xfc00, 0x3555]
+    );
+    // v_exp_f16 (VOP1 88): 2^1 = 2; 2^−inf = +0; 2^−24 (−24 = 0xce00) = the smallest denormal; 2^16 = +inf.
+    assert_eq!(
+        lanes(
+            &[vop1(88, 0, v(1))],
+            &[0x3c00, 0xfc00, 0xce00, 0x4c00],
+            &[],
+            &[]
+        ),
+        [0x4000, 0, 0x0001, 0x7c00]
+    );
+}
+
+#[test]
+fn sixteen_bit_compares_read_the_low_halves() {
+    // v_cmp_lt_f16_e32 vcc, v1, v2 (VOPC 1): 1 < 2 (upper halves ignored); NaN < 1 is false; −0 < +0 is
+    // false; −inf < −1 is true.
+    let mut w = wave();
+    let (a, b) = (
+        [0xffff_3c00, 0x7e00, 0x8000, 0xfc00],
+        [0x1234_4000, 0x3c00, 0x0000, 0xbc00],
+    );
+    for l in 0..4 {
+        (w.v[1][l], w.v[2][l]) = (a[l], b[l]);
+    }
+    w.s[EXEC as usize] = 0b1111;
+    run(&mut w, &[vopc(1, v(1), 2)]);
+    assert_eq!(w.s[VCC as usize], 0b1001);
+    // v_cmp_lt_i16 (VOPC 49) vs v_cmp_lt_u16 (VOPC 57) on 0xffff vs 1: −1 < 1 signed, 65535 > 1 unsigned.
+    let mut w = wave();
+    w.s[EXEC as usize] = 1;
+    (w.v[1][0], w.v[2][0]) = (0x0000_ffff, 0xffff_0001);
+    run(&mut w, &[vopc(49, v(1), 2)]);
+    assert_eq!(w.s[VCC as usize], 1);
+    run(&mut w, &[vopc(57, v(1), 2)]);
+    assert_eq!(w.s[VCC as usize], 0);
+}
+
+#[test]
+fn f16_class_test_reads_the_mask_bits() {
+    // v_cmp_class_f16_e32 vcc, v1, v2 (VOPC 125): mask bits 0 sNaN, 1 qNaN, 2 −inf, 5 −0, 7 +denormal,
+    // 9 +inf. Values: +inf, −inf, qNaN, sNaN (0x7d00: quiet bit 9 clear), +denormal, −0.
+    let vals = [0x7c00, 0xfc00, 0x7e00, 0x7d00, 0x0001, 0x8000];
+    let mask_of = |m: u32| {
+        let mut w = wave();
+        w.s[EXEC as usize] = 0b11_1111;
+        for (l, &x) in vals.iter().enumerate() {
+            (w.v[1][l], w.v[2][l]) = (x, m);
+        }
+        run(&mut w, &[vopc(125, v(1), 2)]);
+        w.s[VCC as usize]
+    };
+    assert_eq!(mask_of(1 << 9 | 1 << 2), 0b00_0011);
+    assert_eq!(mask_of(0b11), 0b00_1100);
+    assert_eq!(mask_of(1 << 7 | 1 << 5), 0b11_0000);
+}
+
+#[test]
+fn perm_selects_bytes_sign_fills_and_constants() {
+    // v_perm_b32 v0, v1, v2, v3 (VOP3 580): bytes of {S0, S1} are S1's 0–3 then S0's 4–7.
+    let perm = vop3(580, 0, [v(1), v(2), v(3)], 0, 0, false);
+    // S0 = 0x11223344, S1 = 0x55667788; selector 0x05040100 picks bytes 0, 1 (0x88, 0x77) then 4, 5
+    // (0x44, 0x33): the two low halves packed, 0x33447788.
+    assert_eq!(
+        lanes(&perm, &[0x1122_3344], &[0x5566_7788], &[0x0504_0100]),
+        [0x3344_7788]
+    );
+    // Selectors 8–11 replicate the sign bit of byte 1, 3, 5, 7: S1 = 0x00008000 (byte 1 negative),
+    // S0 = 0x80000000 (byte 7 negative) → 0xff, 0x00, 0x00, 0xff. 12 → 0x00, 13 → 0xff.
+    assert_eq!(
+        lanes(
+            &perm,
+            &[0x8000_0000, 0x8000_0000],
+            &[0x0000_8000, 0x0000_8000],
+            &[0x0b0a_0908, 0x0d0c_0d0c]
+        ),
+        [0xff00_00ff, 0xff00_ff00]
+    );
+}
+
+#[test]
+fn pack_and_packed_integer_ops_handle_both_halves() {
+    // v_pack_b32_f16 v0, v1, v2 (VOP3 785): D = {S1.f16, S0.f16}.
+    let pack = vop3(785, 0, [v(1), v(2), 0], 0, 0, false);
+    assert_eq!(
+        lanes(&pack, &[0xaaaa_3c00], &[0xbbbb_4000], &[]),
+        [0x4000_3c00]
+    );
+    // VOP3P with op_sel_hi = [1,1,1] (LLVM's default): the low halves give the low result.
+    // v_pk_add_u16 (10): 0xffff + 1 wraps to 0 in both halves.
+    let add = vop3p(10, 0, [v(1), v(2), 0], 0b111);
+    assert_eq!(lanes(&add, &[0xffff_0001], &[0x0001_ffff], &[]), [0]);
+    // v_pk_mul_lo_u16 (1): low 0x100 · 0x100 = 0x10000 → 0; high 3 · 5 = 15.
+    let mul = vop3p(1, 0, [v(1), v(2), 0], 0b111);
+    assert_eq!(
+        lanes(&mul, &[0x0003_0100], &[0x0005_0100], &[]),
+        [0x000f_0000]
+    );
+    // v_pk_sub_i16 (3): low 5 − 7 = −2 (0xfffe); high 0 − 1 = −1.
+    let sub = vop3p(3, 0, [v(1), v(2), 0], 0b111);
+    assert_eq!(
+        lanes(&sub, &[0x0000_0005], &[0x0001_0007], &[]),
+        [0xffff_fffe]
+    );
+    // Any other op_sel_hi is refused, not guessed.
+    assert!(decode(&vop3p(10, 0, [v(1), v(2), 0], 0)).is_err());
+}
+
+#[test]
+fn sixteen_bit_integer_vop3_ops_wrap_and_compare_by_signedness() {
+    let op2 = |op: u32, a: u32, b: u32| {
+        lanes(&vop3(op, 0, [v(1), v(2), 0], 0, 0, false), &[a], &[b], &[])[0]
+    };
+    // v_sub_nc_u16 (772): 1 − 2 wraps to 0xffff. v_mul_lo_u16 (773): 0x100 · 0x101 = 0x10100 → 0x0100.
+    assert_eq!(op2(772, 1, 2), 0xffff);
+    assert_eq!(op2(773, 0x100, 0x101), 0x0100);
+    // v_max_i16 (778) / v_min_i16 (780): −1 (0xffff) vs 1; v_max_u16 (777) / v_min_u16 (779): 65535 vs 1.
+    assert_eq!(op2(778, 0xffff, 1), 1);
+    assert_eq!(op2(780, 0xffff, 1), 0xffff);
+    assert_eq!(op2(777, 0xffff, 1), 0xffff);
+    assert_eq!(op2(779, 0xffff, 1), 1);
+}
+
+#[test]
+fn scalar_sign_extension_of_a_byte_and_a_half() {
+    // s_sext_i32_i8 s0, s1 (SOP1 14) / s_sext_i32_i16 (SOP1 15); SCC is left alone.
+    let mut w = wave();
+    w.scc = true;
+    for (op, x, want) in [
+        (14, 0x0000_0080, 0xffff_ff80),
+        (14, 0x1234_567f, 0x0000_007f),
+        (15, 0x0000_8000, 0xffff_8000),
+        (15, 0xffff_7fff, 0x0000_7fff),
+    ] {
+        w.s[1] = x;
+        run(&mut w, &[sop1(op, s(0), s(1))]);
+        assert_eq!(w.s[0], want, "op {op} on {x:#x}");
+        assert!(w.scc);
+    }
+}
+
+#[test]
+fn packed_f16_lanes_pick_halves_with_op_sel_and_negate_per_lane() {
+    // v_pk_mul_f16 (VOP3P 16), default op_sel = [0,0], op_sel_hi = [1,1]: v1 = {2.0, 1.5}, v2 = {3.0, 2.0}
+    // (high, low) → {6.0, 3.0} = 0x4600_4200.
+    let (a, b) = (0x4000_3e00, 0x4200_4000);
+    let mul = vop3p_mods(16, 0, [v(1), v(2), 0], [0, 0b111, 0, 0]);
+    assert_eq!(lanes(&mul, &[a], &[b], &[]), [0x4600_4200]);
+    // op_sel:[1,0] op_sel_hi:[0,1]: low lane = a.hi · b.lo = 2 · 2 = 4 (0x4400); high lane = a.lo · b.hi
+    // = 1.5 · 3 = 4.5 (0x4480).
+    let swap = vop3p_mods(16, 0, [v(1), v(2), 0], [0b01, 0b110, 0, 0]);
+    assert_eq!(lanes(&swap, &[a], &[b], &[]), [0x4480_4400]);
+    // v_pk_fma_f16 (14) neg_lo:[1,0,0] neg_hi:[0,1,0]: v1 = {1.0, 2.0}, v2 = {3.0, 3.0}, v3 = {0.5, 0.5}:
+    // low = −2 · 3 + 0.5 = −5.5 (−1.375 · 2^2: 0xc580); high = 1 · −3 + 0.5 = −2.5 (0xc100).
+    let fma = vop3p_mods(14, 0, [v(1), v(2), v(3)], [0, 0b111, 0b001, 0b010]);
+    assert_eq!(
+        lanes(&fma, &[0x3c00_4000], &[0x4200_4200], &[0x3800_3800]),
+        [0xc100_c580]
+    );
+    // v_pk_add_f16 (15) v0, v1, -1.0 op_sel_hi:[1,0]: both lanes read the constant's f16 value (the low
+    // half): {3.0, 1.0} + −1 = {2.0, +0}.
+    let add = vop3p_mods(15, 0, [v(1), 243, 0], [0, 0b101, 0, 0]);
+    assert_eq!(lanes(&add, &[0x4200_3c00], &[], &[]), [0x4000_0000]);
+    // The high half of a constant is not guessed.
+    assert!(decode(&vop3p_mods(15, 0, [v(1), 243, 0], [0, 0b111, 0, 0])).is_err());
 }

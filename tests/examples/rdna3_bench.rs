@@ -7,8 +7,8 @@
 //!
 //! ```sh
 //! cargo xtask compile xtask/models/vision.onnx --target amd-gfx1100 -o target/vision-gfx1100.mrt
-//! MODELRT_RDNA3_THREADS=1 cargo run --release -p modelrt-usbgpu --example rdna3_bench -- target/vision-gfx1100.mrt 5
-//! MODELRT_RDNA3_THREADS=2 cargo run --release -p modelrt-usbgpu --example rdna3_bench -- target/vision-gfx1100.mrt 5
+//! MODELRT_RDNA3_THREADS=1 cargo run --release -p modelrt-tests --example rdna3_bench -- target/vision-gfx1100.mrt 5
+//! MODELRT_RDNA3_THREADS=2 cargo run --release -p modelrt-tests --example rdna3_bench -- target/vision-gfx1100.mrt 5
 //! ```
 #[path = "../tests/rdna3_support/mod.rs"]
 mod rdna3_support;

@@ -6,8 +6,8 @@
 //! ABI definition, written out in each test.
 mod rdna3_support;
 
-use modelrt_usbgpu::emu::rdna3::Rdna3;
-use modelrt_usbgpu::emu::shader::{DispatchRequest, ExecError, MemFault, ShaderExecutor};
+use modelrt_rdna3::shader::{DispatchRequest, ExecError, MemFault, ShaderExecutor};
+use modelrt_rdna3::Rdna3;
 use rdna3_support::asm::*;
 use rdna3_support::flat::FlatMemory;
 
