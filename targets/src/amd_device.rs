@@ -4,7 +4,7 @@
 //! tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
-use modelrt_usbgpu::amd::open::{self, Transport};
+use modelrt_usbgpu::assembly::{self, Transport};
 use modelrt_usbgpu::emu::rdna3::dispatch::Rdna3;
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
@@ -51,7 +51,7 @@ pub fn open(emulated: bool) -> anyhow::Result<(UsbAmdDevice, String)> {
     } else {
         (TransportKind::Usb, None)
     };
-    let g = open::open(kind, Selector::Index(0), &dir, exec).map_err(|e| {
+    let g = assembly::open(kind, Selector::Index(0), &dir, exec).map_err(|e| {
         if emulated {
             anyhow::anyhow!("{e}")
         } else {

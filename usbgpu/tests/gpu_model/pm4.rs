@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::support::*;
-use modelrt_usbgpu::emu::gpu::{Engine, GpuError};
+use modelrt_usbgpu::emu::navi31_gpu::{Engine, GpuError};
 use modelrt_usbgpu::emu::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
 
 const RING: u64 = VA_BASE;
