@@ -21,7 +21,11 @@ pub mod mem;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod pm4;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod queue;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod regs;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod scratch;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod sdma;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]

@@ -62,7 +62,9 @@ impl Board {
     pub fn open(opts: &BoardOptions) -> Result<Board, FlashToolError> {
         match &opts.transport {
             #[cfg(not(feature = "emu"))]
-            FlashTransport::EmuDirect(_) | FlashTransport::Emu(_) => Err(FlashToolError::NoEmulator),
+            FlashTransport::EmuDirect(_) | FlashTransport::Emu(_) => {
+                Err(FlashToolError::NoEmulator)
+            }
             #[cfg(feature = "emu")]
             FlashTransport::EmuDirect(path) => {
                 let shared = open_emu(path, opts.emu_boot)?;
