@@ -408,19 +408,14 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
         self.epoch += 1;
         let sig = self.sig.va();
         let ib = q.ib.va();
-        // INDIRECT_BUFFER (4 dwords) + RELEASE_MEM of the submission number (8 dwords).
-        let mut ring = [0u32; 12];
-        ring[0] = pm4::header(pm4::op::INDIRECT_BUFFER, 3);
-        ring[1] = ib as u32;
-        ring[2] = (ib >> 32) as u32;
-        ring[3] = q.pm4.dw.len() as u32 | pm4::IB_VALID;
-        ring[4] = pm4::header(pm4::op::RELEASE_MEM, 7);
-        ring[5] = pm4::EVENT_CACHE_FLUSH_AND_INV_TS | (5 << 8);
-        ring[6] = pm4::DATA_SEL_64 << 29;
-        ring[7] = sig as u32;
-        ring[8] = (sig >> 32) as u32;
-        ring[9] = self.epoch as u32;
-        ring[10] = (self.epoch >> 32) as u32;
+        // INDIRECT_BUFFER + RELEASE_MEM of the submission number, encoded into a stack array.
+        let mut ring = [0u32; pm4::INDIRECT_BUFFER_DWORDS + pm4::RELEASE_MEM_DWORDS];
+        let (ib_packet, release) = ring.split_at_mut(pm4::INDIRECT_BUFFER_DWORDS);
+        let (Ok(ib_packet), Ok(release)) = (ib_packet.try_into(), release.try_into()) else {
+            unreachable!("the ring array is split at the packet sizes")
+        };
+        pm4::write_indirect_buffer(ib_packet, ib, q.pm4.dw.len() as u32);
+        pm4::write_release_mem(release, sig, self.epoch, pm4::DATA_SEL_64);
         let mut cq = self
             .am
             .compute
