@@ -420,9 +420,15 @@ fn backups_default_to_the_per_user_data_directory() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     let want = xdg.join("modelrt/gpuflash-backups");
-    assert!(out.contains(p(&want)), "the backup directory is printed: {out}");
+    assert!(
+        out.contains(p(&want)),
+        "the backup directory is printed: {out}"
+    );
     assert_eq!(backups_in(&want).len(), 1, "{out}");
-    assert!(backups_in(&cwd).is_empty(), "nothing in the current directory");
+    assert!(
+        backups_in(&cwd).is_empty(),
+        "nothing in the current directory"
+    );
     // Without XDG_DATA_HOME: ~/.local/share/modelrt/gpuflash-backups.
     std::fs::write(&_board, &img).unwrap();
     let o = write(&[("HOME", &home)]);
@@ -463,10 +469,16 @@ fn ranges_and_numbers_are_checked_before_the_backup_and_the_transport() {
                 "--sector-count",
                 count,
             ]));
-            assert!(e.contains("sector range"), "{start}+{count} on {transport}: {e}");
+            assert!(
+                e.contains("sector range"),
+                "{start}+{count} on {transport}: {e}"
+            );
         }
     }
-    assert!(backups_in(&backups).is_empty(), "no backup before a refused range");
+    assert!(
+        backups_in(&backups).is_empty(),
+        "no backup before a refused range"
+    );
     assert!(std::fs::read(&board).unwrap() == img);
     // read: numbers, zero length and range, all before opening the transport.
     let e = error_line(&gpuflash(&["--transport", &missing, "read", "0x", "4"]));
@@ -477,7 +489,13 @@ fn ranges_and_numbers_are_checked_before_the_backup_and_the_transport() {
     assert!(e.contains("length is zero"), "{e}");
     let e = error_line(&gpuflash(&["--transport", &t, "read", "0", "0"]));
     assert!(e.contains("length is zero"), "{e}");
-    let e = error_line(&gpuflash(&["--transport", &missing, "read", "0x1FFFFF", "2"]));
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &missing,
+        "read",
+        "0x1FFFFF",
+        "2",
+    ]));
     assert!(e.contains("outside"), "{e}");
 }
 
@@ -510,7 +528,10 @@ fn a_closed_stdout_ends_quietly() {
     assert!(first.starts_with("000000:"), "{first}");
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!err.contains("panicked"), "no panic on a closed stdout: {err}");
+    assert!(
+        !err.contains("panicked"),
+        "no panic on a closed stdout: {err}"
+    );
     assert!(
         matches!(o.status.code(), Some(0) | Some(141)) || o.status.code().is_none(),
         "exit {:?}: {err}",

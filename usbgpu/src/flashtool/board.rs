@@ -166,6 +166,14 @@ impl Board {
 
 #[cfg(feature = "emu")]
 fn open_emu(path: &Path, boot: EmuBoot) -> Result<SharedModel<Navi31Bar5>, FlashToolError> {
+    if !path.exists() {
+        return Err(FlashToolError::EmulatorImage(format!(
+            "emulated flash image {} does not exist; create an erased 2 MiB one with \
+             `head -c 2097152 /dev/zero | tr '\\0' '\\377' > {}`",
+            path.display(),
+            path.display()
+        )));
+    }
     let model =
         Navi31Bar5::open_image(path, boot.config()).map_err(FlashToolError::EmulatorImage)?;
     Ok(SharedModel::new(model))
