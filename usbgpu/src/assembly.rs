@@ -125,7 +125,7 @@ pub fn with_model_errors(e: AmdError, model: Option<&Navi31Model>) -> AmdError {
     }
     let why: Vec<String> = seen.iter().map(|x| x.to_string()).collect();
     AmdError::Device {
-        step: "GPU model",
-        what: format!("{e} [the GPU model reports: {}]", why.join("; ")),
+        step: "GPU device model",
+        what: format!("{e} [the GPU device model reports: {}]", why.join("; ")),
     }
 }

@@ -148,7 +148,7 @@ impl<T: UsbTransport> AmdDevice<T> {
         Ok(())
     }
 
-    /// Add what an emulated GPU can say about a failure (its own error log) to submit errors.
+    /// Add what an emulated GPU (its device model) says about a failure to submit errors.
     pub fn set_diagnosis(&mut self, f: Box<dyn Fn() -> Option<String> + Send>) {
         self.diagnose = Some(f);
     }
@@ -171,7 +171,7 @@ impl<T: UsbTransport> AmdDevice<T> {
                 };
                 AmdError::Device {
                     step: "GPU",
-                    what: format!("{e} [the GPU model reports: {model}{named}]"),
+                    what: format!("{e} [the GPU device model reports: {model}{named}]"),
                 }
             }
             None => e,

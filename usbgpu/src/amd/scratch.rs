@@ -78,7 +78,7 @@ pub(super) struct Scratch {
 pub(super) mod tests {
     use super::*;
 
-    /// Navi31 as its GC info table describes it (the GPU model's v1.0 table, a 7900 XTX: 6 SE ×
+    /// Navi31 as its GC info table describes it (the GPU device model's v1.0 table, a 7900 XTX: 6 SE ×
     /// 2 SA × 4 WGP of 2 CUs, 32 scratch slots per CU).
     pub(in crate::amd) fn navi31_gc() -> GcInfo {
         GcInfo {
