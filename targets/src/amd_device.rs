@@ -7,7 +7,7 @@ use modelrt_rdna3::Rdna3;
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
 use modelrt_usbgpu::amd::error::AmdError;
-use modelrt_usbgpu::amd::open::{self, Transport};
+use modelrt_usbgpu::assembly::{self, Transport};
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
 use std::path::{Path, PathBuf};
@@ -133,7 +133,7 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
     } else {
         (TransportKind::Usb, None)
     };
-    let g = open::open(kind, Selector::Index(0), dir, exec).map_err(|e| match e {
+    let g = assembly::open(kind, Selector::Index(0), dir, exec).map_err(|e| match e {
         // The session's message names `--transport emu`, a `modelrt usb` option.
         AmdError::Invalid {
             step: "open bridge",

@@ -3,12 +3,16 @@
 //!
 //! The GPU's half of each pipeline (draining a copy-in window, filling SRAM and writing the
 //! completion-queue dword for copy-out) needs the AMD driver on hardware. On the emulator that half is
-//! played by the [`EmuHandle`] (GPU-side DMA), which also verifies every byte that landed. On hardware
+//! played by the bridge emulator's handle (GPU-side DMA), which also verifies every byte that landed. On hardware
 //! the upload runs without a GPU reader (landing is spot-checked through the XDATA alias of the first
-//! SRAM 4 KiB) and the download is skipped with a plain reason.
-use crate::asm24::{BridgeError, BUS_CQ_RELEASE, BUS_SRAM, XDATA_SRAM};
+//! SRAM 4 KiB) and the download is skipped with a plain reason. Without the `emu` feature only the
+//! hardware path exists.
+use crate::asm24::{BridgeError, XDATA_SRAM};
+#[cfg(feature = "emu")]
+use crate::asm24::{BUS_CQ_RELEASE, BUS_SRAM};
 use crate::copy::{self, DOWNLOAD_CHUNK, WINDOW};
 use crate::counting::TransferCounts;
+#[cfg(feature = "emu")]
 use crate::emu::bridge::{DmaError, EmuHandle};
 use crate::session::{Backend, Session};
 
@@ -17,6 +21,7 @@ use crate::session::{Backend, Session};
 pub enum BenchError {
     #[error(transparent)]
     Bridge(#[from] BridgeError),
+    #[cfg(feature = "emu")]
     #[error("emulated GPU: {0}")]
     Dma(#[from] DmaError),
     #[error("{phase}: data mismatch in the chunk at byte {offset}")]
@@ -91,7 +96,42 @@ pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-fn drain_window(h: &EmuHandle, src: &[u8], chunk: usize) -> Result<(), BenchError> {
+/// The GPU side of the copies: the bridge emulator's DMA handle, or nothing (hardware-only build).
+#[cfg(feature = "emu")]
+type GpuSide = EmuHandle;
+/// No emulator in this build: no session has a GPU side.
+#[cfg(not(feature = "emu"))]
+type GpuSide = core::convert::Infallible;
+
+/// The emulator's GPU side of a session (`None` on hardware).
+fn gpu_side(s: &Session) -> Option<GpuSide> {
+    match &s.backend {
+        #[cfg(feature = "emu")]
+        Backend::Emu(h) => Some(h.clone()),
+        Backend::Usb(_) => None,
+    }
+}
+
+#[cfg(not(feature = "emu"))]
+fn drain_window(h: &GpuSide, _: &[u8], _: usize) -> Result<(), BenchError> {
+    match *h {}
+}
+
+#[cfg(not(feature = "emu"))]
+fn fill_window(h: &GpuSide, _: &[u8]) -> Result<(), BenchError> {
+    match *h {}
+}
+
+/// The emulated GPU fills SRAM with `data` and releases the completion dword.
+#[cfg(feature = "emu")]
+fn fill_window(h: &GpuSide, data: &[u8]) -> Result<(), BenchError> {
+    h.gpu_write(BUS_SRAM, data)?;
+    h.gpu_write(BUS_CQ_RELEASE, &[0; 4])?;
+    Ok(())
+}
+
+#[cfg(feature = "emu")]
+fn drain_window(h: &GpuSide, src: &[u8], chunk: usize) -> Result<(), BenchError> {
     let start = chunk * WINDOW;
     let Some(data) = src.get(start..(start + WINDOW).min(src.len())) else {
         return Ok(());
@@ -115,10 +155,7 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
     s.bridge.ensure_link()?;
     let src = pattern(size, seed);
     let mut staging = vec![0u8; DOWNLOAD_CHUNK];
-    let emu = match &s.backend {
-        Backend::Emu(h) => Some(h.clone()),
-        Backend::Usb(_) => None,
-    };
+    let emu = gpu_side(s);
 
     // Host → device.
     let (c0, t0) = (s.counts(), s.now_ns());
@@ -172,9 +209,7 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
     let mut out = vec![0u8; size];
     let (c0, t0) = (s.counts(), s.now_ns());
     let chunks = copy::download(&mut s.bridge, &mut out, &mut staging, |_, offset, len| {
-        h.gpu_write(BUS_SRAM, &src[offset..offset + len])?;
-        h.gpu_write(BUS_CQ_RELEASE, &[0; 4])?;
-        Ok::<(), BenchError>(())
+        fill_window(&h, &src[offset..offset + len])
     })?;
     let download = PhaseReport {
         bytes: size as u64,

@@ -1,9 +1,11 @@
 //! Opening "a bridge" for tools (std): real hardware through [`crate::host`] or the bridge emulator,
 //! chosen by `--transport auto|usb|emu`, behind one type with transfer counting and a clock.
 //! `auto` means hardware only: without a bridge it says so plainly and never falls back to the
-//! emulator.
+//! emulator. Built without the `emu` feature (a real-hardware-only build), `emu` is refused with an
+//! error line.
 use crate::asm24::Bridge;
 use crate::counting::{Counting, TransferCounts};
+#[cfg(feature = "emu")]
 use crate::emu::bridge::{BridgeEmulator, EmuHandle};
 use crate::host::{self, BridgeInfo, HostError, NusbTransport, Selector};
 use modelrt_hal::usb::UsbTransport;
@@ -37,6 +39,8 @@ impl core::str::FromStr for TransportKind {
 pub enum SessionError {
     #[error("no ASM24 bridge found (looked for add1:0001 and 3801:0001 with custom firmware); use --transport emu for the emulator")]
     NoBridge,
+    #[error("this build has no emulator (built without the `emu` feature); use --transport usb, or rebuild with the default features")]
+    NoEmulator,
     #[error(transparent)]
     Host(#[from] HostError),
 }
@@ -47,6 +51,7 @@ pub type DynTransport = Box<dyn UsbTransport + Send>;
 /// What is behind a session.
 pub enum Backend {
     Usb(BridgeInfo),
+    #[cfg(feature = "emu")]
     Emu(EmuHandle),
 }
 
@@ -71,6 +76,11 @@ pub struct Listing {
 
 /// Bridges visible through `kind`.
 pub fn list(kind: TransportKind) -> Result<Vec<Listing>, SessionError> {
+    #[cfg(not(feature = "emu"))]
+    if kind == TransportKind::Emu {
+        return Err(SessionError::NoEmulator);
+    }
+    #[cfg(feature = "emu")]
     if kind == TransportKind::Emu {
         let id = BridgeEmulator::new().handle().identity();
         return Ok(vec![Listing {
@@ -101,7 +111,10 @@ impl Session {
     /// Open by transport kind; `selector` picks among hardware bridges.
     pub fn open(kind: TransportKind, selector: Selector) -> Result<Self, SessionError> {
         match kind {
+            #[cfg(feature = "emu")]
             TransportKind::Emu => Ok(Self::from_emulator(BridgeEmulator::new())),
+            #[cfg(not(feature = "emu"))]
+            TransportKind::Emu => Err(SessionError::NoEmulator),
             TransportKind::Auto | TransportKind::Usb => {
                 if host::list_bridges()?.is_empty() {
                     return Err(SessionError::NoBridge);
@@ -113,6 +126,7 @@ impl Session {
         }
     }
 
+    #[cfg(feature = "emu")]
     /// A session on a custom-built emulator (e.g. with a device model plugged into BAR5).
     pub fn from_emulator(emu: BridgeEmulator) -> Self {
         let handle = emu.handle();
@@ -128,13 +142,18 @@ impl Session {
     }
 
     pub fn is_emulated(&self) -> bool {
-        matches!(self.backend, Backend::Emu(_))
+        match self.backend {
+            Backend::Usb(_) => false,
+            #[cfg(feature = "emu")]
+            Backend::Emu(_) => true,
+        }
     }
 
     /// Name for messages (`usb:B-A` or `emu`).
     pub fn name(&self) -> String {
         match &self.backend {
             Backend::Usb(i) => i.name(),
+            #[cfg(feature = "emu")]
             Backend::Emu(_) => "emu".into(),
         }
     }
@@ -147,6 +166,7 @@ impl Session {
     /// Nanoseconds since open: wall clock on hardware, emulated time on the emulator.
     pub fn now_ns(&self) -> u64 {
         match &self.backend {
+            #[cfg(feature = "emu")]
             Backend::Emu(h) => h.clock_ns(),
             Backend::Usb(_) => self.started.elapsed().as_nanos() as u64,
         }

@@ -4,15 +4,15 @@
 mod amd_driver_support;
 use amd_driver_support::*;
 use modelrt_hal::device::{Device, Queue};
-use modelrt_usbgpu::amd::open::with_model_errors;
-use modelrt_usbgpu::emu::gpu::Engine;
+use modelrt_usbgpu::assembly::with_model_errors;
+use modelrt_usbgpu::emu::navi31_gpu::Engine;
 use std::time::Instant;
 
 fn boot_error(
     dir: &std::path::Path,
-    fault: impl FnOnce(&mut modelrt_usbgpu::emu::gpu::GpuFaults),
+    fault: impl FnOnce(&mut modelrt_usbgpu::emu::navi31_gpu::GpuFaults),
 ) -> String {
-    let mut config = modelrt_usbgpu::emu::gpu::GpuConfig::default();
+    let mut config = modelrt_usbgpu::emu::navi31_gpu::GpuConfig::default();
     fault(&mut config.faults);
     let (gpu, emu) = gpu_with(config);
     let t = Instant::now();

@@ -6,7 +6,7 @@ use modelrt_usbgpu::amd::boot::{Am, BootOptions};
 use modelrt_usbgpu::amd::bus::AccessKind;
 use modelrt_usbgpu::asm24::Bridge;
 use modelrt_usbgpu::counting::Counting;
-use modelrt_usbgpu::emu::gpu::GpuConfig;
+use modelrt_usbgpu::emu::navi31_gpu::GpuConfig;
 
 fn golden() -> serde_json::Value {
     let p = concat!(

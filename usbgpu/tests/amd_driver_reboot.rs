@@ -17,10 +17,10 @@ use modelrt_usbgpu::amd::boot::{Am, BootOptions, BOOTED_MAGIC};
 use modelrt_usbgpu::amd::bus::AccessKind;
 use modelrt_usbgpu::amd::device::AmdDevice;
 use modelrt_usbgpu::amd::error::AmdError;
-use modelrt_usbgpu::amd::open::with_model_errors;
 use modelrt_usbgpu::asm24::Bridge;
+use modelrt_usbgpu::assembly::with_model_errors;
 use modelrt_usbgpu::counting::Counting;
-use modelrt_usbgpu::emu::gpu::Navi31Model;
+use modelrt_usbgpu::emu::navi31_gpu::Navi31Model;
 use std::path::Path;
 
 /// Open and boot over a fresh bridge emulator in front of `gpu`, tracing every register access.

@@ -2,7 +2,7 @@
 //! controller state restored, magic and mirrored-halves refusal, missing raw controller.
 use modelrt_hal::mmio::Mmio;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{Navi31Bar5, Navi31Config, RESET_ROM_CNTL};
+use modelrt_usbgpu::emu::flash_board::{Navi31Bar5, Navi31Config, RESET_ROM_CNTL};
 use modelrt_usbgpu::navi31::aperture::{dump, ApertureError, DUMP_SIZE};
 use modelrt_usbgpu::navi31::regs::{ROM_CNTL, ROM_INDEX};
 

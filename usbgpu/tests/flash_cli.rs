@@ -369,3 +369,173 @@ fn psp_ifwi_all_streams_an_ifwi_image() {
         "the flash itself is untouched"
     );
 }
+
+/// `gpuflash` with `env` set (and `XDG_DATA_HOME`/`HOME` cleared unless given), run in `cwd`.
+fn gpuflash_env(args: &[&str], env: &[(&str, &Path)], cwd: &Path) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpuflash"));
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "no panics: {err}");
+    out
+}
+
+/// The backup files `gpuflash-backup-*.bin` in `dir`.
+fn backups_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().contains("gpuflash-backup-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn backups_default_to_the_per_user_data_directory() {
+    let img = image(7);
+    let (d, _board, t) = flash_board("xdg", "emu-direct", &img);
+    let mut other = img.clone();
+    other[0x3000..0x3010].fill(0x42);
+    std::fs::write(d.join("other.bin"), &other).unwrap();
+    let (xdg, home, cwd) = (d.join("xdg"), d.join("home"), d.join("cwd"));
+    for p in [&xdg, &home, &cwd] {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    let write = |env: &[(&str, &Path)]| {
+        gpuflash_env(
+            &["--transport", &t, "write", p(&d.join("other.bin")), "--yes"],
+            env,
+            &cwd,
+        )
+    };
+    // $XDG_DATA_HOME/modelrt/gpuflash-backups, printed.
+    let o = write(&[("XDG_DATA_HOME", &xdg), ("HOME", &home)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let want = xdg.join("modelrt/gpuflash-backups");
+    assert!(
+        out.contains(p(&want)),
+        "the backup directory is printed: {out}"
+    );
+    assert_eq!(backups_in(&want).len(), 1, "{out}");
+    assert!(
+        backups_in(&cwd).is_empty(),
+        "nothing in the current directory"
+    );
+    // Without XDG_DATA_HOME: ~/.local/share/modelrt/gpuflash-backups.
+    std::fs::write(&_board, &img).unwrap();
+    let o = write(&[("HOME", &home)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let want = home.join(".local/share/modelrt/gpuflash-backups");
+    assert!(out.contains(p(&want)), "{out}");
+    assert_eq!(backups_in(&want).len(), 1, "{out}");
+    assert!(backups_in(&cwd).is_empty());
+    // Neither: an error line that says what to set, and nothing written.
+    std::fs::write(&_board, &img).unwrap();
+    let e = error_line(&write(&[]));
+    assert!(e.contains("--backup-dir"), "{e}");
+    assert!(std::fs::read(&_board).unwrap() == img);
+}
+
+#[test]
+fn ranges_and_numbers_are_checked_before_the_backup_and_the_transport() {
+    let img = image(8);
+    let (d, board, t) = flash_board("ranges", "emu-direct", &img);
+    std::fs::write(d.join("other.bin"), image(9)).unwrap();
+    let other = d.join("other.bin");
+    let backups = d.join("backups");
+    // A transport that cannot open: the range error must come first.
+    let missing = format!("emu-direct:{}", p(&d.join("missing.bin")));
+    for (start, count) in [("511", "2"), ("512", "1"), ("0", "0"), ("600", "1")] {
+        for transport in [missing.as_str(), t.as_str()] {
+            let e = error_line(&gpuflash(&[
+                "--transport",
+                transport,
+                "write",
+                p(&other),
+                "--yes",
+                "--backup-dir",
+                p(&backups),
+                "--start-sector",
+                start,
+                "--sector-count",
+                count,
+            ]));
+            assert!(
+                e.contains("sector range"),
+                "{start}+{count} on {transport}: {e}"
+            );
+        }
+    }
+    assert!(
+        backups_in(&backups).is_empty(),
+        "no backup before a refused range"
+    );
+    assert!(std::fs::read(&board).unwrap() == img);
+    // read: numbers, zero length and range, all before opening the transport.
+    let e = error_line(&gpuflash(&["--transport", &missing, "read", "0x", "4"]));
+    assert!(e.contains("invalid number"), "{e}");
+    let e = error_line(&gpuflash(&["--transport", &missing, "read", "0", "zz"]));
+    assert!(e.contains("invalid number"), "{e}");
+    let e = error_line(&gpuflash(&["--transport", &missing, "read", "0", "0"]));
+    assert!(e.contains("length is zero"), "{e}");
+    let e = error_line(&gpuflash(&["--transport", &t, "read", "0", "0"]));
+    assert!(e.contains("length is zero"), "{e}");
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &missing,
+        "read",
+        "0x1FFFFF",
+        "2",
+    ]));
+    assert!(e.contains("outside"), "{e}");
+}
+
+#[test]
+fn a_missing_emulator_image_says_how_to_create_one() {
+    for scheme in ["emu", "emu-direct"] {
+        let t = format!("{scheme}:/nonexistent/flash.bin");
+        let e = error_line(&gpuflash(&["--transport", &t, "info"]));
+        assert!(e.contains("/nonexistent/flash.bin"), "{e}");
+        assert!(e.contains("head -c 2097152"), "{e}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let (_d, _board, t) = flash_board("pipe", "emu-direct", &image(10));
+    // 4096 hexdump lines: far more than a pipe holds, so gpuflash writes after the reader left.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuflash"))
+        .args(["--transport", &t, "read", "0", "0x10000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("000000:"), "{first}");
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("panicked"),
+        "no panic on a closed stdout: {err}"
+    );
+    assert!(
+        matches!(o.status.code(), Some(0) | Some(141)) || o.status.code().is_none(),
+        "exit {:?}: {err}",
+        o.status
+    );
+    assert!(!err.contains("error:"), "quiet: {err}");
+}

@@ -2,7 +2,7 @@
 //! writes, quirks (RX lag, TX byte order, forced values), gating, protection and register restore.
 use modelrt_hal::embedded_hal::spi::{Operation, SpiDevice};
 use modelrt_usbgpu::emu::direct::{DirectMmio, ModelDelay, SharedModel};
-use modelrt_usbgpu::emu::navi31::{
+use modelrt_usbgpu::emu::flash_board::{
     EngineMode, Gd25Config, Navi31Bar5, Navi31Config, RxLag, RESET_MIRROR, RESET_PADS,
     RESET_ROM_CNTL,
 };

@@ -4,7 +4,7 @@
 //! USB disconnect in the middle of a dump fails cleanly.
 use modelrt_hal::mmio::Mmio;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{Navi31Bar5, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL};
+use modelrt_usbgpu::emu::flash_board::{Navi31Bar5, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL};
 use modelrt_usbgpu::navi31::regs::*;
 use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig};
 use modelrt_usbgpu::navi31::spi_nor::SpiNor;

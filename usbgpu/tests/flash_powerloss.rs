@@ -4,7 +4,7 @@
 //! equal to the target with zero bytes lost, and the pre-write backup must restore the original.
 use modelrt_hal::embedded_hal::delay::DelayNs;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{Navi31Bar5, Navi31Config, PowerCut};
+use modelrt_usbgpu::emu::flash_board::{Navi31Bar5, Navi31Config, PowerCut};
 use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig, RomSwError};
 use modelrt_usbgpu::navi31::spi_nor::{FlashError, SpiNor};
 use modelrt_usbgpu::navi31::writer::{write_image, WriteError, WriteOptions, WriteSummary};
@@ -254,7 +254,7 @@ fn partial_erase_is_visible_until_resumed() {
 
 #[test]
 fn power_cut_while_clearing_cmp_is_resumable() {
-    use modelrt_usbgpu::emu::navi31::Gd25Config;
+    use modelrt_usbgpu::emu::flash_board::Gd25Config;
     let (original, target) = images();
     let cfg = || Navi31Config {
         flash: Gd25Config {

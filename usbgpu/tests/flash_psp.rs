@@ -4,7 +4,9 @@
 //! second END after a rejected END).
 use modelrt_hal::mmio::Mmio;
 use modelrt_usbgpu::emu::direct::{DirectError, DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::{InjectError, Navi31Bar5, Navi31Config, PspConfig, PspPhase};
+use modelrt_usbgpu::emu::flash_board::{
+    InjectError, Navi31Bar5, Navi31Config, PspConfig, PspPhase,
+};
 use modelrt_usbgpu::navi31::ifwi;
 use modelrt_usbgpu::navi31::psp::{cmd, error_text, Mailbox, PspError};
 use modelrt_usbgpu::navi31::regs::{PSP_COMMAND, PSP_COMMAND_DATA};

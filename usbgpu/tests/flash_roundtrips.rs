@@ -7,7 +7,7 @@ use modelrt_hal::embedded_hal::delay::DelayNs;
 use modelrt_hal::embedded_hal::spi::SpiDevice;
 use modelrt_hal::mmio::Mmio;
 use modelrt_usbgpu::emu::direct::{DirectMmio, SharedModel};
-use modelrt_usbgpu::emu::navi31::Navi31Bar5;
+use modelrt_usbgpu::emu::flash_board::Navi31Bar5;
 use modelrt_usbgpu::navi31::regs::*;
 use modelrt_usbgpu::navi31::romsw::{RomSw, RomSwConfig};
 use modelrt_usbgpu::navi31::spi_nor::SpiNor;

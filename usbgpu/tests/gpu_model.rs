@@ -1,4 +1,4 @@
-//! The Navi31 GPU model (`emu::gpu`) driven at register and packet level with sequences written
+//! The Navi31 GPU model (`emu::navi31_gpu`) driven at register and packet level with sequences written
 //! from docs/hw/amd-gpu.md, never through the AM driver: discovery, PSP/SMU mailboxes, page tables,
 //! PM4 and SDMA queues, fault injection, and the model behind the bridge emulator. One test binary
 //! (the modules below) to keep CI link time down.

@@ -113,6 +113,28 @@ pub fn run(no_lint: bool) -> Result<()> {
             "aarch64-unknown-none",
         ]),
     )?;
+    step(
+        "no_std build of usbgpu's protocol cores (ASM24, PCIe, Navi31 flash, copy planning) for aarch64-unknown-none",
+        cargo().args([
+            "build",
+            "-p",
+            "modelrt-usbgpu",
+            "--no-default-features",
+            "--target",
+            "aarch64-unknown-none",
+        ]),
+    )?;
+    step(
+        "real-hardware-only build of usbgpu (std, no emulator) with gpuflash",
+        cargo().args([
+            "build",
+            "-p",
+            "modelrt-usbgpu",
+            "--no-default-features",
+            "--features",
+            "std",
+        ]),
+    )?;
     eprintln!("\n==> cargo xtask dist --target aarch64-unknown-linux-gnu");
     let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
     let aarch64_modelrt = dist.dir.join("bin").join("modelrt");

@@ -4,14 +4,14 @@
 use anyhow::{bail, Context};
 use modelrt_hal::device::Device;
 use modelrt_usbgpu::amd::ip::ALL_IPS;
-use modelrt_usbgpu::amd::open::{self, OpenedGpu};
+use modelrt_usbgpu::assembly::{self, OpenedGpu};
 use modelrt_usbgpu::counting::TransferCounts;
 use modelrt_usbgpu::host::Selector;
 use modelrt_usbgpu::session::TransportKind;
 use std::path::Path;
 
 fn boot_gpu(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<OpenedGpu> {
-    let g = open::open(kind, sel, dir, None)?;
+    let g = assembly::open(kind, sel, dir, None)?;
     let tag = if g.model.is_some() {
         " [emulated bridge + Navi31 GPU model: firmware is parsed and checked, not executed; times are emulated]"
     } else {
@@ -107,7 +107,7 @@ pub fn sdma_copy_bench(
         .collect();
     let unit = if emulated { " (emulated)" } else { "" };
     let mib = size as f64 / (1 << 20) as f64;
-    let counts = |d: &mut modelrt_usbgpu::amd::device::AmdDevice<open::Transport>| {
+    let counts = |d: &mut modelrt_usbgpu::amd::device::AmdDevice<assembly::Transport>| {
         d.am.bus.bridge().transport().counts()
     };
     let (c0, t0) = (counts(&mut dev), dev.now_ns());

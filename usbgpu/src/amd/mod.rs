@@ -18,12 +18,14 @@ pub mod error;
 pub mod ip;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod mem;
-#[cfg(all(feature = "emu", any(target_os = "linux", target_os = "macos")))]
-pub mod open;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod pm4;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod queue;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod regs;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod scratch;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod sdma;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]

@@ -2,7 +2,9 @@
 //! §9.1).
 //!
 //! A packet is a header `3<<30 | (body_dwords−1)<<16 | opcode<<8` followed by its body. Encoders
-//! append to a caller-owned [`Pm4`] buffer (heap use only while recording, never per run).
+//! append to a caller-owned [`Pm4`] buffer (heap use only while recording, never per run); the two
+//! packets the submit path writes to the ring on every run ([`write_indirect_buffer`],
+//! [`write_release_mem`]) also write into a caller's fixed array, without allocating.
 use super::regs::Reg;
 
 /// Opcodes used by the driver.
@@ -31,6 +33,8 @@ pub const SH_REG_BASE: u32 = 0x2C00;
 pub const IB_VALID: u32 = 1 << 23;
 /// `CACHE_FLUSH_AND_INV_TS_EVENT`.
 pub const EVENT_CACHE_FLUSH_AND_INV_TS: u32 = 20;
+/// `RELEASE_MEM` event index: end of pipe.
+pub const EVENT_INDEX_END_OF_PIPE: u32 = 5;
 /// `CS_PARTIAL_FLUSH`.
 pub const EVENT_CS_PARTIAL_FLUSH: u32 = 7;
 /// `RELEASE_MEM` data_sel: 32-bit value / 64-bit value / 64-bit GPU clock.
@@ -51,6 +55,42 @@ pub const INITIATOR_WAVE32: u32 = 1 | (1 << 2) | (1 << 15);
 /// Type-3 header for `body` dwords.
 pub const fn header(opcode: u8, body: usize) -> u32 {
     (3 << 30) | (((body as u32) - 1) << 16) | ((opcode as u32) << 8)
+}
+
+/// Dwords of an `INDIRECT_BUFFER` packet (header and 3 body dwords).
+pub const INDIRECT_BUFFER_DWORDS: usize = 4;
+/// Dwords of a `RELEASE_MEM` packet (header and 7 body dwords).
+pub const RELEASE_MEM_DWORDS: usize = 8;
+
+/// `INDIRECT_BUFFER` of `dwords` (bits 19:0) at the dword-aligned GPU VA `addr`, into `out`
+/// (docs/hw/amd-driver.md §9.1).
+pub fn write_indirect_buffer(out: &mut [u32; INDIRECT_BUFFER_DWORDS], addr: u64, dwords: u32) {
+    *out = [
+        header(op::INDIRECT_BUFFER, INDIRECT_BUFFER_DWORDS - 1),
+        addr as u32,
+        (addr >> 32) as u32,
+        (dwords & 0xF_FFFF) | IB_VALID,
+    ];
+}
+
+/// `RELEASE_MEM` at end of pipe after a cache flush: write `value` (or the GPU clock, per
+/// `data_sel`) to `addr`, no interrupt, into `out` (docs/hw/amd-driver.md §9.1).
+pub fn write_release_mem(
+    out: &mut [u32; RELEASE_MEM_DWORDS],
+    addr: u64,
+    value: u64,
+    data_sel: u32,
+) {
+    *out = [
+        header(op::RELEASE_MEM, RELEASE_MEM_DWORDS - 1),
+        EVENT_CACHE_FLUSH_AND_INV_TS | (EVENT_INDEX_END_OF_PIPE << 8),
+        (data_sel & 7) << 29,
+        addr as u32,
+        (addr >> 32) as u32,
+        value as u32,
+        (value >> 32) as u32,
+        0,
+    ];
 }
 
 /// The absolute dword address of a GC seg-0 register given the GC seg-0 base.
@@ -110,20 +150,9 @@ impl Pm4 {
 
     /// `RELEASE_MEM` at end of pipe: write `value` (or the clock, per `data_sel`) to `addr`.
     pub fn release_mem(&mut self, addr: u64, value: u64, data_sel: u32) {
-        let event = EVENT_CACHE_FLUSH_AND_INV_TS | (5 << 8);
-        let sel = data_sel << 29;
-        self.pkt(
-            op::RELEASE_MEM,
-            &[
-                event,
-                sel,
-                addr as u32,
-                (addr >> 32) as u32,
-                value as u32,
-                (value >> 32) as u32,
-                0,
-            ],
-        );
+        let mut p = [0; RELEASE_MEM_DWORDS];
+        write_release_mem(&mut p, addr, value, data_sel);
+        self.dw.extend_from_slice(&p);
     }
 
     /// `WAIT_REG_MEM` on memory: wait until `(mem & mask) func reference`.
@@ -143,10 +172,9 @@ impl Pm4 {
 
     /// `INDIRECT_BUFFER` of `dwords` at `addr`.
     pub fn indirect_buffer(&mut self, addr: u64, dwords: u32) {
-        self.pkt(
-            op::INDIRECT_BUFFER,
-            &[addr as u32, (addr >> 32) as u32, dwords | IB_VALID],
-        );
+        let mut p = [0; INDIRECT_BUFFER_DWORDS];
+        write_indirect_buffer(&mut p, addr, dwords);
+        self.dw.extend_from_slice(&p);
     }
 }
 

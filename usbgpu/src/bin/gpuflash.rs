@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use modelrt_usbgpu::flashtool::firmware::{self, IFWI_SIZE};
@@ -19,7 +19,32 @@ use modelrt_usbgpu::flashtool::{
 };
 use modelrt_usbgpu::navi31::chips;
 use modelrt_usbgpu::navi31::psp::{error_text, Reply, StreamEvent, ERR_PARTITION_UPDATE};
-use modelrt_usbgpu::navi31::writer::{SectorEvent, WriteOptions};
+use modelrt_usbgpu::navi31::writer::{sector_range, SectorEvent, WriteOptions};
+
+/// `println!` that ends the program quietly when stdout is closed (`gpuflash … | head -1`).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        say_line(format_args!($($arg)*))
+    };
+}
+
+/// One line to stdout; a closed stdout ends the program with exit 0, any other write error with
+/// an error line.
+fn say_line(line: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        stdout_failed(&e);
+    }
+}
+
+/// A failed write to stdout: quiet exit 0 for a closed pipe, else an error line and exit 1.
+fn stdout_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: writing to stdout: {e}");
+    std::process::exit(1);
+}
 
 /// Navi31 SPI-flash and PSP firmware tool.
 ///
@@ -32,7 +57,9 @@ use modelrt_usbgpu::navi31::writer::{SectorEvent, WriteOptions};
 /// Status: every command is tested against the emulated board (directly and behind the emulated
 /// ASM24 bridge). Behaviour on a real board — the ROM_SW quirks as modelled, the PSP mailbox
 /// responses, timing — is only as good as the fact sheet the emulator follows; it has not been
-/// verified on hardware by this build. Keep a verified backup outside the repository.
+/// verified on hardware by this build. Backups go to the per-user data directory
+/// ($XDG_DATA_HOME/modelrt/gpuflash-backups, else ~/.local/share/modelrt/gpuflash-backups) unless
+/// --backup-dir says otherwise; keep them outside the repository.
 ///
 /// Try it without hardware: create an erased 2 MiB flash image
 /// (`head -c 2097152 /dev/zero | tr '\0' '\377' > flash.bin`) and run
@@ -121,9 +148,11 @@ struct WriteArgs {
     /// Skip the full backup (needs --yes too).
     #[arg(long)]
     no_backup: bool,
-    /// Directory for the backup file `gpuflash-backup-<sha256 prefix>.bin`.
-    #[arg(long, default_value = ".")]
-    backup_dir: PathBuf,
+    /// Directory for the backup file `gpuflash-backup-<sha256 prefix>.bin` (default: the per-user
+    /// data directory, $XDG_DATA_HOME/modelrt/gpuflash-backups, else
+    /// ~/.local/share/modelrt/gpuflash-backups; created if missing).
+    #[arg(long)]
+    backup_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -170,7 +199,7 @@ impl Draw {
 
     fn say(&self, line: String) {
         if self.bar.is_hidden() {
-            println!("{line}");
+            say!("{line}");
         } else {
             self.bar.println(line);
         }
@@ -230,29 +259,32 @@ fn parse_num(s: &str) -> Result<u32> {
 fn cmd_info(board: &mut Board, opts: &FlashOptions) -> Result<()> {
     let i = flash::info(board, opts)?;
     let cap = i.jedec;
-    println!(
+    say!(
         "JEDEC capture: {:02X} {:02X} {:02X} {:02X}",
-        cap[0], cap[1], cap[2], cap[3]
+        cap[0],
+        cap[1],
+        cap[2],
+        cap[3]
     );
     match i.chip {
-        Some(c) => println!(
+        Some(c) => say!(
             "chip: {} ({} KiB, {} sectors of {} B)",
             c.name,
             c.size / 1024,
             c.sectors(),
             c.sector_size
         ),
-        None => println!("chip: unknown (not in the chip table; read-only)"),
+        None => say!("chip: unknown (not in the chip table; read-only)"),
     }
     let [sr1, sr2, sr3] = i.status;
-    println!("SR1=0x{sr1:02X} SR2=0x{sr2:02X} SR3=0x{sr3:02X}");
+    say!("SR1=0x{sr1:02X} SR2=0x{sr2:02X} SR3=0x{sr3:02X}");
     if let (Some(bp), Some(cmp)) = (i.block_protect(), i.cmp()) {
         let cmp_text = if cmp {
             "set (array write-protected; write needs --clear-cmp)"
         } else {
             "clear"
         };
-        println!("protection: BP=0x{bp:02X} CMP {cmp_text}");
+        say!("protection: BP=0x{bp:02X} CMP {cmp_text}");
     }
     let hex: Vec<String> = i.sfdp.iter().map(|b| format!("{b:02X}")).collect();
     let sig = if i.sfdp_signature_ok() {
@@ -260,7 +292,7 @@ fn cmd_info(board: &mut Board, opts: &FlashOptions) -> Result<()> {
     } else {
         "no SFDP signature"
     };
-    println!("SFDP: {} ({sig})", hex.join(" "));
+    say!("SFDP: {} ({sig})", hex.join(" "));
     eprintln!("SPI transactions: {}", i.spi_transactions);
     Ok(())
 }
@@ -268,14 +300,13 @@ fn cmd_info(board: &mut Board, opts: &FlashOptions) -> Result<()> {
 fn cmd_read(
     board: &mut Board,
     opts: &FlashOptions,
-    addr: &str,
-    size: &str,
+    (addr, size): (u32, u32),
     output: Option<&Path>,
 ) -> Result<()> {
     let req = ReadOptions {
         flash: *opts,
-        addr: parse_num(addr)?,
-        size: parse_num(size)?,
+        addr,
+        size,
     };
     let mut draw = Draw::new(0);
     let r = flash::read(board, &req, &mut |ev| draw.event(ev))?;
@@ -283,17 +314,21 @@ fn cmd_read(
     match output {
         Some(p) => {
             save(p, &r.data)?;
-            println!("wrote {} bytes to {}", r.data.len(), p.display());
+            say!("wrote {} bytes to {}", r.data.len(), p.display());
         }
         None => {
             let mut out = std::io::stdout().lock();
             for (i, line) in r.data.chunks(16).enumerate() {
                 let hex: Vec<String> = line.iter().map(|b| format!("{b:02x}")).collect();
-                writeln!(out, "{:06x}: {}", req.addr as usize + 16 * i, hex.join(" "))?;
+                if let Err(e) =
+                    writeln!(out, "{:06x}: {}", req.addr as usize + 16 * i, hex.join(" "))
+                {
+                    stdout_failed(&e);
+                }
             }
         }
     }
-    println!("sha256 {}", sha256_hex(&r.data));
+    say!("sha256 {}", sha256_hex(&r.data));
     Ok(())
 }
 
@@ -303,7 +338,7 @@ fn cmd_dump(board: &mut Board, opts: &FlashOptions, file: &Path) -> Result<()> {
     let r = flash::dump(board, opts, &mut |ev| draw.event(ev))?;
     eprintln!("SPI transactions: {}", r.spi_transactions);
     save(file, &r.data)?;
-    println!(
+    say!(
         "dumped {} bytes to {} in {:.1?}; sha256 {}",
         r.data.len(),
         file.display(),
@@ -318,14 +353,20 @@ fn cmd_verify(board: &mut Board, opts: &FlashOptions, file: &Path) -> Result<()>
     let mut draw = Draw::new(0);
     let r = flash::verify(board, opts, &img, &mut |ev| draw.event(ev))?;
     eprintln!("SPI transactions: {}", r.spi_transactions);
-    println!("verify OK; sha256 {}", sha256_hex(&r.data));
+    say!("verify OK; sha256 {}", sha256_hex(&r.data));
     Ok(())
 }
 
-fn cmd_write(board: &mut Board, opts: &FlashOptions, a: &WriteArgs) -> Result<()> {
+fn cmd_write(
+    board: &mut Board,
+    opts: &FlashOptions,
+    a: &WriteArgs,
+    backup_dir: Option<&Path>,
+) -> Result<()> {
     let img = load_image(&a.file, chips::GD25LQ16E.size)?;
-    if a.no_backup {
-        println!("no backup taken (--no-backup)");
+    match backup_dir {
+        None => say!("no backup taken (--no-backup)"),
+        Some(d) => say!("backup directory: {}", d.display()),
     }
     let req = WriteRequest {
         flash: *opts,
@@ -334,7 +375,7 @@ fn cmd_write(board: &mut Board, opts: &FlashOptions, a: &WriteArgs) -> Result<()
             sector_count: a.sector_count,
             clear_cmp: a.clear_cmp,
         },
-        backup_dir: (!a.no_backup).then(|| a.backup_dir.clone()),
+        backup_dir: backup_dir.map(Path::to_path_buf),
     };
     let t = Instant::now();
     let sectors = (chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size) as u64;
@@ -345,19 +386,19 @@ fn cmd_write(board: &mut Board, opts: &FlashOptions, a: &WriteArgs) -> Result<()
         &img,
         |b| match b {
             BackupOutcome::NotTaken => {}
-            BackupOutcome::AlreadyPresent { path, sha256 } => println!(
+            BackupOutcome::AlreadyPresent { path, sha256 } => say!(
                 "backup already present: {} (sha256 {sha256})",
                 path.display()
             ),
             BackupOutcome::Saved { path, sha256 } => {
-                println!("backup: {} (sha256 {sha256})", path.display())
+                say!("backup: {} (sha256 {sha256})", path.display())
             }
         },
         &mut |ev| draw.event(ev),
     )?;
     eprintln!("SPI transactions: {}", report.spi_transactions);
     let s = report.summary;
-    println!(
+    say!(
         "write done: {} sectors checked, {} written, {} unchanged, {} pages programmed{}; image sha256 {}; {:.1?}",
         s.sectors,
         s.written,
@@ -372,9 +413,9 @@ fn cmd_write(board: &mut Board, opts: &FlashOptions, a: &WriteArgs) -> Result<()
 
 fn show_reply(name: &str, r: &Reply) {
     if r.error == 0 {
-        println!("{name:<20} ok        response=0x{:08X}", r.response);
+        say!("{name:<20} ok        response=0x{:08X}", r.response);
     } else {
-        println!(
+        say!(
             "{name:<20} error=0x{:02X} ({}) response=0x{:08X}",
             r.error,
             error_text(r.error),
@@ -390,10 +431,10 @@ fn cmd_psp_probe(board: &mut Board) -> Result<()> {
     show_reply("SPI_GET_MODEL_ID", &p.spi_model_id);
     show_reply("GET_TRANSFER_TYPE", &p.transfer_type);
     if p.transfer_type.error == ERR_PARTITION_UPDATE {
-        println!("hint: update commands gated: reset card and do not initialize AMDev/SOS");
+        say!("hint: update commands gated: reset card and do not initialize AMDev/SOS");
     } else if p.transfer_type.error == 0 {
         let v = p.transfer_type.response;
-        println!("PSP requests item 0x{:02X} in phase {}", v & 0xFF, v >> 8);
+        say!("PSP requests item 0x{:02X} in phase {}", v & 0xFF, v >> 8);
     }
     Ok(())
 }
@@ -402,14 +443,14 @@ fn cmd_psp_ifwi_all(board: &mut Board, file: &Path) -> Result<()> {
     let img = load_image(file, IFWI_SIZE)?;
     let mut draw = Draw::new(0);
     let items = firmware::psp_ifwi_all(board, &img, &mut |ev| draw.event(ev))?;
-    println!(
+    say!(
         "streamed {} items; image sha256 {}",
         items.len(),
         sha256_hex(&img)
     );
-    println!("PSP reported the final phase: a hard power cycle is required");
+    say!("PSP reported the final phase: a hard power cycle is required");
     if board.is_emulated() {
-        println!("note: the emulator records the streamed items; it does not reproduce the PSP's partition rewrite");
+        say!("note: the emulator records the streamed items; it does not reproduce the PSP's partition rewrite");
     }
     Ok(())
 }
@@ -418,7 +459,7 @@ fn cmd_rom_dump(board: &mut Board, file: &Path) -> Result<()> {
     let mut draw = Draw::new(0);
     let buf = firmware::rom_dump(board, &mut |ev| draw.event(ev))?;
     save(file, &buf)?;
-    println!(
+    say!(
         "ROM aperture dump: {} bytes to {}; sha256 {}",
         buf.len(),
         file.display(),
@@ -427,18 +468,79 @@ fn cmd_rom_dump(board: &mut Board, file: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The per-user backup directory: `$XDG_DATA_HOME/modelrt/gpuflash-backups`, else
+/// `$HOME/.local/share/modelrt/gpuflash-backups` (XDG base directory rules: a relative
+/// `XDG_DATA_HOME` is ignored).
+fn default_backup_dir() -> Result<PathBuf> {
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = match set("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        Some(x) => x,
+        None => match set("HOME") {
+            Some(h) => h.join(".local/share"),
+            None => bail!(
+                "no per-user data directory for the backup (neither XDG_DATA_HOME nor HOME is set); \
+                 pass --backup-dir DIR (outside the repository)"
+            ),
+        },
+    };
+    Ok(base.join("modelrt").join("gpuflash-backups"))
+}
+
+/// The directory the write's backup goes to (created now), or `None` with `--no-backup`.
+fn backup_dir(a: &WriteArgs) -> Result<Option<PathBuf>> {
+    if a.no_backup {
+        return Ok(None);
+    }
+    let dir = match &a.backup_dir {
+        Some(d) => d.clone(),
+        None => default_backup_dir()?,
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow!("cannot create the backup directory {}: {e}", dir.display()))?;
+    Ok(Some(dir))
+}
+
+/// `read`'s ADDR and SIZE, checked against the flash size.
+fn read_range(addr: &str, size: &str) -> Result<(u32, u32)> {
+    let (addr, size) = (parse_num(addr)?, parse_num(size)?);
+    let total = chips::GD25LQ16E.size;
+    if size == 0 {
+        bail!("the read length is zero: give SIZE of at least 1 byte (e.g. `read {addr:#x} 16`)");
+    }
+    if addr >= total || size > total - addr {
+        bail!("range 0x{addr:X}+0x{size:X} is outside the {total}-byte flash");
+    }
+    Ok((addr, size))
+}
+
 fn run(cli: &Cli) -> Result<()> {
     if cli.prescale > 15 {
         bail!("--prescale must be 0..15");
     }
-    // Refuse before touching the device.
+    // Refuse before touching the device (and before any backup).
+    let mut backup = None;
+    let mut read = (0, 0);
     match &cli.cmd {
         Cmd::Write(a) => {
             if !a.yes {
                 bail!("refusing to write without --yes");
             }
+            let sectors = chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size;
+            let range = WriteOptions {
+                start_sector: a.start_sector,
+                sector_count: a.sector_count,
+                clear_cmp: a.clear_cmp,
+            };
+            sector_range::<std::convert::Infallible>(&range, sectors)
+                .map_err(|e| anyhow!("{e}"))?;
             load_image(&a.file, chips::GD25LQ16E.size)?;
+            backup = backup_dir(a)?;
         }
+        Cmd::Read { addr, size, .. } => read = read_range(addr, size)?,
         Cmd::Psp {
             cmd: PspCmd::IfwiAll { yes: false, .. },
         } => bail!("refusing to stream firmware without --yes"),
@@ -456,10 +558,10 @@ fn run(cli: &Cli) -> Result<()> {
     let b = &mut board;
     let result = match &cli.cmd {
         Cmd::Info => cmd_info(b, &opts),
-        Cmd::Read { addr, size, output } => cmd_read(b, &opts, addr, size, output.as_deref()),
+        Cmd::Read { output, .. } => cmd_read(b, &opts, read, output.as_deref()),
         Cmd::Dump { file } => cmd_dump(b, &opts, file),
         Cmd::Verify { file } => cmd_verify(b, &opts, file),
-        Cmd::Write(a) => cmd_write(b, &opts, a),
+        Cmd::Write(a) => cmd_write(b, &opts, a, backup.as_deref()),
         Cmd::Psp { cmd: PspCmd::Probe } => cmd_psp_probe(b),
         Cmd::Psp {
             cmd: PspCmd::IfwiAll { file, .. },

@@ -1,5 +1,7 @@
-//! Software models of the hardware behind the ASM24 bridge, selectable by users (`--transport emu…`)
-//! and used by tests. They model the documented behaviour, quirks and failures of the devices.
+//! Device models (emulators) of the hardware behind the ASM24 bridge, selectable by users
+//! (`--transport emu…`) and used by tests. They model the documented behaviour, quirks and failures
+//! of the devices: [`bridge`] (the ASM24 bridge), [`flash_board`] (a Navi31 board's SPI flash and
+//! PSP flash mailbox, for `gpuflash`), [`navi31_gpu`] (the Navi31 GPU the AM driver boots).
 
 /// A device's MMIO register space (one BAR) as the emulators see it: the bridge emulator routes
 /// memory TLPs that hit a BAR here, and `DirectMmio` exposes it as a plain `Mmio`.
@@ -61,5 +63,5 @@ pub trait SystemBus {
 }
 pub mod bridge;
 pub mod direct;
-pub mod gpu;
-pub mod navi31;
+pub mod flash_board;
+pub mod navi31_gpu;

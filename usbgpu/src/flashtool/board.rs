@@ -1,12 +1,16 @@
 //! Opening the board `gpuflash` works on — an ASM24 USB bridge, a native PCI GPU, or the emulated
 //! Navi31 board (behind the bridge emulator, or directly) — as one owned [`Board`] that hands out a
-//! counted, type-erased BAR5 ([`Bar5`]) and the matching polling delay.
+//! counted, type-erased BAR5 ([`Bar5`]) and the matching polling delay. Without the `emu` feature
+//! (a real-hardware-only build) the emulator transports are refused with an error line.
 use std::path::{Path, PathBuf};
 
 use crate::counting::Counting;
+#[cfg(feature = "emu")]
 use crate::emu::bridge::{BridgeEmulator, EmuHandle};
+#[cfg(feature = "emu")]
 use crate::emu::direct::{DirectMmio, SharedModel};
-use crate::emu::navi31::Navi31Bar5;
+#[cfg(feature = "emu")]
+use crate::emu::flash_board::Navi31Bar5;
 use crate::host::{self, Selector};
 #[cfg(target_os = "linux")]
 use crate::pcie::mapped::MappedMmio;
@@ -35,6 +39,7 @@ enum Access {
     /// Through the ASM24 bridge (real or emulated).
     Bridged(Box<PciDevice<Counting<DynTransport>>>),
     /// The emulated board's register model, without a bridge.
+    #[cfg(feature = "emu")]
     Direct(DirectMmio<SharedModel<Navi31Bar5>>),
     /// A native PCI BAR mapped from sysfs.
     #[cfg(target_os = "linux")]
@@ -44,7 +49,9 @@ enum Access {
 /// An opened board.
 pub struct Board {
     access: Access,
+    #[cfg(feature = "emu")]
     emulated: Option<SharedModel<Navi31Bar5>>,
+    #[cfg(feature = "emu")]
     usb: Option<EmuHandle>,
     accesses: u64,
     description: String,
@@ -54,6 +61,11 @@ impl Board {
     /// Open the board `opts` selects. Hardware transports never fall back to the emulator.
     pub fn open(opts: &BoardOptions) -> Result<Board, FlashToolError> {
         match &opts.transport {
+            #[cfg(not(feature = "emu"))]
+            FlashTransport::EmuDirect(_) | FlashTransport::Emu(_) => {
+                Err(FlashToolError::NoEmulator)
+            }
+            #[cfg(feature = "emu")]
             FlashTransport::EmuDirect(path) => {
                 let shared = open_emu(path, opts.emu_boot)?;
                 Ok(Board {
@@ -68,6 +80,7 @@ impl Board {
                     ),
                 })
             }
+            #[cfg(feature = "emu")]
             FlashTransport::Emu(path) => {
                 let shared = open_emu(path, opts.emu_boot)?;
                 let emu = BridgeEmulator::builder()
@@ -98,7 +111,10 @@ impl Board {
 
     /// Whether this is the emulated board.
     pub fn is_emulated(&self) -> bool {
-        self.emulated.is_some()
+        #[cfg(feature = "emu")]
+        return self.emulated.is_some();
+        #[cfg(not(feature = "emu"))]
+        false
     }
 
     /// BAR5, counting accesses into this board.
@@ -106,6 +122,7 @@ impl Board {
         let accesses = &mut self.accesses;
         Ok(match &mut self.access {
             Access::Bridged(dev) => Bar5::new(dev.bar_mmio(5)?, accesses),
+            #[cfg(feature = "emu")]
             Access::Direct(m) => Bar5::new(m, accesses),
             #[cfg(target_os = "linux")]
             Access::Mapped(m) => Bar5::new(m, accesses),
@@ -114,10 +131,11 @@ impl Board {
 
     /// A polling delay: emulated time on the emulator, sleeping on hardware.
     pub fn delay(&self) -> BoardDelay {
-        match &self.emulated {
-            Some(s) => BoardDelay::new(s.delay()),
-            None => BoardDelay::new(SleepDelay),
+        #[cfg(feature = "emu")]
+        if let Some(s) = &self.emulated {
+            return BoardDelay::new(s.delay());
         }
+        BoardDelay::new(SleepDelay)
     }
 
     /// BAR5 accesses so far.
@@ -127,18 +145,35 @@ impl Board {
 
     /// USB transfers the bridge emulator saw so far (emulated bridge only).
     pub fn usb_transfers(&self) -> Option<u64> {
-        self.usb.as_ref().map(|h| h.counters().transfers())
+        #[cfg(feature = "emu")]
+        return self.usb.as_ref().map(|h| h.counters().transfers());
+        #[cfg(not(feature = "emu"))]
+        None
     }
 
     /// The emulated flash's image-file error, if persisting a write failed.
     pub fn emulated_flash_error(&self) -> Option<FlashToolError> {
-        let m = self.emulated.as_ref()?;
-        let e = m.lock().flash().io_error().map(str::to_string);
-        e.map(FlashToolError::EmulatedFlashIo)
+        #[cfg(feature = "emu")]
+        {
+            let m = self.emulated.as_ref()?;
+            let e = m.lock().flash().io_error().map(str::to_string);
+            e.map(FlashToolError::EmulatedFlashIo)
+        }
+        #[cfg(not(feature = "emu"))]
+        None
     }
 }
 
+#[cfg(feature = "emu")]
 fn open_emu(path: &Path, boot: EmuBoot) -> Result<SharedModel<Navi31Bar5>, FlashToolError> {
+    if !path.exists() {
+        return Err(FlashToolError::EmulatorImage(format!(
+            "emulated flash image {} does not exist; create an erased 2 MiB one with \
+             `head -c 2097152 /dev/zero | tr '\\0' '\\377' > {}`",
+            path.display(),
+            path.display()
+        )));
+    }
     let model =
         Navi31Bar5::open_image(path, boot.config()).map_err(FlashToolError::EmulatorImage)?;
     Ok(SharedModel::new(model))
@@ -179,7 +214,9 @@ fn open_hardware(transport: &FlashTransport, device: usize) -> Result<Board, Fla
         let dev = open_navi31(session)?;
         return Ok(Board {
             access: Access::Bridged(Box::new(dev)),
+            #[cfg(feature = "emu")]
             emulated: None,
+            #[cfg(feature = "emu")]
             usb: None,
             accesses: 0,
             description: format!("USB bridge {name} (real hardware)"),
@@ -196,7 +233,9 @@ fn open_pci(dev: &Path) -> Result<Board, FlashToolError> {
     let mmio = MappedMmio::open_path(&dev.join("resource5"))?;
     Ok(Board {
         access: Access::Mapped(mmio),
+        #[cfg(feature = "emu")]
         emulated: None,
+        #[cfg(feature = "emu")]
         usb: None,
         accesses: 0,
         description: format!("native PCI {} BAR5 (real hardware)", dev.display()),

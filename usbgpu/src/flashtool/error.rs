@@ -38,6 +38,9 @@ pub enum FlashToolError {
     #[cfg(target_os = "linux")]
     #[error(transparent)]
     Mapped(#[from] MappedMmioError),
+    /// An emulator transport in a build without the `emu` feature.
+    #[error("this gpuflash was built without the emulator (the `emu` feature); use a hardware transport (usb, pci), or rebuild with the default features")]
+    NoEmulator,
     /// The emulated board's flash image could not be opened.
     #[error("{0}")]
     EmulatorImage(String),

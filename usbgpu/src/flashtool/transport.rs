@@ -3,7 +3,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::emu::navi31::{EngineMode, Navi31Config, PspPhase};
+#[cfg(feature = "emu")]
+use crate::emu::flash_board::{EngineMode, Navi31Config, PspPhase};
 
 /// Which board to talk to, and through what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +71,7 @@ pub enum EmuBoot {
 
 impl EmuBoot {
     /// The emulator configuration of this boot state.
+    #[cfg(feature = "emu")]
     pub fn config(self) -> Navi31Config {
         let mut cfg = Navi31Config::default();
         match self {

@@ -5,7 +5,7 @@ use modelrt_usbgpu::amd::boot::{Am, BootOptions};
 use modelrt_usbgpu::asm24::Bridge;
 use modelrt_usbgpu::counting::Counting;
 use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
-use modelrt_usbgpu::emu::gpu::{GpuConfig, Navi31Model};
+use modelrt_usbgpu::emu::navi31_gpu::{GpuConfig, Navi31Model};
 use std::path::PathBuf;
 
 /// The transport the tests drive: the emulator behind a transfer counter.

@@ -3,7 +3,7 @@
 use modelrt_usbgpu::counting::Counting;
 use modelrt_usbgpu::emu::bridge::{BridgeEmulator, EmuHandle};
 use modelrt_usbgpu::emu::direct::SharedModel;
-use modelrt_usbgpu::emu::navi31::{Navi31Bar5, Navi31Config};
+use modelrt_usbgpu::emu::flash_board::{Navi31Bar5, Navi31Config};
 use modelrt_usbgpu::pcie::PciDevice;
 use modelrt_usbgpu::session::{DynTransport, Session};
 

@@ -6,7 +6,7 @@
 use modelrt_hal::mmio::Mmio;
 use modelrt_usbgpu::asm24::Bridge;
 use modelrt_usbgpu::emu::bridge::BridgeEmulator;
-use modelrt_usbgpu::emu::gpu::{GpuConfig, Navi31Model};
+use modelrt_usbgpu::emu::navi31_gpu::{GpuConfig, Navi31Model};
 use modelrt_usbgpu::pcie::PciDevice;
 
 const VRAM: u64 = 24 << 30;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::support::*;
-use modelrt_usbgpu::emu::gpu::GpuConfig;
+use modelrt_usbgpu::emu::navi31_gpu::GpuConfig;
 
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::support::*;
 use modelrt_rdna3::shader::{DispatchRequest, ExecError, GpuMemory, ShaderExecutor};
-use modelrt_usbgpu::emu::gpu::{Engine, GpuError};
+use modelrt_usbgpu::emu::navi31_gpu::{Engine, GpuError};
 
 const RING: u64 = VA_BASE;
 const RING_DWORDS: u64 = 1024;

@@ -3,7 +3,7 @@
 //! the bootloader handshake, ring creation, GFX commands that are parsed and checked (TMR size from
 //! LOAD_TOC, firmware images, order), and SMU answers that are DPM data, not echoes.
 use super::support::*;
-use modelrt_usbgpu::emu::gpu::{GpuConfig, GpuError};
+use modelrt_usbgpu::emu::navi31_gpu::{GpuConfig, GpuError};
 
 // docs/hw/amd-gpu.md §2.
 const C2PMSG_35: u64 = 0x5818C;

@@ -2,7 +2,7 @@
 //! really move between VRAM and system pages (the bridge's SRAM window) through the page tables,
 //! polls wait for memory, fences and timestamps land, and failures stop the queue visibly.
 use super::support::*;
-use modelrt_usbgpu::emu::gpu::{Engine, GpuError};
+use modelrt_usbgpu::emu::navi31_gpu::{Engine, GpuError};
 use modelrt_usbgpu::emu::SystemBus;
 
 const RING: u64 = VA_BASE;

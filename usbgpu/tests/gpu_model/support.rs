@@ -1,10 +1,10 @@
-//! Shared rig for the GPU-model tests: drives `emu::gpu::Navi31Model` at register/packet level
+//! Shared rig for the GPU-model tests: drives `emu::navi31_gpu::Navi31Model` at register/packet level
 //! with sequences written from docs/hw/amd-gpu.md (§2, §3, §7, §8), never via the driver.
 //! Register offsets are docs/hw/amd-gpu.md §2's, or (where §2 is silent) tinygrad's GC 11 / MMHUB 3
 //! register tables at the default Navi31 bases.
 
-use modelrt_usbgpu::emu::gpu::sysmem::WindowMemory;
-use modelrt_usbgpu::emu::gpu::{GpuConfig, Navi31Model};
+use modelrt_usbgpu::emu::navi31_gpu::sysmem::WindowMemory;
+use modelrt_usbgpu::emu::navi31_gpu::{GpuConfig, Navi31Model};
 
 /// GPU VA base of the global allocator (docs/hw/amd-gpu.md §3.1).
 pub const VA_BASE: u64 = 0x2000_0000_0000;

@@ -1,4 +1,4 @@
-//! Issue 13's "done means", driven through the `modelrt` binary: the vision-, policy- and
+//! The AMD path's acceptance check, driven through the `modelrt` binary: the vision-, policy- and
 //! dmonitor-like models compiled for amd-gfx1100 with `--reference` pass `modelrt verify --device
 //! usb-emu` (AM driver → ASM24 bridge emulator → Navi31 GPU model → RDNA3 interpreter; the
 //! reference is onnxruntime's, embedded at compile time), `modelrt bench --device usb-emu` reports a
@@ -42,8 +42,18 @@ fn bundle(py: &Path, model: &str, target: &str) -> PathBuf {
     modelrt_tests::compile(py, &onnx, target, reference, "-usb-emu-cli")
 }
 
+/// The `modelrt` binary (debug), built once per test process: it belongs to `modelrt-targets`, so
+/// cargo does not build it for this crate's tests.
+fn modelrt_bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        xtask::bench::build_modelrt(&modelrt_tests::root(), false)
+            .unwrap_or_else(|e| panic!("building the modelrt binary: {e:#}"))
+    })
+}
+
 fn modelrt(args: &[&str], fw: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_modelrt"))
+    Command::new(modelrt_bin())
         .args(args)
         .env("MODELRT_AMD_FIRMWARE_DIR", fw)
         .output()

@@ -1,4 +1,4 @@
-//! Navi31 BAR5 model (docs/hw/navi31-spi-flash.md §12 (b)): the SMUIO ROM_SW SPI engine wired to a GD25LQ16E model,
+//! The Navi31 flash board: a device model of BAR5 (docs/hw/navi31-spi-flash.md §12 (b)): the SMUIO ROM_SW SPI engine wired to a GD25LQ16E model,
 //! the ROM_INDEX/ROM_DATA aperture and the PSP flash mailbox, with emulated time, gating, the RX
 //! lag quirk, strict checking of the forced pad/mirror/ROM_CNTL values and power-loss injection.
 //!

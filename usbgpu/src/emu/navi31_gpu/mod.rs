@@ -1,9 +1,9 @@
-//! A Navi31 GPU model (GC 11.0.0, SDMA 6.0, MMHUB 3.0, NBIO 4.3, MP0/MP1 13.0.0, HDP/OSSSYS 6.0)
+//! A Navi31 GPU device model (GC 11.0.0, SDMA 6.0, MMHUB 3.0, NBIO 4.3, MP0/MP1 13.0.0, HDP/OSSSYS 6.0)
 //! for the bridge emulator, written from `docs/hw/amd-gpu.md` (which names the primary sources).
 //!
 //! # API (for the AM driver and the CLI)
 //! ```text
-//! use modelrt_usbgpu::emu::gpu::{Navi31Model, GpuConfig};
+//! use modelrt_usbgpu::emu::navi31_gpu::{Navi31Model, GpuConfig};
 //! let gpu = Navi31Model::new(GpuConfig::default());          // 24 GiB VRAM, NotModelled shaders
 //! gpu.set_executor(Box::new(my_interpreter));                // optional: part 2's interpreter
 //! let emu = gpu.bridge_emulator();                           // BridgeEmulator with BAR0/2/5 = this GPU

@@ -7,6 +7,8 @@
 //! in [`Flagged`], which sets a thread-local "inside the emulator" flag around every call into the
 //! emulator's transport (and the emulated clock); the counting allocator ignores allocations made
 //! while the flag is set. What remains is the driver's (and `modelrt_core::Executor`'s) own.
+// The AM driver tests' shared setup lives with usbgpu's own driver tests.
+#[path = "../../usbgpu/tests/amd_driver_support/mod.rs"]
 mod amd_driver_support;
 use amd_driver_support::firmware_dir;
 use modelrt_core::{Bundle, Executor};
@@ -14,11 +16,11 @@ use modelrt_hal::usb::{Transfer, UsbError, UsbTransport};
 use modelrt_tests::{compile, python, root};
 use modelrt_usbgpu::amd::boot::{Am, BootOptions};
 use modelrt_usbgpu::amd::device::AmdDevice;
-use modelrt_usbgpu::amd::open::with_model_errors;
 use modelrt_usbgpu::asm24::Bridge;
+use modelrt_usbgpu::assembly::with_model_errors;
 use modelrt_usbgpu::counting::Counting;
 use modelrt_usbgpu::emu::bridge::BridgeEmulator;
-use modelrt_usbgpu::emu::gpu::Navi31Model;
+use modelrt_usbgpu::emu::navi31_gpu::Navi31Model;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
