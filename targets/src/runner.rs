@@ -284,11 +284,11 @@ pub fn load_mapped<'b>(
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
             let backend = if choice == DeviceChoice::Dsp {
-                crate::dsp_model::Backend::Device
+                crate::dsp::model::Backend::Device
             } else {
-                crate::dsp_model::Backend::Emulated
+                crate::dsp::model::Backend::Emulated
             };
-            Ok(Box::new(crate::dsp_model::DspModel::new(bundle, backend)?))
+            Ok(Box::new(crate::dsp::model::DspModel::new(bundle, backend)?))
         }
         DeviceChoice::Qcom => {
             let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)?;

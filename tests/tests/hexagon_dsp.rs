@@ -1,5 +1,5 @@
 //! Hexagon DSP target (issue 14, foundation): `hexagon-v65` bundles computed under qemu-hexagon by modelrt's own
-//! harness (qcom/dsp/hexrun.c via `modelrt_targets::dsp_emu`), checked against independent references:
+//! harness (qcom/hexagon/dsp/qemu_harness.c via `modelrt_targets::dsp::emu`), checked against independent references:
 //! - the helper library against the host's own integer division and `f32::trunc`, and binary16 conversion against
 //!   an exact-arithmetic decoding of all 65,536 halves;
 //! - the false vector alignment of tinygrad 0.14's DSP codegen: a kernel with tinygrad's over-aligned 128-byte
@@ -22,12 +22,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use modelrt_core::bundle::Bundle;
-use modelrt_qcom::dsp::engine::{Loaded, Pattern};
-use modelrt_qcom::dsp::model_run::ModelRun;
-use modelrt_qcom::dsp::session::{Session, SessionConfig};
-use modelrt_qcom::emu::fastrpc::{FastRpcModel, Fault, Qemu};
-use modelrt_qcom::emu::hexagon::{self, BufArg, Helper, Schedule, Step};
-use modelrt_targets::dsp_model::{self, Backend, DspModel, MODEL_LIBRARY};
+use modelrt_hexagon::emu::device::{FastRpcModel, Fault, Qemu};
+use modelrt_hexagon::emu::harness::{self, BufArg, Helper, Schedule, Step};
+use modelrt_hexagon::fastrpc::engine::{Loaded, Pattern};
+use modelrt_hexagon::fastrpc::model_run::ModelRun;
+use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
+use modelrt_targets::dsp;
+use modelrt_targets::dsp::model::{Backend, DspModel, MODEL_LIBRARY};
 use modelrt_targets::runner::LoadedModel;
 use modelrt_tests::{python, reference, root, skip};
 use xtask::exporter::ExportArgs;
@@ -35,7 +36,7 @@ use xtask::exporter::ExportArgs;
 /// Python, clang-19 and qemu >= 8, or a reported skip.
 fn tools() -> Option<PathBuf> {
     let py = python()?;
-    let qemu = hexagon::qemu::check_qemu().and_then(|_| hexagon::qemu::harness());
+    let qemu = harness::qemu::check_qemu().and_then(|_| harness::qemu::harness());
     skip::require(
         qemu.err().map_or(Some(()), |e| {
             eprintln!("{e}");
@@ -130,10 +131,10 @@ fn tinygrad_cpu(py: &Path, onnx: &Path, x: &[u8], shape: &[usize]) -> Vec<u8> {
     std::fs::read(&outp).unwrap()
 }
 
-fn run(bundle: &[u8], inputs: &[Vec<u8>]) -> modelrt_targets::dsp_emu::DspRun {
+fn run(bundle: &[u8], inputs: &[Vec<u8>]) -> modelrt_targets::dsp::emu::DspRun {
     let b = Bundle::parse(bundle).expect("hexagon bundle parses and validates");
     let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-    modelrt_targets::dsp_emu::run_bundle(&b, &ins).expect("bundle runs under qemu-hexagon")
+    modelrt_targets::dsp::emu::run_bundle(&b, &ins).expect("bundle runs under qemu-hexagon")
 }
 
 #[test]
@@ -160,7 +161,7 @@ fn helper_library_matches_host_arithmetic() {
             (a, if b == 0 { 1 } else { b })
         })
         .collect();
-    let run = |f| hexagon::run_helper(f, &pairs).unwrap();
+    let run = |f| harness::run_helper(f, &pairs).unwrap();
     for (f, want) in [
         (
             Helper::UDivSi3,
@@ -202,7 +203,7 @@ fn helper_library_matches_host_arithmetic() {
     let floats: Vec<(u64, u64)> = pairs.iter().map(|p| (p.0 & 0xffff_ffff, 0)).collect();
     for (p, g) in floats
         .iter()
-        .zip(&hexagon::run_helper(Helper::TruncF, &floats).unwrap())
+        .zip(&harness::run_helper(Helper::TruncF, &floats).unwrap())
     {
         let (x, want) = (
             f32::from_bits(p.0 as u32),
@@ -234,7 +235,7 @@ fn half_conversions_match_the_binary16_definition() {
         return;
     }
     let all: Vec<(u64, u64)> = (0..=0xffffu64).map(|h| (h, 0)).collect();
-    let ext = hexagon::run_helper(Helper::ExtendHfSf2, &all).unwrap();
+    let ext = harness::run_helper(Helper::ExtendHfSf2, &all).unwrap();
     for (h, g) in (0..=0xffffu16).zip(&ext) {
         let (got, want) = (f64::from(f32::from_bits(*g as u32)), half_value(h));
         assert!(
@@ -276,7 +277,7 @@ fn half_conversions_match_the_binary16_definition() {
         .collect();
     // exact ties and values around the half range
     floats.extend((0..20_000u32).map(|i| (u64::from(0x3300_0000 + i * 0x1000), 0)));
-    let got = hexagon::run_helper(Helper::TruncSfHf2, &floats).unwrap();
+    let got = harness::run_helper(Helper::TruncSfHf2, &floats).unwrap();
     for (p, g) in floats.iter().zip(&got) {
         let f = f32::from_bits(p.0 as u32);
         let want = nearest(f);
@@ -364,7 +365,7 @@ fn false_vector_alignment_is_lowered_by_the_exporter() {
             }],
             outputs: vec![0],
         };
-        hexagon::run(&s).unwrap().outputs.remove(0)
+        harness::run(&s).unwrap().outputs.remove(0)
     };
     let raw = compute(&std::fs::read(d.join("raw.so")).unwrap());
     let fixed = compute(&std::fs::read(d.join("fixed.so")).unwrap());
@@ -500,10 +501,10 @@ fn small_qdq_every_launch_equals_tinygrads_mock() {
             outputs: (0..sizes.len() as u32).collect(),
             buffers: bufs,
         };
-        let got: Vec<u8> = hexagon::run(&s).unwrap().outputs.concat();
+        let got: Vec<u8> = harness::run(&s).unwrap().outputs.concat();
         assert!(
             got == after,
-            "launch of {name}: device library under hexrun != tinygrad's mock"
+            "launch of {name}: device library under qemu_harness != tinygrad's mock"
         );
         checked += 1;
     }
@@ -611,7 +612,7 @@ fn two_compiles_give_identical_bundles() {
         asset.display()
     );
     assert!(
-        modelrt_targets::dsp_selftest::SELFTEST_BUNDLE == one.as_slice(),
+        modelrt_targets::dsp::selftest::SELFTEST_BUNDLE == one.as_slice(),
         "the modelrt build embeds a stale selftest bundle"
     );
 }
@@ -624,7 +625,7 @@ fn dsp_selftest_embedded_bundle_passes_on_the_model() {
         return;
     }
     let checks =
-        modelrt_targets::dsp_selftest::run_embedded(Backend::Emulated, &Default::default());
+        modelrt_targets::dsp::selftest::run_embedded(Backend::Emulated, &Default::default());
     for c in &checks {
         eprintln!(
             "{} {}: {}",
@@ -671,7 +672,7 @@ fn harness_refuses_bad_libraries_with_distinct_errors() {
             }],
             outputs: vec![],
         };
-        hexagon::run(&s).unwrap_err().to_string()
+        harness::run(&s).unwrap_err().to_string()
     };
     let e = launch(b"\x7fELF not really a shared object, just some bytes........................");
     assert!(e.contains("exit 3"), "{e}");
@@ -683,7 +684,7 @@ fn harness_refuses_bad_libraries_with_distinct_errors() {
         "float sqrtf(float);\nint entry(unsigned long long h, unsigned sc, void *pra) { return (int)sqrtf((float)sc); }\n",
     )
     .unwrap();
-    let ok = Command::new(hexagon::qemu::CLANG)
+    let ok = Command::new(harness::qemu::CLANG)
         .args([
             "--target=hexagon",
             "-mcpu=hexagonv65",
@@ -702,7 +703,7 @@ fn harness_refuses_bad_libraries_with_distinct_errors() {
         .success();
     assert!(ok);
     let so = std::fs::read(d.join("x.so")).unwrap();
-    let offline = modelrt_targets::inspect_hexagon::check_hexagon(&so, "x").unwrap_err();
+    let offline = modelrt_targets::dsp::inspect::check_hexagon(&so, "x").unwrap_err();
     assert!(offline.contains("sqrtf"), "{offline}");
     let e = launch(&so);
     assert!(
@@ -763,7 +764,7 @@ fn small_qdq_one_invoke_per_step_against_tinygrads_three_per_launch() {
     m.close().unwrap();
     // tinygrad's pattern, per-kernel libraries through the per-launch engine
     let (io, s) = emu_session(Duration::from_secs(120));
-    let mut l = Loaded::load(&s, dsp_model::launch_plan(&b).unwrap(), Pattern::PerLaunch).unwrap();
+    let mut l = Loaded::load(&s, dsp::model::launch_plan(&b).unwrap(), Pattern::PerLaunch).unwrap();
     for (i, buf) in b.body().buffers.iter().enumerate() {
         if let Some(init) = b.init_bytes(&buf.unwrap()) {
             l.write(i as u32, 0, init).unwrap();
@@ -814,7 +815,7 @@ fn one_invoke_step_faults_give_clear_errors_without_hanging() {
     let Some(py) = tools() else { return };
     let (bundle, _) = small_qdq(&py);
     let b = Bundle::parse(bundle).unwrap();
-    let plan = dsp_model::plan(&b).unwrap();
+    let plan = dsp::model::plan(&b).unwrap();
     for (fault, want) in [
         (Fault::SessionDies, "session died"),
         (Fault::InvokeError(5), "errno 5"),

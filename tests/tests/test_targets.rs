@@ -34,6 +34,7 @@ fn no_test_target_requires_features() {
         "hal",
         "targets",
         "qcom",
+        "qcom/hexagon",
         "usbgpu",
         "xtask",
         "tests",

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use modelrt_qcom::dsp::selftest::{bring_up, find_shell, probe};
-use modelrt_qcom::emu::fastrpc::{FastRpcModel, Refuse};
+use modelrt_hexagon::emu::device::{FastRpcModel, Refuse};
+use modelrt_hexagon::fastrpc::selftest::{bring_up, find_shell, probe};
 
 fn tree(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("modelrt-dsp-selftest-{tag}-{}", std::process::id()));

@@ -1,6 +1,6 @@
 /* modelrt's DSP-side schedule runner: the `entry` of a hexagon bundle's model library (docs/hexagon.md, "One
  * invoke per step"). The exporter links every kernel of the bundle into one shared object with this file, the
- * helper library (hexrt.c) and a generated dispatcher `mrt_call(k, handle, sc, pra)` that calls kernel k's FastRPC
+ * helper library (dsp_helpers.c) and a generated dispatcher `mrt_call(k, handle, sc, pra)` that calls kernel k's FastRPC
  * wrapper (each kernel's `entry`, renamed). The host then runs a whole step with ONE invoke:
  *
  *   sc = 0x03010100 | narenas (method 3, 1 input buffer, 1 output buffer, narenas dma handles, narenas <= 15)

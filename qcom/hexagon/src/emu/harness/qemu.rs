@@ -1,4 +1,4 @@
-//! Building `hexrun` (qcom/dsp/hexrun.c + hexrt.c, embedded in this crate) with clang-19 and running it under
+//! Building `qemu_harness` (qcom/hexagon/dsp/qemu_harness.c + dsp_helpers.c, embedded in this crate) with clang-19 and running it under
 //! `qemu-hexagon-static` ≥ 8. stdin is written from a helper thread so large buffers cannot deadlock the pipes.
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 
 use super::HexagonError;
 
-const HEXRUN_C: &str = include_str!("../../../dsp/hexrun.c");
-const HEXRT_C: &str = include_str!("../../../dsp/hexrt.c");
+const HARNESS_C: &str = include_str!("../../../dsp/qemu_harness.c");
+const HELPERS_C: &str = include_str!("../../../dsp/dsp_helpers.c");
 /// The emulator (Debian's qemu-user; `qemu-hexagon-static` is the name tinygrad's mock uses too).
 pub const QEMU: &str = "qemu-hexagon-static";
 /// qemu 7.2 mis-executes some LLVM-19 Hexagon packets (docs/hw/hexagon-dsp.md §6).
@@ -63,7 +63,7 @@ pub fn check_qemu() -> Result<u32, HexagonError> {
     Ok(major)
 }
 
-/// Build (once per sources, cached in the temp directory) and return the path of `hexrun`.
+/// Build (once per sources, cached in the temp directory) and return the path of `qemu_harness`.
 pub fn harness() -> Result<PathBuf, HexagonError> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT
@@ -73,30 +73,33 @@ pub fn harness() -> Result<PathBuf, HexagonError> {
 }
 
 fn build(tmp: &Path) -> Result<PathBuf, HexagonError> {
-    let mut key = vec![HEXRUN_C, HEXRT_C];
+    let mut key = vec![HARNESS_C, HELPERS_C];
     key.extend_from_slice(FLAGS);
-    let dir = tmp.join(format!("modelrt-hexrun-{:016x}", fnv(&key)));
-    let exe = dir.join("hexrun");
+    let dir = tmp.join(format!("modelrt-qemu-harness-{:016x}", fnv(&key)));
+    let exe = dir.join("qemu_harness");
     if exe.is_file() {
         return Ok(exe);
     }
     let io = |e: std::io::Error| {
-        HexagonError::Tool(format!("cannot build hexrun in {}: {e}", dir.display()))
+        HexagonError::Tool(format!(
+            "cannot build qemu_harness in {}: {e}",
+            dir.display()
+        ))
     };
     std::fs::create_dir_all(&dir).map_err(io)?;
-    std::fs::write(dir.join("hexrun.c"), HEXRUN_C).map_err(io)?;
-    std::fs::write(dir.join("hexrt.c"), HEXRT_C).map_err(io)?;
-    let tmp_exe = dir.join(format!("hexrun.{}", std::process::id()));
+    std::fs::write(dir.join("qemu_harness.c"), HARNESS_C).map_err(io)?;
+    std::fs::write(dir.join("dsp_helpers.c"), HELPERS_C).map_err(io)?;
+    let tmp_exe = dir.join(format!("qemu_harness.{}", std::process::id()));
     let out = Command::new(CLANG)
         .args(FLAGS)
-        .args(["hexrun.c", "hexrt.c", "-o"])
+        .args(["qemu_harness.c", "dsp_helpers.c", "-o"])
         .arg(&tmp_exe)
         .current_dir(&dir)
         .output()
         .map_err(|_| HexagonError::Tool(format!("{CLANG} is not installed (apt-get install -y clang-19 lld-19, or `cargo xtask setup`)")))?;
     if !out.status.success() {
         return Err(HexagonError::Tool(format!(
-            "{CLANG} failed to build hexrun: {}",
+            "{CLANG} failed to build qemu_harness: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
@@ -104,7 +107,7 @@ fn build(tmp: &Path) -> Result<PathBuf, HexagonError> {
     Ok(exe)
 }
 
-/// Run `hexrun` under qemu with `input` on stdin; returns stdout, or the harness's error (exit code + stderr).
+/// Run `qemu_harness` under qemu with `input` on stdin; returns stdout, or the harness's error (exit code + stderr).
 pub fn run(input: Vec<u8>) -> Result<Vec<u8>, HexagonError> {
     check_qemu()?;
     let exe = harness()?;

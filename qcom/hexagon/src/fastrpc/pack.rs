@@ -4,7 +4,7 @@
 //! buffers) with attribute NOVA (0 for the buffers). A [`LaunchFrame`] is built once at load time; a launch
 //! then only borrows it, so the per-step path allocates nothing.
 use super::abi::FASTRPC_ATTR_NOVA;
-use super::sc::{launch_sc, MAX_LAUNCH_BUFFERS};
+use super::scalars::{launch_sc, MAX_LAUNCH_BUFFERS};
 use super::{Arg, FastRpcError};
 
 /// Every buffer (and sub-buffer) start must be 128-byte aligned: kernels declare `align_value(128)`.

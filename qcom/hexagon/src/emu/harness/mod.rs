@@ -1,5 +1,5 @@
-//! Hexagon DSP kernels executed for real under `qemu-hexagon` (feature `emu`): the host side of modelrt's `hexrun`
-//! harness (qcom/dsp/hexrun.c). A [`Schedule`] — kernel libraries (the ELF shared objects a hexagon bundle stores),
+//! Hexagon DSP kernels executed for real under `qemu-hexagon` (feature `emu`): the host side of modelrt's `qemu_harness`
+//! harness (qcom/hexagon/dsp/qemu_harness.c). A [`Schedule`] — kernel libraries (the ELF shared objects a hexagon bundle stores),
 //! buffers, launches and copies in order — goes to one qemu process, which loads each library, calls its FastRPC
 //! `entry` exactly as the DSP skeleton would (docs/hw/hexagon-dsp.md §3), and returns per-step instruction counts and
 //! the requested buffers. This is an execution model only: FastRPC/ION traffic is not modelled here.
@@ -18,13 +18,13 @@ pub enum HexagonError {
     #[error("invalid DSP schedule: {0}")]
     Invalid(String),
     /// The harness refused the input or crashed.
-    #[error("hexrun failed ({}): {message}", describe(*code))]
+    #[error("qemu_harness failed ({}): {message}", describe(*code))]
     Harness { code: Option<i32>, message: String },
     /// A kernel library's `entry` returned non-zero.
     #[error("DSP step {step}: entry returned {ret}")]
     Entry { step: usize, ret: i32 },
     /// The harness's answer is malformed.
-    #[error("hexrun protocol error: {0}")]
+    #[error("qemu_harness protocol error: {0}")]
     Protocol(String),
 }
 

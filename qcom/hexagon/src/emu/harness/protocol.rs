@@ -1,4 +1,4 @@
-//! The byte protocol between the host and `hexrun` (qcom/dsp/hexrun.c): a whole schedule in one message
+//! The byte protocol between the host and `qemu_harness` (qcom/hexagon/dsp/qemu_harness.c): a whole schedule in one message
 //! (`MRH1`), results back (`MRR1`); and the helper-library check (`MRF1`). All little-endian; layout in the C
 //! file's header comment.
 use super::HexagonError;
@@ -27,7 +27,7 @@ pub enum Step {
     },
     /// A raw FastRPC invoke of library `lib`'s `entry` with scalars word `sc`: pra[0] = `input`, pra[1] = a
     /// 16-byte output {u64 µs, u32 ops completed, i32 status}, then one dma handle per buffer in `handles`
-    /// (the model library's schedule runner, qcom/dsp/hexsched.c).
+    /// (the model library's schedule runner, qcom/hexagon/dsp/schedule_runner.c).
     Invoke {
         lib: u32,
         sc: u32,
@@ -288,7 +288,7 @@ impl Schedule<'_> {
     }
 }
 
-/// The helper routines `hexrun` can check (`MRF1` function ids).
+/// The helper routines `qemu_harness` can check (`MRF1` function ids).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Helper {

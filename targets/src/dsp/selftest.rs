@@ -1,20 +1,20 @@
 //! The part of `modelrt dsp selftest` that runs a model: a tiny hexagon bundle embedded in the binary
 //! (targets/assets/dsp-selftest.mrt — one QDQ depthwise 3×3 over 576 channels at 7×7, built by the exporter from
 //! `mrt_dsp_models.py --dwtrap`; tests/tests/hexagon_dsp.rs checks it is what the exporter builds today) is loaded
-//! through the FastRPC engine ([`crate::dsp_model`]), run on its embedded reference inputs and compared with its
+//! through the FastRPC engine ([`crate::dsp::model`]), run on its embedded reference inputs and compared with its
 //! embedded reference outputs, with timings. On the model (`--emu`) it also reports the FastRPC invokes per step.
 use std::time::Instant;
 
 use anyhow::Context;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
-use modelrt_qcom::dsp::selftest::Check;
+use modelrt_hexagon::fastrpc::selftest::Check;
 
-use crate::dsp_model::{Backend, DspModel, DspOptions};
+use crate::dsp::model::{Backend, DspModel, DspOptions};
 use crate::runner::LoadedModel;
 
 /// The embedded bundle.
-pub static SELFTEST_BUNDLE: &[u8] = include_bytes!("../assets/dsp-selftest.mrt");
+pub static SELFTEST_BUNDLE: &[u8] = include_bytes!("../../assets/dsp-selftest.mrt");
 
 fn check(name: &'static str, ok: bool, detail: impl Into<String>) -> Check {
     Check {

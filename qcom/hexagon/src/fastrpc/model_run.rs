@@ -1,5 +1,5 @@
 //! A whole model on the DSP with one FastRPC invoke per step. The bundle's model library (every kernel linked
-//! with the schedule runner, qcom/dsp/hexsched.c) is opened once; every plan buffer is placed at a 128-byte
+//! with the schedule runner, qcom/hexagon/dsp/schedule_runner.c) is opened once; every plan buffer is placed at a 128-byte
 //! aligned offset of one ION arena; the init and run phases are encoded once into schedule tables
 //! ([`super::table`]); a step is then a single INVOKE_ATTRS {table in, 16-byte result out, the arena as a dma
 //! handle} built on the stack — no allocation, no library open/close, no listener traffic. Inputs and outputs

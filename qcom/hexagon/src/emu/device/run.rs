@@ -4,8 +4,8 @@
 //! 128-byte aligned, at most 15 buffers and 64 scalars per launch, no trailing words) before the executor runs the
 //! library's `entry` under qemu.
 use super::{einval, FastRpcModel, Run};
-use crate::dsp::sc::Scalars;
-use crate::dsp::{Arg, FastRpcError};
+use crate::fastrpc::scalars::Scalars;
+use crate::fastrpc::{Arg, FastRpcError};
 
 /// Check a schedule table against arenas of the given lengths; returns the op count.
 pub(super) fn check_table(t: &[u8], arenas: &[u64]) -> Result<u32, String> {

@@ -1,4 +1,4 @@
-//! The FastRPC runtime (`modelrt_qcom::dsp`) against the FastRPC model (`emu::fastrpc`): bring-up order, the
+//! The FastRPC runtime (`modelrt_hexagon::fastrpc`) against the FastRPC model (`emu::fastrpc`): bring-up order, the
 //! listener serving a real Hexagon library to the model's loader, one invoke per launch when libraries are loaded
 //! once versus three for tinygrad's open/invoke/close pattern (counted by the model), the model's refusals, fault
 //! injection (session death, invoke error, hang → bounded timeout), and a launch computed under qemu-hexagon.
@@ -10,10 +10,10 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use modelrt_qcom::dsp::engine::{Kernel, Loaded, Op, Pattern, Plan, View};
-use modelrt_qcom::dsp::session::{Session, SessionConfig};
-use modelrt_qcom::dsp::{Arg, FastRpcError, FastRpcIo};
-use modelrt_qcom::emu::fastrpc::{DspExecutor, FastRpcModel, Fault, Launch, Qemu, Refuse};
+use modelrt_hexagon::emu::device::{DspExecutor, FastRpcModel, Fault, Launch, Qemu, Refuse};
+use modelrt_hexagon::fastrpc::engine::{Kernel, Loaded, Op, Pattern, Plan, View};
+use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
+use modelrt_hexagon::fastrpc::{Arg, FastRpcError, FastRpcIo};
 
 const KERNEL: &str = r#"
 typedef struct { void *pv; unsigned int len; } buf_t;
@@ -205,8 +205,8 @@ fn load_once_is_one_invoke_per_launch_and_tinygrads_pattern_is_three() {
 #[test]
 fn launch_under_qemu_computes_the_kernel() {
     let Some(lib) = kernel() else { return };
-    if let Err(e) = modelrt_qcom::emu::hexagon::qemu::check_qemu()
-        .and_then(|_| modelrt_qcom::emu::hexagon::qemu::harness())
+    if let Err(e) = modelrt_hexagon::emu::harness::qemu::check_qemu()
+        .and_then(|_| modelrt_hexagon::emu::harness::qemu::harness())
     {
         assert!(!required(), "test prerequisite missing: {e}");
         eprintln!("SKIP: {e}");

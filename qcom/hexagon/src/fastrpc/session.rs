@@ -14,7 +14,7 @@ use super::abi::{
     ION_SYSTEM_HEAP_MASK,
 };
 use super::listener::{self, FileServer, NextMsg, SharedServer, BUF_CAP};
-use super::sc::{self, Scalars};
+use super::scalars::{self, Scalars};
 use super::{Arg, FastRpcError, FastRpcIo, IonBuf};
 
 /// The URI the loader opens; `entry` is the library's invoke symbol, `_dom=cdsp` the compute DSP.
@@ -89,7 +89,7 @@ impl Session {
             .ok_or_else(|| FastRpcError::invalid("INIT", "the session is closed"))?;
         self.io.init(FASTRPC_INIT_CREATE, shell)?;
         self.io
-            .invoke(sc::HANDLE_LISTENER, sc::SC_LISTENER_INIT, &mut [])?;
+            .invoke(scalars::HANDLE_LISTENER, scalars::SC_LISTENER_INIT, &mut [])?;
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (io, server, st) = (self.io.clone(), self.server.clone(), stop.clone());
@@ -142,7 +142,7 @@ impl Session {
         ];
         let call = format!("open_lib (kernel {name})");
         self.io
-            .invoke(sc::HANDLE_REMOTECTL, sc::SC_OPEN_LIB, &mut args)
+            .invoke(scalars::HANDLE_REMOTECTL, scalars::SC_OPEN_LIB, &mut args)
             .map_err(|e| e.context(&format!("open_lib of kernel {name}")))?;
         let status = i32::from_le_bytes([ret[4], ret[5], ret[6], ret[7]]);
         if status < 0 {
@@ -161,7 +161,7 @@ impl Session {
         let (mut ret, mut err) = ([0u8; 8], [0u8; 255]);
         let mut args = [Arg::In(&head), Arg::Out(&mut ret), Arg::Out(&mut err)];
         self.io
-            .invoke(sc::HANDLE_REMOTECTL, sc::SC_CLOSE_LIB, &mut args)
+            .invoke(scalars::HANDLE_REMOTECTL, scalars::SC_CLOSE_LIB, &mut args)
             .map_err(|e| e.context(&format!("close_lib of kernel {name}")))
     }
 
@@ -174,7 +174,7 @@ impl Session {
         stop.store(true, Ordering::SeqCst);
         let _ = self
             .io
-            .invoke(sc::HANDLE_PROCESS, sc::SC_PROCESS_EXIT, &mut []);
+            .invoke(scalars::HANDLE_PROCESS, scalars::SC_PROCESS_EXIT, &mut []);
         self.io.rpc_close();
         match rx.recv_timeout(self.timeout) {
             Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -234,7 +234,11 @@ fn listen(
             Arg::Out(&mut recv),
             Arg::Out(&mut in_buf),
         ];
-        if let Err(e) = io.invoke(sc::HANDLE_LISTENER, sc::SC_LISTENER_NEXT, &mut args) {
+        if let Err(e) = io.invoke(
+            scalars::HANDLE_LISTENER,
+            scalars::SC_LISTENER_NEXT,
+            &mut args,
+        ) {
             failures += 1;
             if stop.load(Ordering::SeqCst) {
                 return Ok(());

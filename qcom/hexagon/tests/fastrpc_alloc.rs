@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use modelrt_qcom::dsp::engine::{Kernel, Loaded, Op, Pattern, Plan, View};
-use modelrt_qcom::dsp::session::{Session, SessionConfig};
-use modelrt_qcom::dsp::{Arg, FastRpcError, FastRpcIo, IonBuf};
+use modelrt_hexagon::fastrpc::engine::{Kernel, Loaded, Op, Pattern, Plan, View};
+use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
+use modelrt_hexagon::fastrpc::{Arg, FastRpcError, FastRpcIo, IonBuf};
 
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };

@@ -1,11 +1,11 @@
 //! The schedule table the host sends with the one invoke per step that runs a whole model on the DSP
-//! (qcom/dsp/hexsched.c, docs/hw/fastrpc.md §6). Little-endian u32 words: `MRS1`, op count, arena count, each
+//! (qcom/hexagon/dsp/schedule_runner.c, docs/hw/fastrpc.md §6). Little-endian u32 words: `MRS1`, op count, arena count, each
 //! arena's size; then per op `0, kernel, nbufs, nvals, nbufs × {arena, offset, size}, nvals × u64` (a launch) or
 //! `1, dst arena, dst offset, src arena, src offset, size` (a copy). The scalars word of the invoke is
 //! [`run_sc`]: method 3, one input buffer (the table), one 16-byte output {u64 µs, u32 ops completed, i32 status},
 //! one dma handle per arena.
 use super::pack::BUFFER_ALIGN;
-use super::sc::MAX_LAUNCH_BUFFERS;
+use super::scalars::MAX_LAUNCH_BUFFERS;
 use super::FastRpcError;
 
 /// `MRS1`.

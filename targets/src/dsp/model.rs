@@ -1,6 +1,6 @@
-//! A hexagon bundle on the FastRPC engine ([`modelrt_qcom::dsp::model_run`]): `--device dsp` over the device
+//! A hexagon bundle on the FastRPC engine ([`modelrt_hexagon::fastrpc::model_run`]): `--device dsp` over the device
 //! nodes (Linux; never run on a real DSP), `--device dsp-emu` over the FastRPC model
-//! ([`modelrt_qcom::emu::fastrpc`]) whose executor runs the model library under qemu-hexagon. Both are the same
+//! ([`modelrt_hexagon::emu::device`]) whose executor runs the model library under qemu-hexagon. Both are the same
 //! code: load once (session, one ION arena, weights, the model library opened once, the init phase), then one
 //! FastRPC invoke per [`LoadedModel::run`] with inputs and outputs moved through the arena's host mapping.
 use std::sync::Arc;
@@ -10,11 +10,11 @@ use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::{ArgRef, BufferKind, Bundle, Step as BStep};
 use modelrt_core::{StateInfo, Timing};
 use modelrt_hal::target::{ParamKind, Target};
-use modelrt_qcom::dsp::engine::{Kernel, Op, View};
-use modelrt_qcom::dsp::model_run::{ModelPlan, ModelRun};
-use modelrt_qcom::dsp::session::{Session, SessionConfig};
-use modelrt_qcom::dsp::FastRpcIo;
-use modelrt_qcom::emu::fastrpc::{FastRpcModel, Qemu};
+use modelrt_hexagon::emu::device::{FastRpcModel, Qemu};
+use modelrt_hexagon::fastrpc::engine::{Kernel, Op, View};
+use modelrt_hexagon::fastrpc::model_run::{ModelPlan, ModelRun};
+use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
+use modelrt_hexagon::fastrpc::FastRpcIo;
 
 use crate::frame::{FrameInput, InputPath};
 use crate::runner::LoadedModel;
@@ -114,11 +114,11 @@ pub fn plan(b: &Bundle<'_>) -> Result<ModelPlan> {
 }
 
 /// The same bundle as tinygrad runs it: one library per kernel (the model library left out), init and run ops
-/// in order, for [`modelrt_qcom::dsp::engine::Loaded`] (the per-launch engine; used to count tinygrad's
+/// in order, for [`modelrt_hexagon::fastrpc::engine::Loaded`] (the per-launch engine; used to count tinygrad's
 /// open/invoke/close pattern against the one-invoke step).
-pub fn launch_plan(b: &Bundle<'_>) -> Result<modelrt_qcom::dsp::engine::Plan> {
+pub fn launch_plan(b: &Bundle<'_>) -> Result<modelrt_hexagon::fastrpc::engine::Plan> {
     let body = b.body();
-    let mut p = modelrt_qcom::dsp::engine::Plan::default();
+    let mut p = modelrt_hexagon::fastrpc::engine::Plan::default();
     for k in body.kernels.iter() {
         let k = k?;
         p.kernels.push(Kernel {
@@ -155,7 +155,9 @@ pub struct DspModel<'b> {
 fn open_device() -> Result<Arc<dyn FastRpcIo>> {
     #[cfg(target_os = "linux")]
     {
-        Ok(Arc::new(modelrt_qcom::dsp::real::RealFastRpc::open()?))
+        Ok(Arc::new(
+            modelrt_hexagon::fastrpc::real::RealFastRpc::open()?
+        ))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -198,7 +200,7 @@ impl<'b> DspModel<'b> {
         }
         let (io, model, shell): (Arc<dyn FastRpcIo>, _, _) = match backend {
             Backend::Emulated => {
-                modelrt_qcom::emu::hexagon::qemu::check_qemu()?;
+                modelrt_hexagon::emu::harness::qemu::check_qemu()?;
                 let m = Arc::new(FastRpcModel::new(Box::new(Qemu), EMU_WAIT));
                 // the model only checks that INIT names an ION buffer holding an ELF
                 let mut shell = b"\x7fELF".to_vec();
@@ -206,8 +208,8 @@ impl<'b> DspModel<'b> {
                 (m.clone(), Some(m), shell)
             }
             Backend::Device => {
-                let shell =
-                    modelrt_qcom::dsp::selftest::find_shell(&opts.root).with_context(|| {
+                let shell = modelrt_hexagon::fastrpc::selftest::find_shell(&opts.root)
+                    .with_context(|| {
                         format!(
                             "no cDSP shell (fastrpc_shell_3) under {}/dsp or vendor/dsp",
                             opts.root.display()

@@ -3,10 +3,10 @@
 //! the scalars encoder/decoder, launch packing byte for byte, and the reverse-RPC request/response layout.
 use std::mem::{offset_of, size_of};
 
-use modelrt_qcom::dsp::abi::*;
-use modelrt_qcom::dsp::listener::{self, decode_request, encode_response, FileServer};
-use modelrt_qcom::dsp::pack::{BufView, LaunchFrame};
-use modelrt_qcom::dsp::sc::{self, Scalars};
+use modelrt_hexagon::fastrpc::abi::*;
+use modelrt_hexagon::fastrpc::listener::{self, decode_request, encode_response, FileServer};
+use modelrt_hexagon::fastrpc::pack::{BufView, LaunchFrame};
+use modelrt_hexagon::fastrpc::scalars::{self, Scalars};
 use proptest::prelude::*;
 
 #[test]
@@ -102,21 +102,21 @@ fn scalars_words_of_the_spec() {
             "{sc:#x}"
         );
     };
-    t(sc::SC_OPEN_LIB, 0, 2, 2, 0);
-    t(sc::SC_CLOSE_LIB, 1, 1, 2, 0);
-    t(sc::SC_LISTENER_INIT, 3, 0, 0, 0);
-    t(sc::SC_LISTENER_NEXT, 4, 2, 2, 0);
-    t(sc::SC_PROCESS_EXIT, 2, 0, 0, 0);
+    t(scalars::SC_OPEN_LIB, 0, 2, 2, 0);
+    t(scalars::SC_CLOSE_LIB, 1, 1, 2, 0);
+    t(scalars::SC_LISTENER_INIT, 3, 0, 0, 0);
+    t(scalars::SC_LISTENER_NEXT, 4, 2, 2, 0);
+    t(scalars::SC_PROCESS_EXIT, 2, 0, 0, 0);
     t(listener::RSC_OPEN, 19, 5, 1, 0);
     t(listener::RSC_STAT, 31, 2, 1, 0);
-    assert_eq!(sc::launch_sc(5), Some(0x0202_0105));
+    assert_eq!(scalars::launch_sc(5), Some(0x0202_0105));
     assert_eq!(
         Scalars::decode(0x0202_0105).outhandles,
         5,
         "nbufs travel in the output-handle nibble"
     );
-    assert_eq!(sc::launch_sc(15), Some(0x0202_010F));
-    assert_eq!(sc::launch_sc(16), None);
+    assert_eq!(scalars::launch_sc(15), Some(0x0202_010F));
+    assert_eq!(scalars::launch_sc(16), None);
 }
 
 proptest! {

@@ -1,7 +1,7 @@
-/* hexrun: modelrt's qemu-hexagon harness. A static freestanding Hexagon Linux program that loads kernel libraries
+/* qemu_harness: modelrt's qemu-hexagon harness. A static freestanding Hexagon Linux program that loads kernel libraries
  * (the ELF shared objects a hexagon bundle stores), binds their HAP_* imports to stubs, and runs a schedule of
  * launches and copies over a set of buffers exactly as the DSP-side FastRPC skeleton would call each library's
- * `entry` (docs/hw/hexagon-dsp.md). Built with hexrt.c; driven by qcom/src/emu/hexagon over stdin/stdout.
+ * `entry` (docs/hw/hexagon-dsp.md). Built with dsp_helpers.c; driven by qcom/src/emu/hexagon over stdin/stdout.
  *
  * stdin (little-endian u32 unless noted):
  *   "MRH1"; nlibs; per library: len, bytes (padded to 4);
@@ -15,7 +15,7 @@
  *   then every buffer's contents in order; nout; nout buffer ids to send back.
  * stdout: "MRR1"; nsteps; per step: i32 entry return, u32 instructions, u32 HAP_power_set calls, u32 ops completed
  *   (invoke only), u64 timer written by entry, i32 status (invoke only), u32 0; then the requested buffers' contents.
- * "MRF1" instead runs one hexrt.c helper on vectors (helper_check below), so the helpers are tested where they run.
+ * "MRF1" instead runs one dsp_helpers.c helper on vectors (helper_check below), so the helpers are tested where they run.
  * Exit codes: 0 ok; 2 bad input; 3 bad ELF or unsupported relocation; 4 unresolved import (named on stderr);
  *   5 bad HAP_mmap; 6 out of memory. */
 typedef unsigned int u32;
@@ -54,7 +54,7 @@ static u32 slen(const char *s) {
   return n;
 }
 static void die(int code, const char *what, const char *name) {
-  put(2, "hexrun: ", 8);
+  put(2, "qemu_harness: ", 14);
   put(2, what, slen(what));
   if (name) put(2, name, slen(name));
   put(2, "\n", 1);

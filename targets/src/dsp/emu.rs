@@ -1,12 +1,12 @@
-//! A hexagon bundle computed under qemu-hexagon: its init and run steps become one `hexrun` schedule
-//! ([`modelrt_qcom::emu::hexagon`]) whose launches call each kernel library's FastRPC `entry`, and the output
+//! A hexagon bundle computed under qemu-hexagon: its init and run steps become one `qemu_harness` schedule
+//! ([`modelrt_hexagon::emu::harness`]) whose launches call each kernel library's FastRPC `entry`, and the output
 //! tensors are read back. An execution model only, launch by launch (the per-kernel libraries): the FastRPC path
-//! with its one-invoke model library is [`crate::dsp_model`].
+//! with its one-invoke model library is [`crate::dsp::model`].
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::Target;
-use modelrt_qcom::dsp::engine::Op;
-use modelrt_qcom::emu::hexagon::{self, BufArg, Schedule, Step};
+use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
+use modelrt_hexagon::fastrpc::engine::Op;
 
 /// One executed step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub fn schedule<'a>(b: &Bundle<'a>, inputs: &[&[u8]]) -> Result<(Schedule<'a>, V
         s.libs.push(k?.binary);
     }
     let mut names = Vec::new();
-    for op in crate::dsp_model::ops(b, body.init.iter().chain(body.run.iter()))? {
+    for op in crate::dsp::model::ops(b, body.init.iter().chain(body.run.iter()))? {
         match op {
             Op::Launch { kernel, bufs, vals } => {
                 names.push(body.kernels.get(kernel as usize)?.name.to_string());
@@ -108,8 +108,8 @@ pub fn schedule<'a>(b: &Bundle<'a>, inputs: &[&[u8]]) -> Result<(Schedule<'a>, V
 pub fn run_bundle(b: &Bundle<'_>, inputs: &[&[u8]]) -> Result<DspRun> {
     let (s, names) = schedule(b, inputs)?;
     let t = std::time::Instant::now();
-    let r = hexagon::run(&s).map_err(|e| match e {
-        hexagon::HexagonError::Entry { step, ret } => {
+    let r = harness::run(&s).map_err(|e| match e {
+        harness::HexagonError::Entry { step, ret } => {
             anyhow::anyhow!("DSP kernel {} (step {step}) returned {ret}", names[step])
         }
         e => anyhow::anyhow!("{e}"),

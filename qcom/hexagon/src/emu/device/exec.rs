@@ -1,7 +1,7 @@
 //! How the FastRPC model runs a kernel launch (or a model-level schedule invoke) it has validated: a pluggable [`DspExecutor`]. [`Refuse`] says
 //! honestly that DSP execution is not modelled; [`Qemu`] runs the launch under qemu-hexagon through the
-//! `hexrun` harness ([`crate::emu::hexagon`]), so outputs are really computed.
-use crate::emu::hexagon::{self, BufArg, Schedule, Step};
+//! `qemu_harness` ([`crate::emu::harness`]), so outputs are really computed.
+use crate::emu::harness::{self, BufArg, Schedule, Step};
 
 /// One validated launch: the library, the scalar slots after the buffer sizes, the distinct ION buffers it
 /// touches (whole) and one view per kernel buffer argument.
@@ -68,7 +68,7 @@ impl DspExecutor for Qemu {
             }],
             outputs: (0..l.buffers.len() as u32).collect(),
         };
-        let r = hexagon::run(&s).map_err(|e| e.to_string())?;
+        let r = harness::run(&s).map_err(|e| e.to_string())?;
         for (dst, src) in l.buffers.iter_mut().zip(r.outputs) {
             *dst = src;
         }
@@ -87,7 +87,7 @@ impl DspExecutor for Qemu {
             }],
             outputs: (0..r.arenas.len() as u32).collect(),
         };
-        let out = hexagon::qemu::run(s.encode().map_err(|e| e.to_string())?)
+        let out = harness::qemu::run(s.encode().map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
         let res = s.decode(&out).map_err(|e| e.to_string())?;
         let st = res.steps.first().copied().unwrap_or_default();
