@@ -1,7 +1,7 @@
 /* qemu_harness: modelrt's qemu-hexagon harness. A static freestanding Hexagon Linux program that loads kernel libraries
  * (the ELF shared objects a hexagon bundle stores), binds their HAP_* imports to stubs, and runs a schedule of
  * launches and copies over a set of buffers exactly as the DSP-side FastRPC skeleton would call each library's
- * `entry` (docs/hw/hexagon-dsp.md). Built with dsp_helpers.c; driven by qcom/src/emu/hexagon over stdin/stdout.
+ * `entry` (docs/hw/hexagon-dsp.md). Built with dsp_helpers.c; driven by qcom/hexagon/src/emu/harness over stdin/stdout.
  *
  * stdin (little-endian u32 unless noted):
  *   "MRH1"; nlibs; per library: len, bytes (padded to 4);

@@ -1,4 +1,4 @@
-//! The FastRPC runtime (`modelrt_hexagon::fastrpc`) against the FastRPC model (`emu::fastrpc`): bring-up order, the
+//! The FastRPC runtime (`modelrt_hexagon::fastrpc`) against the FastRPC model (`emu::device`): bring-up order, the
 //! listener serving a real Hexagon library to the model's loader, one invoke per launch when libraries are loaded
 //! once versus three for tinygrad's open/invoke/close pattern (counted by the model), the model's refusals, fault
 //! injection (session death, invoke error, hang → bounded timeout), and a launch computed under qemu-hexagon.
