@@ -9,15 +9,18 @@
 //!
 //! Needs the exporter's Python, clang-19 and qemu-hexagon-static >= 8 (`cargo xtask setup`); a missing one is a
 //! visible skip, and a failure under CI. Shared helpers: `modelrt_tests::hexagon`.
+use std::path::PathBuf;
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
 use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
 use modelrt_targets::dsp::model::MODEL_LIBRARY;
+use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::hexagon::{
     compile, dir, f32s, max_abs, models, run, small_qdq, tinygrad_cpu, tools,
 };
 use modelrt_tests::{reference, root};
+use xtask::exporter::{ExportArgs, Source};
 
 #[test]
 fn small_qdq_mobilenet_is_bit_identical_to_tinygrad_cpu() {
@@ -239,5 +242,78 @@ fn two_compiles_give_identical_bundles() {
     assert!(
         modelrt_targets::dsp::selftest::SELFTEST_BUNDLE == one.as_slice(),
         "the modelrt build embeds a stale selftest bundle"
+    );
+}
+
+/// A tinygrad program (not an ONNX model) for `--tinygrad SCRIPT.py:build`: a dense layer with ReLU on fixed
+/// seeded weights, the script format of xtask/exporter/mrt_script.py.
+const TINY_SCRIPT: &str = r#"import numpy as np
+from tinygrad import Tensor
+
+
+def build():
+  rng = np.random.default_rng(7)
+  w, b = Tensor(rng.standard_normal((16, 8)).astype(np.float32)), Tensor(rng.standard_normal(8).astype(np.float32))
+  def fn(x): return (x @ w + b).relu().contiguous()
+  return {"fn": fn, "inputs": {"x": np.zeros((4, 16), np.float32)}, "outputs": ["y"]}
+"#;
+
+/// tinygrad's own output of the script's `fn` on the host CPU (`DEV=CPU`, unjitted) for input bytes `x`.
+const TINY_REFERENCE: &str =
+    "import sys, numpy as np\nfrom tinygrad import Tensor\nsys.path.insert(0, sys.argv[1])\n\
+                              import tiny_net\nb = tiny_net.build()\n\
+                              x = np.fromfile(sys.argv[2], np.float32).reshape(4, 16)\n\
+                              b['fn'](Tensor(x)).numpy().astype(np.float32).tofile(sys.argv[3])\n";
+
+#[test]
+fn tinygrad_script_compile_runs_on_dsp_emu_like_tinygrad() {
+    let Some(py) = tools() else { return };
+    let d = dir().join("script");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let script = d.join("tiny_net.py");
+    std::fs::write(&script, TINY_SCRIPT).unwrap();
+    let mut args = ExportArgs::onnx(PathBuf::new(), "hexagon-v65", PathBuf::new());
+    args.source = Source::Tinygrad(format!("{}:build", script.display()));
+    let out = d.join("tiny.mrt");
+    xtask::compile::compile(&py, args, &out).expect("--tinygrad compile for hexagon-v65");
+    let bytes = std::fs::read(&out).unwrap();
+    let bundle = Bundle::parse(&bytes).unwrap();
+    // seeded inputs, then tinygrad's own result for them
+    let x: Vec<f32> = (0..64)
+        .map(|i| ((i * 37 % 29) as f32 - 14.0) / 7.0)
+        .collect();
+    let x_bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (inp, want_path) = (d.join("x.bin"), d.join("want.bin"));
+    std::fs::write(&inp, &x_bytes).unwrap();
+    let ok = Command::new(&py)
+        .args(["-c", TINY_REFERENCE])
+        .arg(&d)
+        .arg(&inp)
+        .arg(&want_path)
+        .env("DEV", "CPU")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tinygrad's own run of the script failed");
+    let want = f32s(&std::fs::read(&want_path).unwrap());
+    assert_eq!(want.len(), 32);
+    // `modelrt run --device dsp-emu`'s loader: the FastRPC engine on the device model, one invoke per step
+    let mut m = load(
+        bundle.clone(),
+        LoadOptions {
+            device: DeviceChoice::DspEmu,
+            threads: 0,
+        },
+    )
+    .expect("the --tinygrad hexagon bundle loads on dsp-emu");
+    let mut y = vec![0u8; 32 * 4];
+    m.run(&[&x_bytes], &mut [&mut y]).expect("runs on dsp-emu");
+    let got = f32s(&y);
+    let err = max_abs(&got, &want);
+    assert!(err <= 1e-5, "dsp-emu vs tinygrad: max abs {err}");
+    assert!(
+        want.iter().any(|&v| v > 0.0) && want.contains(&0.0),
+        "the ReLU is exercised"
     );
 }
