@@ -317,3 +317,85 @@ fn tinygrad_script_compile_runs_on_dsp_emu_like_tinygrad() {
         "the ReLU is exercised"
     );
 }
+
+/// Writes a small ONNX model to `argv[1]`: MatMul with seeded weights, then ReLU (x: float32 [4, 16] -> [4, 8]).
+const DENSE_ONNX: &str = "import sys, numpy as np, onnx\nfrom onnx import helper, numpy_helper, TensorProto as T\n\
+                          w = numpy_helper.from_array(np.random.default_rng(7).standard_normal((16, 8)).astype(np.float32), 'w')\n\
+                          g = helper.make_graph([helper.make_node('MatMul', ['x', 'w'], ['m']), helper.make_node('Relu', ['m'], ['y'])],\n\
+                          'dense', [helper.make_tensor_value_info('x', T.FLOAT, [4, 16])],\n\
+                          [helper.make_tensor_value_info('y', T.FLOAT, [4, 8])], [w])\n\
+                          m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])\nm.ir_version = 8\n\
+                          onnx.save(m, sys.argv[1])\n";
+
+/// Writes a compile3-style pickle of ONNX `argv[1]` captured on tinygrad's DSP device (its mock, which runs the
+/// kernels under qemu-hexagon) to `argv[2]`, with `argv[2].in.npz` and tinygrad's own outputs in `argv[2].out.npy`.
+/// The exporter's `prepare` first builds the helper object tinygrad's DSP compiles link against.
+const DSP_PICKLE: &str = "import os, sys\nsys.path.insert(0, sys.argv[3])\n\
+                          os.environ.update(DEV='DSP', MOCKDSP='1', PARALLEL='0')\n\
+                          import mrt_dsp\nmrt_dsp.prepare(os.path.dirname(sys.argv[2]))\n\
+                          import make_test_pickle\nmake_test_pickle.make_pickle(sys.argv[1], sys.argv[2], False)\n";
+
+/// `cargo xtask convert` of a DSP pickle builds the DSP model library too: the bundle runs on `--device dsp-emu`
+/// and gives tinygrad's own outputs for the pickle's inputs.
+#[test]
+fn dsp_pickle_convert_runs_on_dsp_emu_like_tinygrad() {
+    let Some(py) = tools() else { return };
+    let d = dir().join("pickle");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let onnx = d.join("dense.onnx");
+    let ok = Command::new(&py)
+        .args(["-c", DENSE_ONNX])
+        .arg(&onnx)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "writing the ONNX model failed");
+    let pkl = d.join("dsp.pkl");
+    let ok = Command::new(&py)
+        .args(["-c", DSP_PICKLE])
+        .arg(&onnx)
+        .arg(&pkl)
+        .arg(root().join("xtask/exporter"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "capturing the DSP pickle failed");
+    let mut args = ExportArgs::onnx(PathBuf::new(), "", PathBuf::new());
+    args.source = Source::Pickle(pkl.clone());
+    let out = d.join("dsp.mrt");
+    xtask::compile::compile(&py, args, &out).expect("convert of a DSP pickle");
+    let bytes = std::fs::read(&out).unwrap();
+    let bundle = Bundle::parse(&bytes).unwrap();
+    // the pickle's inputs and tinygrad's outputs as raw bytes
+    let dump = "import numpy as np, sys\nz = np.load(sys.argv[1])\nassert len(z.files) == 1\n\
+                np.ascontiguousarray(z[z.files[0]]).tofile(sys.argv[3])\n\
+                np.ascontiguousarray(np.load(sys.argv[2])).astype(np.float32).tofile(sys.argv[4])\n";
+    let (x_path, want_path) = (d.join("x.bin"), d.join("want.bin"));
+    let ok = Command::new(&py)
+        .args(["-c", dump])
+        .arg(format!("{}.in.npz", pkl.display()))
+        .arg(format!("{}.out.npy", pkl.display()))
+        .arg(&x_path)
+        .arg(&want_path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "reading the pickle's inputs and outputs failed");
+    let (x, want) = (
+        std::fs::read(&x_path).unwrap(),
+        std::fs::read(&want_path).unwrap(),
+    );
+    let mut m = load(
+        bundle.clone(),
+        LoadOptions {
+            device: DeviceChoice::DspEmu,
+            threads: 0,
+        },
+    )
+    .expect("the converted hexagon bundle loads on dsp-emu");
+    let mut y = vec![0u8; want.len()];
+    m.run(&[&x], &mut [&mut y]).expect("runs on dsp-emu");
+    let err = max_abs(&f32s(&y), &f32s(&want));
+    assert!(err <= 1e-5, "dsp-emu vs tinygrad's DSP run: max abs {err}");
+}
