@@ -266,7 +266,7 @@ const TINY_REFERENCE: &str =
                               b['fn'](Tensor(x)).numpy().astype(np.float32).tofile(sys.argv[3])\n";
 
 #[test]
-fn tinygrad_script_compile_runs_on_dsp_emu_like_tinygrad() {
+fn tinygrad_script_hexagon_bundle_runs_like_tinygrad() {
     let Some(py) = tools() else { return };
     let d = dir().join("script");
     let _ = std::fs::remove_dir_all(&d);
@@ -338,7 +338,7 @@ const DSP_PICKLE: &str = "import os, sys\nsys.path.insert(0, sys.argv[3])\n\
 /// `cargo xtask convert` of a DSP pickle builds the DSP model library too: the bundle runs on `--device dsp-emu`
 /// and gives tinygrad's own outputs for the pickle's inputs.
 #[test]
-fn dsp_pickle_convert_runs_on_dsp_emu_like_tinygrad() {
+fn dsp_pickle_converts_to_a_hexagon_bundle_that_runs_like_tinygrad() {
     let Some(py) = tools() else { return };
     let d = dir().join("pickle");
     let _ = std::fs::remove_dir_all(&d);
