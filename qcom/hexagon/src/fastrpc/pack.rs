@@ -1,5 +1,5 @@
-//! Packing one kernel launch into the INVOKE_ATTRS arguments (docs/hw/fastrpc.md §5): pra[0] = one 8-byte slot
-//! per buffer (its size as i32) then per scalar; pra[1] = one u32 byte offset per buffer; pra[2] = the 8-byte
+//! Packing one kernel launch into the INVOKE_ATTRS arguments (docs/hw/fastrpc.md §5): `pra[0]` = one 8-byte slot
+//! per buffer (its size as i32) then per scalar; `pra[1]` = one u32 byte offset per buffer; `pra[2]` = the 8-byte
 //! timer the DSP writes (µs); pra[3..3+nbufs] = handle slots whose dma-buf fds travel in `fds` (−1 for the three
 //! buffers) with attribute NOVA (0 for the buffers). A [`LaunchFrame`] is built once at load time; a launch
 //! then only borrows it, so the per-step path allocates nothing.
@@ -88,12 +88,12 @@ impl LaunchFrame {
         self.fds.len() - 3
     }
 
-    /// pra[0]'s bytes.
+    /// `pra[0]`'s bytes.
     pub fn sizes_vals(&self) -> &[u8] {
         &self.sizes_vals
     }
 
-    /// pra[1]'s bytes.
+    /// `pra[1]`'s bytes.
     pub fn offsets(&self) -> &[u8] {
         &self.offsets
     }

@@ -25,7 +25,7 @@ pub enum Step {
         bufs: Vec<BufArg>,
         vals: Vec<u64>,
     },
-    /// A raw FastRPC invoke of library `lib`'s `entry` with scalars word `sc`: pra[0] = `input`, pra[1] = a
+    /// A raw FastRPC invoke of library `lib`'s `entry` with scalars word `sc`: `pra[0]` = `input`, `pra[1]` = a
     /// 16-byte output {u64 µs, u32 ops completed, i32 status}, then one dma handle per buffer in `handles`
     /// (the model library's schedule runner, qcom/hexagon/dsp/schedule_runner.c).
     Invoke {
