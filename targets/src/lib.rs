@@ -4,12 +4,9 @@
 pub mod amd_device;
 pub mod bundle_file;
 pub mod cpu;
-pub mod dsp_emu;
-pub mod dsp_model;
-pub mod dsp_selftest;
+pub mod dsp;
 pub mod frame;
 pub mod inspect;
-pub mod inspect_hexagon;
 pub mod npy;
 pub mod qcom_device;
 pub mod runner;

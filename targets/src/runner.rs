@@ -279,11 +279,11 @@ fn open_on<'b>(
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
             let backend = if choice == DeviceChoice::Dsp {
-                crate::dsp_model::Backend::Device
+                crate::dsp::model::Backend::Device
             } else {
-                crate::dsp_model::Backend::Emulated
+                crate::dsp::model::Backend::Emulated
             };
-            let model = crate::dsp_model::DspModel::new(bundle, backend).map_err(|e| {
+            let model = crate::dsp::model::DspModel::new(bundle, backend).map_err(|e| {
                 if choice == DeviceChoice::Dsp {
                     with_emulated_hint(e, emu)
                 } else {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use modelrt_core::Bundle;
-use modelrt_qcom::dsp::model_run::ModelRun;
-use modelrt_qcom::dsp::sc::Scalars;
-use modelrt_qcom::dsp::session::{Session, SessionConfig};
-use modelrt_qcom::dsp::{Arg, FastRpcError, FastRpcIo, IonBuf};
-use modelrt_qcom::emu::fastrpc::{FastRpcModel, Refuse};
+use modelrt_hexagon::emu::device::{FastRpcModel, Refuse};
+use modelrt_hexagon::fastrpc::model_run::ModelRun;
+use modelrt_hexagon::fastrpc::scalars::Scalars;
+use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
+use modelrt_hexagon::fastrpc::{Arg, FastRpcError, FastRpcIo, IonBuf};
 use noalloc_common::{Counting, ALLOCATIONS, COUNTING};
 
 #[global_allocator]
@@ -103,8 +103,8 @@ unsafe impl FastRpcIo for Answering {
 
 #[test]
 fn hundred_dsp_steps_allocate_nothing() {
-    let b = Bundle::parse(modelrt_targets::dsp_selftest::SELFTEST_BUNDLE).unwrap();
-    let plan = modelrt_targets::dsp_model::plan(&b).unwrap();
+    let b = Bundle::parse(modelrt_targets::dsp::selftest::SELFTEST_BUNDLE).unwrap();
+    let plan = modelrt_targets::dsp::model::plan(&b).unwrap();
     let io = Arc::new(Answering {
         inner: FastRpcModel::new(Box::new(Refuse), Duration::from_secs(5)),
         ops: plan.run.len() as u32,

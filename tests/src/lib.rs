@@ -14,6 +14,7 @@ use modelrt_core::bundle::Bundle;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use xtask::exporter::ExportArgs;
 
+pub mod hexagon;
 pub mod skip;
 
 /// The workspace root.

@@ -35,6 +35,7 @@ fn no_test_target_requires_features() {
         "targets",
         "qcom",
         "qcom/ir3",
+        "qcom/hexagon",
         "usbgpu",
         "xtask",
         "tests",

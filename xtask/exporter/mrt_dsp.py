@@ -4,7 +4,7 @@ tinygrad 0.14's DSP backend has no offline (NULL) path, so the model is captured
 really runs under qemu-hexagon during capture (docs/hw/hexagon-dsp.md §2). For each captured PROGRAM the device source is
 re-rendered with the real `DSPRenderer` (its FastRPC `entry` wrapper instead of the mock's `_start`), and compiled to a
 Hexagon v65 shared object with the device's flags and 4 KiB section layout, with modelrt's helper library
-(qcom/dsp/hexrt.c) linked hidden so the only dynamic imports are the HAP_* calls.
+(qcom/hexagon/dsp/dsp_helpers.c) linked hidden so the only dynamic imports are the HAP_* calls.
 
 Two fixes are applied before anything is compiled (mock and device alike):
 - vector typedefs are declared with their element's alignment, not the whole vector's: tinygrad 0.14's DSP coalescer
@@ -33,8 +33,8 @@ HELPER_FLAGS = TARGET_FLAGS + ["-O2", "-Wall", "-Werror", "-ffreestanding", "-fn
 SECTIONS = ("text", "rela.plt", "rela.dyn", "plt", "data", "bss", "hash", "dynamic", "got", "got.plt", "dynsym", "dynstr", "symtab",
             "shstrtab", "strtab")
 ALLOWED_IMPORTS = {"HAP_power_set", "HAP_mmap", "HAP_munmap", "HAP_perf_get_time_us"}
-HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qcom", "dsp", "hexrt.c")
-RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "hexsched.c")
+HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qcom", "hexagon", "dsp", "dsp_helpers.c")
+RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "schedule_runner.c")
 # the model library: every kernel plus the DSP-side schedule runner, stored as one extra kernel record under this name
 MODEL_LIBRARY = "modelrt_schedule"
 
@@ -71,10 +71,10 @@ def prepare(out_dir: str) -> dict:
   Returns the producer flags to record (DSP_ALIGN_FIX=0 marks a test-only bundle built without the fix)."""
   work = os.path.join(os.path.abspath(out_dir), "hexagon")
   os.makedirs(work, exist_ok=True)
-  shutil.copyfile(HELPER_SOURCE, os.path.join(work, "hexrt.c"))  # compiled by relative name: no path inside the object
-  _run([CLANG, *HELPER_FLAGS, "-c", "hexrt.c", "-o", "hexrt.o"], "compiling the Hexagon helper library", cwd=work)
+  shutil.copyfile(HELPER_SOURCE, os.path.join(work, "dsp_helpers.c"))  # compiled by relative name: no path inside the object
+  _run([CLANG, *HELPER_FLAGS, "-c", "dsp_helpers.c", "-o", "dsp_helpers.o"], "compiling the Hexagon helper library", cwd=work)
   with open(os.path.join(work, "dsp.ld"), "w") as f: f.write(linker_script())
-  _State.work, _State.helper, _State.script = work, os.path.join(work, "hexrt.o"), os.path.join(work, "dsp.ld")
+  _State.work, _State.helper, _State.script = work, os.path.join(work, "dsp_helpers.o"), os.path.join(work, "dsp.ld")
   os.environ["CC"] = f"{CLANG} {_State.helper}"  # tinygrad splits CC on spaces: the helper object joins every mock link
   from tinygrad.runtime.ops_dsp import DSPRenderer
   fix = os.environ.get("MODELRT_DSP_NO_ALIGN_FIX") != "1"  # "1": tests only, shows the false-alignment bug is real
@@ -172,7 +172,7 @@ def _dispatcher(n: int) -> str:
 
 
 def add_model_library(body: dict, blobs: dict, log):
-  """Link every kernel of `body` (by index) with the schedule runner (qcom/dsp/hexsched.c) into one shared object and
+  """Link every kernel of `body` (by index) with the schedule runner (qcom/hexagon/dsp/schedule_runner.c) into one shared object and
   append it as a kernel record named MODEL_LIBRARY with no parameters (no step launches it): the runtime opens it
   once and runs a whole step with one FastRPC invoke. Each kernel's `entry` becomes `mrt_k<index>` and its function
   `mrt_f<index>` (hidden), so kernels cannot clash; the only export is the runner's `entry`."""
@@ -186,11 +186,11 @@ def add_model_library(body: dict, blobs: dict, log):
             "-o", f"k{k}.o"], f"compiling DSP kernel {rec['name']} for the model library", cwd=d, stdin=src.encode())
       objs.append(f"k{k}.o")
     with open(os.path.join(d, "dispatch.c"), "w") as f: f.write(_dispatcher(len(kernels)))
-    shutil.copyfile(RUNNER_SOURCE, os.path.join(d, "hexsched.c"))  # by relative name: no path inside the object
-    for c in ("dispatch", "hexsched"):
+    shutil.copyfile(RUNNER_SOURCE, os.path.join(d, "schedule_runner.c"))  # by relative name: no path inside the object
+    for c in ("dispatch", "schedule_runner"):
       _run([CLANG, *cflags, "-fno-jump-tables", "-c", f"{c}.c", "-o", f"{c}.o"],
            "compiling the DSP schedule runner", cwd=d)
-    _run([CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "hexsched.o", _State.helper, "-o", "model.so"],
+    _run([CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "schedule_runner.o", _State.helper, "-o", "model.so"],
          "linking the DSP model library", cwd=d)
     with open(os.path.join(d, "model.so"), "rb") as f: lib = f.read()
   if (extra := dynamic_imports(lib) - ALLOWED_IMPORTS):

@@ -148,6 +148,9 @@ def _target_from_kernels(calls, device: str):
     gfx = {0x41: "gfx1100", 0x4E: "gfx1201"}.get(flags & 0xFF)
     if gfx is None: raise ExportError(f"AMD kernels for mach 0x{flags & 0xff:x} are not supported (gfx1100/gfx1201 only)")
     return {"kind": "amd", "gfx": gfx}, mrt_meta._amd_meta
+  if machine == 164:  # EM_HEXAGON: rebuilt from the same kernels as an ONNX compile, plus the DSP model library
+    from mrt_dsp import hexagon_meta
+    return {"kind": "hexagon", "version": 65}, hexagon_meta
   src = p0.src[2].arg if isinstance(p0.src[2].arg, str) else ""
   if "__kernel" in src:
     raise ExportError("the pickle holds Qualcomm CL (QCOMCL) kernels, which manifest format 1 does not describe; "
@@ -197,14 +200,21 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   if device.startswith("NULL"): raise ExportError("the pickle was compiled on a NULL (data-less) device: its buffers hold no weights")
   target, meta_fn = _target_from_kernels(calls, device)
   with open(path, "rb") as f: sha = hashlib.sha256(f.read()).hexdigest()
+  flags = {"SOURCE": "pickle"}
+  if target["kind"] == "hexagon":  # the helper object the kernels link, before any kernel is compiled
+    from mrt_dsp import prepare
+    flags.update(prepare(out_dir))
   try: body, blobs, _ = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [], state_init=state_init)
   except NeedsMaterialize as e:
     raise ExportError(f"the pickled program returns {', '.join(e.names)} as non-contiguous views of its buffers, which a bundle "
                       "cannot express; capture it with `.contiguous()` on those outputs, or compile the ONNX model instead") from None
   _warn_zero_weights(body["buffers"], blobs, log)
+  if target["kind"] == "hexagon" and body["kernels"]:  # as for ONNX: one library with every kernel + the schedule runner
+    from mrt_dsp import add_model_library
+    add_model_library(body, blobs, log)
   p0 = next(c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM)
   manifest = {"format": 1, "producer": {"tinygrad": tg, "tinymesa": None, "onnx_sha256": sha, "dev": device,
-                                        "renderer": p0.arg.target.renderer or "unknown", "flags": {"SOURCE": "pickle"}},
+                                        "renderer": p0.arg.target.renderer or "unknown", "flags": flags},
               "target": target, **body, "reference": None}
   if target["kind"] == "adreno": manifest["producer"]["tinymesa"] = version("tinymesa")
   write_out(out_dir, manifest, blobs)

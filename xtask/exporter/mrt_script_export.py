@@ -58,6 +58,9 @@ def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
         "(outputs and state)")
   else: log(f"self-check: {len(cap.steps)} consecutive steps of a CPU twin of the program equal tinygrad's unjitted run; "
             "the NULL-device capture itself computes nothing")
+  if cfg.target["kind"] == "hexagon" and body["kernels"]:  # as for ONNX: one library with every kernel + the schedule runner
+    from mrt_dsp import add_model_library
+    add_model_library(body, blobs, log)
   flags = {**flags, "SOURCE": "tinygrad-script"}
   manifest = {"format": 1, "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev,
                                         "renderer": renderer, "flags": flags},

@@ -2,7 +2,7 @@
 //! quantisation) at 224×224 through the whole Hexagon path — compile for `hexagon-v65`, run every kernel under
 //! qemu-hexagon with modelrt's harness, compare with tinygrad's own CPU result (must be bit-identical) and with
 //! onnxruntime (quantisation tolerance) — and write the figures into docs/hexagon.md between
-//! `<!-- hexagon-results -->` markers. Too slow for CI (minutes); CI runs the 64×64 net (tests/tests/hexagon_dsp.rs).
+//! `<!-- hexagon-results -->` markers. Too slow for CI (minutes); CI runs the 64×64 net (tests/tests/hexagon_models.rs).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -104,7 +104,7 @@ pub fn measure(py: &Path, res: u32, full: bool) -> Result<Figures> {
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let ort = f32s(r.outputs.get(0).map_err(|e| anyhow::anyhow!("{e}"))?.data);
-    let run = modelrt_targets::dsp_emu::run_bundle(&b, &ins)?;
+    let run = modelrt_targets::dsp::emu::run_bundle(&b, &ins)?;
     let got = f32s(&run.outputs[0]);
     let cpu = tinygrad_cpu(py, &onnx, ins[0], res, &dir)?;
     Ok(Figures {

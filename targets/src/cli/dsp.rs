@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
-use modelrt_qcom::dsp::selftest::{self, Check};
-use modelrt_qcom::dsp::FastRpcIo;
-use modelrt_qcom::emu::fastrpc::{FastRpcModel, Qemu};
-use modelrt_targets::dsp_model::{Backend, DspOptions};
-use modelrt_targets::dsp_selftest;
+use modelrt_hexagon::emu::device::{FastRpcModel, Qemu};
+use modelrt_hexagon::fastrpc::selftest::{self, Check};
+use modelrt_hexagon::fastrpc::FastRpcIo;
+use modelrt_targets::dsp::model::{Backend, DspOptions};
+use modelrt_targets::dsp::selftest as bundle_selftest;
 
 #[derive(Subcommand)]
 pub enum DspCmd {
@@ -109,7 +109,7 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
         root,
         testsig_dir: Some(testsig_dir),
     };
-    checks.extend(dsp_selftest::run_embedded(backend, &opts));
+    checks.extend(bundle_selftest::run_embedded(backend, &opts));
     report(&checks);
     outln!("UNVERIFIED here (device-only facts):");
     for u in UNVERIFIED {
@@ -135,7 +135,9 @@ fn report(checks: &[Check]) {
 
 #[cfg(target_os = "linux")]
 fn real_device() -> anyhow::Result<Arc<dyn FastRpcIo>> {
-    Ok(Arc::new(modelrt_qcom::dsp::real::RealFastRpc::open()?))
+    Ok(Arc::new(
+        modelrt_hexagon::fastrpc::real::RealFastRpc::open()?
+    ))
 }
 
 #[cfg(not(target_os = "linux"))]

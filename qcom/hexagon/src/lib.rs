@@ -1,0 +1,19 @@
+//! `modelrt-hexagon`: modelrt's Qualcomm Hexagon cDSP side. **Nothing here has run on a real DSP.**
+//!
+//! - [`fastrpc`]: the FastRPC runtime (std, Linux ioctls in [`fastrpc::real`]): wire layer, session bring-up and
+//!   listener, the per-launch engine and the one-invoke model run, `modelrt dsp selftest`'s probes.
+//! - [`emu`] (feature `emu`, default on): [`emu::device`], a FastRPC/ION device model behind the same trait, and
+//!   [`emu::harness`], which builds `dsp/qemu_harness.c` and runs DSP kernels under qemu-hexagon.
+//! - `dsp/*.c`: the DSP-side C sources: the helper library every kernel links (`dsp_helpers.c`), the model
+//!   library's schedule runner (`schedule_runner.c`, linked by the exporter) and the qemu harness.
+//!
+//! Facts: docs/hw/fastrpc.md, docs/hw/hexagon-dsp.md. Unsafe code is denied except in the modules that cross the
+//! hardware boundary (the real device's ioctls and mappings, the device trait's contract and its model).
+#![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+pub mod fastrpc;
+
+#[cfg(feature = "emu")]
+pub mod emu;
