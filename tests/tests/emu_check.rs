@@ -190,8 +190,8 @@ fn tinygrad_programs_are_checked_on_the_target_model() {
     }
 }
 
-/// Issue 27 item 5 for hexagon-v65: checked on dsp-emu when the bundle carries a DSP model library, else the compile
-/// reports that the outputs were NOT checked (never silently unchecked).
+/// A `--tinygrad` compile for hexagon-v65 carries the DSP model library, so its outputs are checked on dsp-emu
+/// before the bundle is written.
 #[test]
 fn tinygrad_hexagon_bundles_are_checked_on_dsp_emu() {
     let Some(py) = python() else { return };
