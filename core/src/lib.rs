@@ -13,6 +13,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod bundle;
+pub mod crc32;
 pub mod exec;
 pub mod half;
 mod log;

@@ -28,21 +28,15 @@ pub const E_1024_4_EXTENT: u64 = 4096 * 4;
 /// Alignment `E_1024_4` needs of each pointer (its float4 type is `aligned(16)`).
 pub const E_1024_4_ALIGN: u64 = 16;
 
-/// Header offsets of the file length and the body CRC (see `core/src/bundle/header.rs`).
-const LEN_FIELD: core::ops::Range<usize> = 24..32;
-const CRC_FIELD: core::ops::Range<usize> = 48..52;
-
-/// `data` with its length and CRC fields fixed up, so that mutations reach the body decoder and the
-/// validator instead of stopping at the checksum. `None` when `data` is shorter than a header.
+/// `data` with its length field and both CRCs (body, header) fixed up
+/// ([`modelrt_core::bundle::writer::reseal`]), so that mutations reach the body decoder and the
+/// validator instead of stopping at a checksum. `None` when `data` is shorter than a header.
 pub fn reseal(data: &[u8]) -> Option<Vec<u8>> {
     if data.len() < HEADER_LEN {
         return None;
     }
     let mut sealed = data.to_vec();
-    let len = sealed.len() as u64;
-    sealed[LEN_FIELD].copy_from_slice(&len.to_le_bytes());
-    let crc = crc32fast::hash(&sealed[HEADER_LEN..]);
-    sealed[CRC_FIELD].copy_from_slice(&crc.to_le_bytes());
+    modelrt_core::bundle::writer::reseal(&mut sealed);
     Some(sealed)
 }
 

@@ -200,6 +200,21 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
     Ok(out)
 }
 
+/// Fix up the length, body CRC and header CRC of bundle bytes `bytes` (current format) after an edit,
+/// so that the edit reaches the body decoder and the validator instead of stopping at a checksum.
+/// Bytes shorter than a header are left alone. For tests and fuzzing; the writer seals its own output.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let len = bytes.len() as u64;
+    bytes[24..32].copy_from_slice(&len.to_le_bytes());
+    let body_crc = crate::crc32::crc32(&bytes[HEADER_LEN..]);
+    bytes[48..52].copy_from_slice(&body_crc.to_le_bytes());
+    let header_crc = crate::crc32::crc32(&bytes[..HEADER_LEN - 4]);
+    bytes[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&header_crc.to_le_bytes());
+}
+
 /// Lay out `body` and `weights` as bundle bytes — header (lengths, CRC, schema hash), body, padding,
 /// weights blob — **without** validating them. [`write_bundle`] validates what it seals; tests use this
 /// to build bundles that are well formed but invalid.
@@ -218,7 +233,7 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
-        body_crc: crc32fast::hash(&out[HEADER_LEN..]),
+        body_crc: crate::crc32::crc32(&out[HEADER_LEN..]),
         flags: 0,
     };
     out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
