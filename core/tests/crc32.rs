@@ -12,7 +12,10 @@ proptest! {
 
 #[test]
 fn matches_crc32fast_on_the_demo_bundle() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../targets/assets/demo-x86_64.mrt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../targets/assets/demo-x86_64.mrt"
+    );
     let bytes = std::fs::read(path).unwrap();
     assert_eq!(crc32(&bytes), crc32fast::hash(&bytes));
 }

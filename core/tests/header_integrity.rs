@@ -100,7 +100,10 @@ fn header_crc_is_the_ieee_crc_of_the_bytes_before_it() {
 #[test]
 fn format_1_0_bundles_still_load_and_run() {
     assert_eq!(u16::from_le_bytes([FORMAT_1_0[8], FORMAT_1_0[9]]), 1);
-    assert_eq!(u32::from_le_bytes(FORMAT_1_0[12..16].try_into().unwrap()), 56);
+    assert_eq!(
+        u32::from_le_bytes(FORMAT_1_0[12..16].try_into().unwrap()),
+        56
+    );
     let bundle = Bundle::parse(FORMAT_1_0).unwrap();
     assert_eq!(bundle.header().major, LEGACY_MAJOR);
     let fx = Fixture::new();

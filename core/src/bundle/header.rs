@@ -159,42 +159,40 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     }
     let major = le_u16(bytes, 8);
     let header_len = le_u32(bytes, 12);
-    let (len, known_minor, expected_schema) =
-        if major == LEGACY_MAJOR && header_len as usize == LEGACY_HEADER_LEN {
-            // Format 1.x has no header CRC: its fields are taken as they are.
-            if bytes.len() < LEGACY_HEADER_LEN {
-                return Err(BundleError::TooShort { len: bytes.len() });
-            }
-            (LEGACY_HEADER_LEN, 0, LEGACY_SCHEMA_HASH)
-        } else if header_crc_ok(bytes, HEADER_LEN) {
-            if major != FORMAT_MAJOR {
-                return Err(BundleError::UnsupportedMajor {
-                    found: major,
-                    supported: FORMAT_MAJOR,
-                });
-            }
-            if header_len as usize != HEADER_LEN {
-                return Err(BundleError::BadHeaderLen(header_len));
-            }
-            if le_u32(bytes, 56) != 0 {
-                return Err(BundleError::Layout("reserved header bytes are not zero"));
-            }
-            (HEADER_LEN, FORMAT_MINOR, SCHEMA_HASH)
-        } else if (header_len as usize) <= MAX_HEADER_LEN && header_crc_ok(bytes, header_len as usize)
-        {
-            // An intact header of another length: a later major grew it (evolution rule 1).
+    let (len, known_minor, expected_schema) = if major == LEGACY_MAJOR
+        && header_len as usize == LEGACY_HEADER_LEN
+    {
+        // Format 1.x has no header CRC: its fields are taken as they are.
+        if bytes.len() < LEGACY_HEADER_LEN {
+            return Err(BundleError::TooShort { len: bytes.len() });
+        }
+        (LEGACY_HEADER_LEN, 0, LEGACY_SCHEMA_HASH)
+    } else if header_crc_ok(bytes, HEADER_LEN) {
+        if major != FORMAT_MAJOR {
             return Err(BundleError::UnsupportedMajor {
                 found: major,
                 supported: FORMAT_MAJOR,
             });
-        } else if bytes.len() < HEADER_LEN
-            && major == FORMAT_MAJOR
-            && header_len as usize == HEADER_LEN
-        {
-            return Err(BundleError::TooShort { len: bytes.len() });
-        } else {
-            return Err(BundleError::HeaderCorrupt);
-        };
+        }
+        if header_len as usize != HEADER_LEN {
+            return Err(BundleError::BadHeaderLen(header_len));
+        }
+        if le_u32(bytes, 56) != 0 {
+            return Err(BundleError::Layout("reserved header bytes are not zero"));
+        }
+        (HEADER_LEN, FORMAT_MINOR, SCHEMA_HASH)
+    } else if (header_len as usize) <= MAX_HEADER_LEN && header_crc_ok(bytes, header_len as usize) {
+        // An intact header of another length: a later major grew it (evolution rule 1).
+        return Err(BundleError::UnsupportedMajor {
+            found: major,
+            supported: FORMAT_MAJOR,
+        });
+    } else if bytes.len() < HEADER_LEN && major == FORMAT_MAJOR && header_len as usize == HEADER_LEN
+    {
+        return Err(BundleError::TooShort { len: bytes.len() });
+    } else {
+        return Err(BundleError::HeaderCorrupt);
+    };
     let header = Header {
         major,
         minor: le_u16(bytes, 10),
