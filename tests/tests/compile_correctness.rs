@@ -1,4 +1,4 @@
-//! Issue 10 end to end: graphs that once compiled into silently wrong bundles (outputs that are reordering views,
+//! Compile correctness end to end: graphs that once compiled into silently wrong bundles (outputs that are reordering views,
 //! outputs the program never writes) or crashed the exporter (1-D and 0-d inputs), and float16/float64 models whose
 //! dtypes used to be declared float32 — compiled with the real `xtask compile` pipeline, run by the CPU backend, and
 //! compared with onnxruntime's outputs (the reference the exporter embeds; the runtime never sees how it was made).

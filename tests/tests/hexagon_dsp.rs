@@ -1,4 +1,4 @@
-//! Hexagon DSP target (issue 14, foundation): `hexagon-v65` bundles computed under qemu-hexagon by modelrt's own
+//! Hexagon DSP target: `hexagon-v65` bundles computed under qemu-hexagon by modelrt's own
 //! harness (qcom/dsp/hexrun.c via `modelrt_targets::dsp_emu`), checked against independent references:
 //! - the helper library against the host's own integer division and `f32::trunc`, and binary16 conversion against
 //!   an exact-arithmetic decoding of all 65,536 halves;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Test-only: small ONNX graphs that once compiled into silently wrong bundles or crashed the exporter (issue 10).
+"""Test-only: small ONNX graphs that once compiled into silently wrong bundles or crashed the exporter.
 
   make_correctness_models.py OUT_DIR      # writes OUT_DIR/<name>.onnx for every model below, prints the names
 
