@@ -261,7 +261,7 @@ mod tests {
         // value format 1.0 files carry (core/tests/fixtures/format-1.0.mrt, bytes 16..24).
         let first = SCHEMA.find('\n').unwrap();
         let h = fnv1a64(FNV_OFFSET, b"modelrt bundle 1.0");
-        assert_eq!(fnv1a64(h, SCHEMA[first..].as_bytes()), LEGACY_SCHEMA_HASH);
+        assert_eq!(fnv1a64(h, &SCHEMA.as_bytes()[first..]), LEGACY_SCHEMA_HASH);
     }
 
     #[test]
