@@ -197,6 +197,16 @@ fn bad_inputs_give_one_clear_line() {
         "checksum mismatch",
     );
 
+    // A flipped bit in the header's file-length field is corruption, not a short download.
+    let mut header = bytes.clone();
+    header[24] ^= 0x01;
+    let damaged = dir.join("damaged-header.mrt");
+    std::fs::write(&damaged, &header).unwrap();
+    assert_one_line_error(
+        &modelrt(&["info", damaged.to_str().unwrap()]),
+        "bundle header is corrupt (checksum mismatch)",
+    );
+
     assert_one_line_error(
         &modelrt(&["verify", not_npy.to_str().unwrap()]),
         "not a modelrt bundle",
