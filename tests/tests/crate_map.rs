@@ -60,7 +60,7 @@ fn missing(cells: &[String], members: &[(String, String)]) -> Vec<String> {
         .iter()
         .filter(|(dir, name)| {
             let want = format!("`{dir}/` (`{name}`)");
-            !cells.iter().any(|c| *c == want)
+            !cells.contains(&want)
         })
         .map(|(dir, name)| format!("`{dir}/` (`{name}`)"))
         .collect()
