@@ -1,5 +1,6 @@
-//! `modelrt-core`: the `no_std` engine — model-bundle format, validation, memory plan, executor and
-//! output verification. It knows no device and no OS: backends come in through `modelrt_hal::Device`.
+//! `modelrt-core`: the `no_std` engine — model-bundle format (with its CRC-32, [`crc32`]), validation,
+//! memory plan, executor, profiling, binary16 conversion ([`half`]) and output verification. It knows
+//! no device and no OS: backends come in through `modelrt_hal::Device`.
 //!
 //! Features: `alloc` enables the bundle writer (used by xtask); `std` adds `std::error::Error`
 //! impls. The executor never needs either. `defmt` adds `defmt::Format` impls and logs bundle load,
@@ -13,6 +14,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod bundle;
+pub mod crc32;
 pub mod exec;
 pub mod half;
 mod log;

@@ -191,7 +191,7 @@ mod tests {
         [a[0], a[1], b[0], b[1]]
     }
 
-    /// Issue 27 item 1: a float16 output one ulp off (at 0.5..1, 2⁻¹¹ = 4.883e-4) fails the
+    /// A float16 output one ulp off (at 0.5..1, 2⁻¹¹ = 4.883e-4) fails the
     /// recorded float32 tolerance but is within its own type's floor; 0.05 off still fails.
     #[test]
     fn float16_outputs_are_compared_at_their_own_resolution() {

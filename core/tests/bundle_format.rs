@@ -3,16 +3,15 @@ mod common;
 
 use common::Fixture;
 use modelrt_core::bundle::writer::{write_bundle, WriteError};
-use modelrt_core::bundle::{ArgRef, Bundle, BundleError, Step, HEADER_LEN};
+use modelrt_core::bundle::{ArgRef, Bundle, BundleError, Step, FORMAT_MAJOR, HEADER_LEN};
 
 fn valid() -> Vec<u8> {
     write_bundle(&Fixture::new().spec()).unwrap()
 }
 
-/// Recompute the CRC so a mutation reaches the body checks.
+/// Recompute the checksums so a mutation reaches the checks after them.
 fn reseal(mut b: Vec<u8>) -> Vec<u8> {
-    let crc = crc32fast::hash(&b[HEADER_LEN..]);
-    b[48..52].copy_from_slice(&crc.to_le_bytes());
+    modelrt_core::bundle::writer::reseal(&mut b);
     b
 }
 
@@ -79,13 +78,14 @@ fn header_failures_are_named() {
     assert!(matches!(e, BundleError::LengthMismatch { .. }));
     assert!(e.to_string().starts_with("truncated bundle"), "{e}");
 
+    // An intact header (its CRC matches) of a later major is a version problem, not corruption.
     let mut major = good.clone();
-    major[8] = 2;
+    major[8] = 3;
     assert_eq!(
-        Bundle::parse(&major).unwrap_err(),
+        Bundle::parse(&reseal(major)).unwrap_err(),
         BundleError::UnsupportedMajor {
-            found: 2,
-            supported: 1
+            found: 3,
+            supported: FORMAT_MAJOR
         }
     );
 
@@ -100,7 +100,7 @@ fn header_failures_are_named() {
     let mut schema = good.clone();
     schema[16] ^= 0xff;
     assert!(matches!(
-        Bundle::parse(&schema),
+        Bundle::parse(&reseal(schema)),
         Err(BundleError::SchemaMismatch { .. })
     ));
 }

@@ -1,22 +1,13 @@
 //! Property test: no byte string makes `Bundle::parse` (or loading what parses) panic. Mutations are
-//! applied to a valid bundle and resealed with a correct CRC so they reach the body decoder and the
+//! applied to a valid bundle and resealed with correct checksums so they reach the body decoder and the
 //! validator, not just the checksum.
 mod common;
 
 use common::{Fixture, MockDevice};
-use modelrt_core::bundle::writer::write_bundle;
-use modelrt_core::bundle::{Bundle, HEADER_LEN};
+use modelrt_core::bundle::writer::{reseal, write_bundle};
+use modelrt_core::bundle::Bundle;
 use modelrt_core::Executor;
 use proptest::prelude::*;
-
-fn reseal(b: &mut [u8]) {
-    if b.len() >= HEADER_LEN {
-        let crc = crc32fast::hash(&b[HEADER_LEN..]);
-        b[48..52].copy_from_slice(&crc.to_le_bytes());
-        let len = b.len() as u64;
-        b[24..32].copy_from_slice(&len.to_le_bytes());
-    }
-}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]

@@ -4,10 +4,8 @@
 mod common;
 
 use common::{bytes_f32, f32_bytes, MockDevice, N};
-use modelrt_core::bundle::writer::{seal, write_bundle, BufferSpec, BundleSpec, TableBuilder};
-use modelrt_core::bundle::{
-    ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, Step, TensorDesc,
-};
+use modelrt_core::bundle::writer::{launch, seal, whole, write_bundle, BundleSpec, TableBuilder};
+use modelrt_core::bundle::{Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, Step};
 use modelrt_core::{Bundle, BundleError, ExecError, Executor};
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
@@ -15,16 +13,6 @@ use modelrt_hal::target::{
 
 const F: u64 = 4;
 const BYTES: u64 = N as u64 * F;
-
-fn buf(label: &'static str, kind: BufferKind, init: Option<&'static [u8]>) -> BufferSpec<'static> {
-    BufferSpec {
-        label,
-        size: BYTES,
-        dtype: DType::F32,
-        kind,
-        init,
-    }
-}
 
 fn leak(v: Vec<f32>) -> &'static [u8] {
     Box::leak(f32_bytes(&v).into_boxed_slice())
@@ -59,77 +47,61 @@ fn spec() -> BundleSpec<'static> {
         params: [p, p, p].into_iter().collect(),
         meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
     };
-    let whole = |buffer| ArgRef::Buffer {
-        buffer,
-        offset: 0,
-        size: BYTES,
-    };
-    let at = |buffer, offset| BufRef { buffer, offset };
-    let launch = |k, a: [ArgRef; 3]| Step::Launch {
-        kernel: k,
-        args: a.into_iter().collect(),
-        global: [1, 1, 1],
-        local: [1, 1, 1],
-    };
-    let io = |name, buffer| TensorDesc {
-        name,
-        buffer,
-        offset: 0,
-        dtype: DType::F32,
-        shape: [N as u64].into_iter().collect(),
-    };
-    BundleSpec {
-        target: Target::Cpu {
+    let mut spec = BundleSpec::new(
+        Target::Cpu {
             arch: CpuArch::X86_64,
             baseline: "x86-64-v3",
             features: 0,
         },
-        producer: Producer {
+        Producer {
             tinygrad: "0.14.0",
             tinymesa: None,
             source_sha256: [1; 32],
             dev: "CPU",
             flags: "",
         },
-        buffers: vec![
-            buf("input:x", BufferKind::Input, None),
-            buf("w", BufferKind::Weight, Some(leak(w0()))),
-            buf("state:s", BufferKind::State, Some(leak(s0()))),
-            buf("state:q", BufferKind::State, Some(leak(q0()))),
-            buf("tmp", BufferKind::Scratch, None),
-            buf("output:y", BufferKind::Output, None),
-            buf("output:queue", BufferKind::Output, None),
-        ],
-        kernels: vec![kernel("add"), kernel("mul")],
-        init: vec![],
-        run: vec![
-            launch(0, [whole(2), whole(2), whole(0)]),
-            launch(1, [whole(5), whole(2), whole(1)]),
-            Step::Copy {
-                dst: at(4, 0),
-                src: at(3, F),
-                size: BYTES - F,
-            },
-            Step::Copy {
-                dst: at(3, 0),
-                src: at(4, 0),
-                size: BYTES - F,
-            },
-            Step::Copy {
-                dst: at(3, BYTES - F),
-                src: at(0, 0),
-                size: F,
-            },
-            Step::Copy {
-                dst: at(6, 0),
-                src: at(3, 0),
-                size: BYTES,
-            },
-        ],
-        inputs: vec![io("x", 0)],
-        outputs: vec![io("y", 5), io("queue", 6)],
-        reference: None,
-    }
+    );
+    let mut buf = |label, kind, init| spec.buffer(label, BYTES, DType::F32, kind, init);
+    let x = buf("input:x", BufferKind::Input, None);
+    let w = buf("w", BufferKind::Weight, Some(leak(w0())));
+    let s = buf("state:s", BufferKind::State, Some(leak(s0())));
+    let q = buf("state:q", BufferKind::State, Some(leak(q0())));
+    let tmp = buf("tmp", BufferKind::Scratch, None);
+    let y = buf("output:y", BufferKind::Output, None);
+    let queue = buf("output:queue", BufferKind::Output, None);
+    let add = spec.kernel(kernel("add"));
+    let mul = spec.kernel(kernel("mul"));
+    let whole = |b| whole(b, BYTES);
+    let at = |buffer, offset| BufRef { buffer, offset };
+    let one = [1, 1, 1];
+    spec.run = vec![
+        launch(add, &[whole(s), whole(s), whole(x)], one, one),
+        launch(mul, &[whole(y), whole(s), whole(w)], one, one),
+        Step::Copy {
+            dst: at(tmp, 0),
+            src: at(q, F),
+            size: BYTES - F,
+        },
+        Step::Copy {
+            dst: at(q, 0),
+            src: at(tmp, 0),
+            size: BYTES - F,
+        },
+        Step::Copy {
+            dst: at(q, BYTES - F),
+            src: at(x, 0),
+            size: F,
+        },
+        Step::Copy {
+            dst: at(queue, 0),
+            src: at(q, 0),
+            size: BYTES,
+        },
+    ];
+    spec.input("x", x, DType::F32, &[N as u64])
+        .output("y", y, DType::F32, &[N as u64])
+        .output("queue", queue, DType::F32, &[N as u64]);
+    spec
 }
 
 /// Closed forms after `k` steps: counter, output and queue.

@@ -292,6 +292,7 @@ proptest! {
         });
         bytes[32..40].copy_from_slice(&offset.to_le_bytes());
         bytes[40..48].copy_from_slice(&len.to_le_bytes());
+        modelrt_core::bundle::writer::reseal(&mut bytes);
         let total = bytes.len() as u64;
         // The layout rules of the header: 64-aligned, after the header, inside the file.
         let layout_ok = offset.is_multiple_of(WEIGHTS_ALIGN as u64)

@@ -10,7 +10,6 @@
 //! - [`usb`]: the vendor-control + bulk USB transport that the ASM24 bridge driver runs over;
 //! - `embedded_hal` 1.0 is re-exported for delay and SPI, which flash drivers are written against.
 #![no_std]
-#![forbid(unsafe_op_in_unsafe_fn)]
 #![forbid(unsafe_code)]
 
 #[cfg(feature = "std")]

@@ -76,7 +76,7 @@ fn info_describes_the_bundle() {
     assert!(o.status.success());
     let out = stdout(&o);
     for needle in [
-        "format 1.0",
+        "format 2.0",
         "tinygrad 0.14.0",
         "input       img [1x12x128x256] float32",
         "reference   yes",
@@ -197,6 +197,16 @@ fn bad_inputs_give_one_clear_line() {
         "checksum mismatch",
     );
 
+    // A flipped bit in the header's file-length field is corruption, not a short download.
+    let mut header = bytes.clone();
+    header[24] ^= 0x01;
+    let damaged = dir.join("damaged-header.mrt");
+    std::fs::write(&damaged, &header).unwrap();
+    assert_one_line_error(
+        &modelrt(&["info", damaged.to_str().unwrap()]),
+        "bundle header is corrupt (checksum mismatch)",
+    );
+
     assert_one_line_error(
         &modelrt(&["verify", not_npy.to_str().unwrap()]),
         "not a modelrt bundle",
@@ -242,8 +252,7 @@ fn demo_with_undecodable_kernel() -> PathBuf {
         k.binary.as_ptr() as usize - bytes.as_ptr() as usize
     };
     bytes[at..at + 4].copy_from_slice(b"NOPE");
-    let crc = crc32fast::hash(&bytes[modelrt_core::bundle::HEADER_LEN..]);
-    bytes[48..52].copy_from_slice(&crc.to_le_bytes());
+    modelrt_core::bundle::writer::reseal(&mut bytes);
     let path = scratch("undecodable").join("bad-kernel.mrt");
     std::fs::write(&path, &bytes).unwrap();
     path

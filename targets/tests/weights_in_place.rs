@@ -9,8 +9,8 @@ mod state_common;
 
 use std::path::{Path, PathBuf};
 
-use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec};
-use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
+use modelrt_core::bundle::writer::{launch, whole, write_bundle, BundleSpec};
+use modelrt_core::bundle::{BufRef, BufferKind, KernelDesc, Producer, Step};
 use modelrt_core::verify::compare;
 use modelrt_core::{Bundle, Executor};
 use modelrt_hal::device::{Device, Queue};
@@ -73,75 +73,52 @@ fn e4_bundle(w: &[f32], copy_into_v: bool) -> Vec<u8> {
     let e4: &'static [u8] = Box::leak(fixture(&format!("{dir}/e4.o")).into_boxed_slice());
     let leak = |v: &[f32]| -> &'static [u8] { Box::leak(f32_bytes(v).into_boxed_slice()) };
     let n = (N * 4) as u64;
-    let buf = |label, size, kind, init| BufferSpec {
-        label,
-        size,
-        dtype: DType::F32,
-        kind,
-        init,
-    };
-    let view = |buffer| ArgRef::Buffer {
-        buffer,
-        offset: 0,
-        size: n,
-    };
-    let io = |name, buffer| TensorDesc {
-        name,
-        buffer,
-        offset: 0,
-        dtype: DType::F32,
-        shape: [N as u64].into_iter().collect(),
-    };
-    let mut run = Vec::new();
-    if copy_into_v {
-        run.push(Step::Copy {
-            dst: BufRef {
-                buffer: 2,
-                offset: 0,
-            },
-            src: BufRef {
-                buffer: 0,
-                offset: 0,
-            },
-            size: n,
-        });
-    }
-    run.push(Step::Launch {
-        kernel: 0,
-        args: [view(3), view(1), view(2)].into_iter().collect(),
-        global: [1, 1, 1],
-        local: [1, 1, 1],
-    });
-    write_bundle(&BundleSpec {
+    let mut spec = BundleSpec::new(
         target,
-        producer: Producer {
+        Producer {
             tinygrad: "0.14.0",
             tinymesa: None,
             source_sha256: [5; 32],
             dev: "CPU",
             flags: "",
         },
-        buffers: vec![
-            buf("input:x", n, BufferKind::Input, None),
-            buf("w", (w.len() * 4) as u64, BufferKind::Weight, Some(leak(w))),
-            buf("v", n, BufferKind::Weight, Some(leak(&[9.0; N]))),
-            buf("output:y", n, BufferKind::Output, None),
-        ],
-        kernels: vec![KernelDesc {
-            name: "E_4",
-            entry: "E_4",
-            binary: e4,
-            source: None,
-            params: buffer_params().into_iter().collect(),
-            meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
-        }],
-        init: vec![],
-        run,
-        inputs: vec![io("x", 0)],
-        outputs: vec![io("y", 3)],
-        reference: None,
-    })
-    .unwrap()
+    );
+    let mut buf = |label, size, kind, init| spec.buffer(label, size, DType::F32, kind, init);
+    let x = buf("input:x", n, BufferKind::Input, None);
+    let wb = buf("w", (w.len() * 4) as u64, BufferKind::Weight, Some(leak(w)));
+    let v = buf("v", n, BufferKind::Weight, Some(leak(&[9.0; N])));
+    let y = buf("output:y", n, BufferKind::Output, None);
+    let kernel = spec.kernel(KernelDesc {
+        name: "E_4",
+        entry: "E_4",
+        binary: e4,
+        source: None,
+        params: buffer_params().into_iter().collect(),
+        meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
+    });
+    if copy_into_v {
+        spec.run.push(Step::Copy {
+            dst: BufRef {
+                buffer: v,
+                offset: 0,
+            },
+            src: BufRef {
+                buffer: x,
+                offset: 0,
+            },
+            size: n,
+        });
+    }
+    let one = [1, 1, 1];
+    spec.run.push(launch(
+        kernel,
+        &[whole(y, n), whole(wb, n), whole(v, n)],
+        one,
+        one,
+    ));
+    spec.input("x", x, DType::F32, &[N as u64])
+        .output("y", y, DType::F32, &[N as u64]);
+    write_bundle(&spec).unwrap()
 }
 
 /// The demo bundle for this host's architecture (a real tinygrad bundle with an onnxruntime

@@ -1,4 +1,4 @@
-//! Benchmark of the KGSL model's IR3 interpreter (issue 17): runs the embedded reference inputs of adreno-a630
+//! Benchmark of the KGSL model's IR3 interpreter: runs the embedded reference inputs of adreno-a630
 //! bundles through the Adreno backend over the executing KGSL model (what `--device qcom-emu` does) and prints,
 //! per bundle, the interpreted fiber-instructions, the host seconds spent interpreting and their rate, plus the
 //! max abs error against the bundle's onnxruntime reference (so a fast but wrong interpreter is visible).

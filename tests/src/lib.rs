@@ -112,10 +112,8 @@ pub fn reference(bundle_bytes: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, f32, f32) 
     (ins, outs, r.atol, r.rtol)
 }
 
-/// Little-endian f32 bytes.
-pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
+/// Little-endian f32 bytes (the bundle writer's helper, re-exported for the tests here).
+pub use modelrt_core::bundle::writer::f32_bytes;
 
 /// Number of kernel launches in `bundle`'s run schedule.
 pub fn count_launches(bundle: &Bundle<'_>) -> usize {

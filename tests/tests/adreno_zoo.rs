@@ -1,4 +1,4 @@
-//! The ONNX light zoo through the IR3 interpreter of the KGSL model (issue 17, "Verification").
+//! The ONNX light zoo through the IR3 interpreter of the KGSL model.
 //!
 //! The light models recreate every weight as a uniform `ConstantOfShape`, which lets tinygrad fold the whole
 //! network into one constant kernel (see `xtask/exporter/zoo_random_weights.py` for why). The helper rewrites

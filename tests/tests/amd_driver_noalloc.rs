@@ -1,4 +1,4 @@
-//! "Zero allocations in `run`" for the AMD device (issue 12): a policy amd-gfx1100 bundle runs on
+//! "Zero allocations in `run`" for the AMD device: a policy amd-gfx1100 bundle runs on
 //! the AM driver over the Navi31 model (kernels on the RDNA3 interpreter), and across 10 runs after
 //! warm-up the driver and the executor make no heap allocation.
 //!

@@ -1,4 +1,4 @@
-//! Searched kernels, reproducibly (issue 15): the committed search cache for the policy-like model
+//! Searched kernels, reproducibly: the committed search cache for the policy-like model
 //! (`xtask/beam/policy-x86_64.json`, made by `cargo xtask compile --beam 2`) applied twice gives byte-identical bundles
 //! whose producer flags name the search and the cache's sha256, and whose outputs still match onnxruntime (the
 //! reference the exporter embeds) within 1e-4. A search for another architecture's CPU, a corrupt cache, a cache

@@ -1,4 +1,4 @@
-//! The AMD path's acceptance check, driven through the `modelrt` binary: the vision-, policy- and
+//! AMD GPU execution end to end, driven through the `modelrt` binary: the vision-, policy- and
 //! dmonitor-like models compiled for amd-gfx1100 with `--reference` pass `modelrt verify --device
 //! usb-emu` (AM driver → ASM24 bridge emulator → Navi31 GPU model → RDNA3 interpreter; the
 //! reference is onnxruntime's, embedded at compile time), `modelrt bench --device usb-emu` reports a

@@ -1,9 +1,9 @@
-//! Issue 10 end to end: graphs that once compiled into silently wrong bundles (outputs that are reordering views,
+//! Compile correctness end to end: graphs that once compiled into silently wrong bundles (outputs that are reordering views,
 //! outputs the program never writes) or crashed the exporter (1-D and 0-d inputs), and float16/float64 models whose
 //! dtypes used to be declared float32 — compiled with the real `xtask compile` pipeline, run by the CPU backend, and
 //! compared with onnxruntime's outputs (the reference the exporter embeds; the runtime never sees how it was made).
 //! Graph inputs that feed shape-like parameters must be refused with the `--const` fix, and accepted with it.
-//! Issue 27: float16 outputs are verified at their own type's resolution, `--float16` alone is refused, a file that is
+//! Float16 outputs are verified at their own type's resolution, `--float16` alone is refused, a file that is
 //! not ONNX is named as such, and dynamic dimensions are printed and set with `--dim`.
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -157,7 +157,7 @@ fn shape_like_inputs_are_refused_then_accepted_with_const() {
     check(&bundle, &[DType::F32]);
 }
 
-/// Issue 27 item 1: a float16 MatMul+Add+Tanh model, compiled for the CPU with `--reference`. The bundle records the
+/// A float16 MatMul+Add+Tanh model, compiled for the CPU with `--reference`. The bundle records the
 /// float32 tolerance 1e-4 (the format is unchanged), which its float16 outputs cannot meet: the CPU's float16 result
 /// and onnxruntime's differ by float16 ulps (4.9e-4 at 0.5..1). `modelrt verify`'s comparison (`compare_reference`,
 /// as the pre-write check uses) accepts it at float16's own floor, and still refuses a wrong element.
@@ -185,7 +185,7 @@ fn float16_outputs_verify_at_their_own_resolution() {
     assert_eq!((c.mismatches, c.worst_index), (1, 3), "{c:?}");
 }
 
-/// Issue 27 item 2: `--float16` changes no kernel on its own in tinygrad 0.14, so it would only have loosened the
+/// `--float16` changes no kernel on its own in tinygrad 0.14, so it would only have loosened the
 /// recorded tolerance: refused with one line naming where it applies, before the exporter runs.
 #[test]
 fn float16_without_image_is_refused() {
@@ -208,7 +208,7 @@ fn float16_without_image_is_refused() {
     }
 }
 
-/// Issue 27 item 12: a file that is not ONNX is reported as such (onnx reads it before tinygrad), in one line.
+/// A file that is not ONNX is reported as such (onnx reads it before tinygrad), in one line.
 #[test]
 fn a_file_that_is_not_onnx_is_named_as_such() {
     let Some(py) = python() else { return };
@@ -234,7 +234,7 @@ fn a_file_that_is_not_onnx_is_named_as_such() {
     }
 }
 
-/// Issue 27 item 14: dynamic dimensions are printed at compile time (input, dimension, value) and set with
+/// Dynamic dimensions are printed at compile time (input, dimension, value) and set with
 /// `--dim NAME=VALUE`; an unknown name is an error. The exporter's stderr is read directly for the printed lines.
 #[test]
 fn dynamic_dimensions_are_printed_and_set_with_dim() {

@@ -1,4 +1,4 @@
-//! `cargo xtask convert` on tinygrad 0.14 compile3 pickles made here (issue 3, "import what exists").
+//! `cargo xtask convert` on tinygrad 0.14 compile3 pickles made here.
 //!
 //! - CPU: plain and `PICKLE_OOB=1` pickles of policy.onnx (xtask/exporter/make_test_pickle.py) are converted and run
 //!   on the CPU with the pickle's own inputs; the outputs must match tinygrad's own output for those inputs (golden

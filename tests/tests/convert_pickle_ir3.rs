@@ -1,4 +1,4 @@
-//! Converted QCOM/IR3 compile3 pickles through the IR3 interpreter of the KGSL model (issue 17, "Verification").
+//! Converted QCOM/IR3 compile3 pickles through the IR3 interpreter of the KGSL model.
 //!
 //! - fp32: a pickle made with tinygrad's real QCOM backend on the fake KGSL (`xtask/exporter/make_qcom_pickle.py`)
 //!   holds the model's weights byte for byte (no derived weights in fp32), so its converted bundle, run on

@@ -3,7 +3,7 @@
 //! onnxruntime before writing it. Without `--reference` the written bundle carries no reference and is the
 //! same bytes as a `--no-emu-check` compile; an output the model computes differently from onnxruntime is
 //! refused with one line and nothing is written.
-//! Issue 27: a float16 model passes at its outputs' own resolution; `--tinygrad` programs are checked too (against
+//! A float16 model passes at its outputs' own resolution; `--tinygrad` programs are checked too (against
 //! tinygrad's own run of the script's first seeded step), or the compile says they were not.
 use std::path::{Path, PathBuf};
 
@@ -101,7 +101,7 @@ fn an_output_the_model_computes_differently_is_refused_in_one_line() {
     );
 }
 
-/// Issue 27 item 1: a float16 MatMul+Add+Tanh model (xtask/exporter/make_correctness_models.py) compiled for
+/// A float16 MatMul+Add+Tanh model (xtask/exporter/make_correctness_models.py) compiled for
 /// adreno-a630 was refused by the pre-write check (max abs err 9.8e-4 against the float32 tolerance 1e-4): its float16
 /// outputs are now compared at float16's own floor, and a --reference bundle verifies on qcom-emu the same way.
 #[test]
@@ -155,7 +155,7 @@ fn script_args(target: &str) -> ExportArgs {
     a
 }
 
-/// Issue 27 item 5: a `--tinygrad` compile for adreno-a630 / amd-gfx1100 runs the same pre-write check as an ONNX
+/// A `--tinygrad` compile for adreno-a630 / amd-gfx1100 runs the same pre-write check as an ONNX
 /// compile, with tinygrad's own run of the script's first seeded step as the reference; `--no-emu-check` and
 /// hexagon bundles without a DSP model library say the outputs were NOT checked.
 #[test]

@@ -1,7 +1,9 @@
 //! Protocol citations stay checkable: every `docs/hw/<file>.md §<section>` in the repository's code and
 //! docs names a file under `docs/hw/` and a section heading in it (`## 7.` / `### 7.6 …`), and nothing
 //! cites a document outside the repository (`spec §…`, `spec <file>.md`, `shared/spec`, `/work/…`,
-//! `../shared`) — a reader of this repository could not open those.
+//! `../shared`) — a reader of this repository could not open those. Nor does anything point at the
+//! project's tracker or planning notes ("issue 12", "the design card", "part 2"): those are not in
+//! the repository either; name the file, test or section instead.
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -110,6 +112,44 @@ fn outside_citations(text: &str) -> Vec<String> {
     found
 }
 
+/// True if `c` can continue a word (so a match right after it is inside a longer word).
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// References to things a reader of the repository cannot follow: `issue <digits>` (also `issue #N`),
+/// `design card`, and `part <digit>` as a word ("part 2's interpreter", not "counterpart 2"),
+/// case-insensitively.
+fn unreadable_references(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut found = Vec::new();
+    let starts_word = |at: usize| !lower[..at].chars().next_back().is_some_and(word_char);
+    for (word, hash_ok) in [("issue", true), ("part", false)] {
+        for (at, _) in lower.match_indices(word) {
+            if !starts_word(at) {
+                continue;
+            }
+            let rest = &lower[at + word.len()..];
+            let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            if gap == 0 {
+                continue; // `issues`, `parts`, `partial`, or nothing after the word
+            }
+            let mut after = &rest[gap..];
+            if hash_ok {
+                after = after.strip_prefix('#').unwrap_or(after);
+            }
+            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+            if !digits.is_empty() {
+                found.push(format!("{word} {digits}"));
+            }
+        }
+    }
+    if lower.contains("design card") {
+        found.push("design card".to_string());
+    }
+    found
+}
+
 #[test]
 fn hw_citations_resolve_and_nothing_cites_outside_the_repo() {
     let root = root();
@@ -134,6 +174,12 @@ fn hw_citations_resolve_and_nothing_cites_outside_the_repo() {
             for bad in outside_citations(line) {
                 errors.push(format!(
                     "{rel}:{}: cites `{bad}`, which is not in the repository",
+                    no + 1
+                ));
+            }
+            for bad in unreadable_references(line) {
+                errors.push(format!(
+                    "{rel}:{}: `{bad}` points outside the repository; name the file, test or section",
                     no + 1
                 ));
             }
@@ -190,4 +236,25 @@ fn scanners_recognise_what_they_must() {
     assert!(!outside_citations("(contract: `/work/notes/m.md`)").is_empty());
     assert!(outside_citations("in `target/conformance/work/<case>/`").is_empty());
     assert!(outside_citations("the BundleSpec spec is inconsistent").is_empty());
+
+    assert_eq!(unreadable_references("(issue 17, foo)"), vec!["issue 17"]);
+    assert_eq!(
+        unreadable_references("Issue 13's done means"),
+        vec!["issue 13"]
+    );
+    assert_eq!(unreadable_references("see issue #4"), vec!["issue 4"]);
+    assert_eq!(
+        unreadable_references("The Design Card lists"),
+        vec!["design card"]
+    );
+    assert_eq!(
+        unreadable_references("optional: part 2's interpreter"),
+        vec!["part 2"]
+    );
+    assert_eq!(unreadable_references("Part 3 (the driver)"), vec!["part 3"]);
+    assert!(unreadable_references("its counterpart 2 lines down").is_empty());
+    assert!(unreadable_references("tissue 3, reissue 4").is_empty());
+    assert!(unreadable_references("issues 3 and parts 4, partial 5").is_empty());
+    assert!(unreadable_references("an issue with 3 causes; part of 2").is_empty());
+    assert!(unreadable_references("the part_2 field, the issue_3 flag").is_empty());
 }

@@ -1,4 +1,4 @@
-//! Issue 16's golden test, shaped like openpilot's compile_modeld.py self-test: the openpilot-shaped reference pipeline
+//! The openpilot pipeline's golden test, shaped like openpilot's compile_modeld.py self-test: the openpilot-shaped reference pipeline
 //! (xtask/models/modeld_pipeline.py: NV12 1928x1208 frame warp, vision-like net, feature/desire/frame queues advanced
 //! with `assign`) reaches modelrt two ways, and both bundles replay 20 consecutive frames exactly as tinygrad's own
 //! replay of the pickled JIT does (xtask/exporter/pipeline_golden.py), outputs AND state buffers, bit for bit:

@@ -1,9 +1,12 @@
 //! Soundness guard over the sources of every crate in the repository (workspace members and the
 //! separately built `core/fuzz` and `tests/footprint`):
 //! - every crate root (lib, main, bin, fuzz target) is classified below, and carries the attribute
-//!   of its class: `#![forbid(unsafe_code)]` for crates without unsafe code; `#![deny(unsafe_op_in_unsafe_fn)]`
-//!   and `#![deny(clippy::undocumented_unsafe_blocks)]` for the hardware/FFI/loader crates; `#![deny(unsafe_code)]`
-//!   for binaries whose only unsafe is an exported symbol;
+//!   of its class: `#![forbid(unsafe_code)]` for crates without unsafe code; `#![deny(unsafe_code)]` for the
+//!   hardware/FFI/loader crates and for binaries whose only unsafe is an exported symbol;
+//! - in the boundary crates, `#[allow(unsafe_code)]` sits only on `mod` declarations, exactly on the modules
+//!   listed in [`ALLOWED_UNSAFE_MODULES`], and every file with unsafe code lies inside one of them;
+//! - `[workspace.lints]` denies `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks`, and every
+//!   workspace member inherits it (`[lints] workspace = true`);
 //! - every unsafe block and `unsafe impl` (also in tests, which no crate attribute covers) has a
 //!   `// SAFETY:` comment on its line or in the comment lines right above it, and every `unsafe trait`
 //!   documents a `# Safety` contract;
@@ -31,6 +34,35 @@ const BOUNDARY: &[&str] = &[
     "qcom/src/lib.rs",
     "qcom/hexagon/src/lib.rs",
     "usbgpu/src/lib.rs",
+];
+
+/// The modules of each boundary crate (by crate folder) that may hold unsafe code: those that touch
+/// hardware, FFI or the loader. Module paths are relative to the crate root; a module covers its
+/// submodules.
+const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
+    (
+        "targets",
+        &[
+            "bundle_file",
+            "cpu::borrow",
+            "cpu::call",
+            "cpu::device",
+            "cpu::exec_mem",
+            "cpu::pool",
+        ],
+    ),
+    (
+        "qcom",
+        &[
+            "adreno::external",
+            "dsp",
+            "emu::fastrpc",
+            "emu::kgsl::ioctl",
+            "emu::kgsl::memory",
+            "kgsl",
+        ],
+    ),
+    ("usbgpu", &["host", "pcie::mapped"]),
 ];
 
 /// Binaries whose only unsafe is an exported entry symbol (`no_mangle`, libFuzzer's entry point).
@@ -234,18 +266,162 @@ fn every_crate_root_is_classified_and_carries_its_attribute() {
             "{r} lacks #![forbid(unsafe_code)]"
         );
     }
-    for r in BOUNDARY {
-        let a = attrs(r);
-        assert!(
-            a.contains("#![deny(unsafe_op_in_unsafe_fn)]")
-                && a.contains("#![deny(clippy::undocumented_unsafe_blocks)]"),
-            "{r} lacks #![deny(unsafe_op_in_unsafe_fn)] / #![deny(clippy::undocumented_unsafe_blocks)]"
-        );
-    }
-    for r in EXPORT_ONLY {
+    for r in BOUNDARY.iter().chain(EXPORT_ONLY) {
         assert!(
             attrs(r).contains("#![deny(unsafe_code)]"),
             "{r} lacks #![deny(unsafe_code)]"
+        );
+    }
+}
+
+/// The module path (`a::b`) of source file `rel` (`a/b.rs` or `a/b/mod.rs`) below a crate's `src/`.
+fn module_of(rel: &str) -> String {
+    let rel = rel.trim_end_matches(".rs");
+    let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+    if matches!(rel, "lib" | "main") {
+        return String::new();
+    }
+    rel.replace('/', "::")
+}
+
+/// The modules of `src` (a file of module `module`) that carry `#[allow(unsafe_code)]`, or an error
+/// for an allow that is not on a `mod NAME;` declaration.
+fn unsafe_allows(module: &str, src: &str) -> Result<Vec<String>, String> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !code(line).contains("allow(unsafe_code)") {
+            continue;
+        }
+        if line.trim_start().starts_with("#!") {
+            return Err(format!("line {}: crate- or module-wide allow", i + 1));
+        }
+        let decl = lines[i + 1..]
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| !l.starts_with("#["))
+            .unwrap_or("");
+        let name = decl
+            .strip_prefix("pub ")
+            .or_else(|| decl.strip_prefix("pub(crate) "))
+            .unwrap_or(decl)
+            .strip_prefix("mod ")
+            .and_then(|n| n.strip_suffix(';'));
+        match name {
+            Some(n) if module.is_empty() => found.push(n.to_string()),
+            Some(n) => found.push(format!("{module}::{n}")),
+            None => return Err(format!("line {}: allow not on a `mod` declaration", i + 1)),
+        }
+    }
+    Ok(found)
+}
+
+/// True if `src` holds unsafe code the `unsafe_code` lint reports (blocks, impls, traits, functions).
+fn has_unsafe_code(src: &str) -> bool {
+    src.lines().any(|line| {
+        let c = code(line);
+        let t = c.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or_else(|| t.strip_prefix("pub "))
+            .unwrap_or(t);
+        c.contains(concat!("unsafe", " {"))
+            || t.starts_with(concat!("unsafe", " impl"))
+            || t.starts_with(concat!("unsafe", " trait"))
+            || t.starts_with(concat!("unsafe", " fn"))
+    })
+}
+
+#[test]
+fn unsafe_code_in_boundary_crates_is_confined_to_the_listed_modules() {
+    let mut problems = Vec::new();
+    let mut crates = Vec::new();
+    for root in BOUNDARY {
+        let krate = root.strip_suffix("/src/lib.rs").expect("a lib root");
+        crates.push(krate);
+        let listed: Vec<String> = ALLOWED_UNSAFE_MODULES
+            .iter()
+            .find(|(c, _)| *c == krate)
+            .map(|(_, m)| m.iter().map(|m| m.to_string()).collect())
+            .unwrap_or_default();
+        let src_dir = repo().join(krate).join("src");
+        let mut files = Vec::new();
+        walk(&src_dir, &|name| name.ends_with(".rs"), &mut files);
+        let mut allowed = Vec::new();
+        for f in &files {
+            let in_src = f
+                .strip_prefix(&src_dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let module = module_of(&in_src);
+            let src = std::fs::read_to_string(f).unwrap();
+            match unsafe_allows(&module, &src) {
+                Ok(m) => allowed.extend(m),
+                Err(e) => problems.push(format!("{}: {e}", rel(f))),
+            }
+            let inside = listed
+                .iter()
+                .any(|m| module == *m || module.starts_with(&format!("{m}::")));
+            if has_unsafe_code(&src) && !inside {
+                problems.push(format!(
+                    "{}: unsafe code in module `{module}`, which ALLOWED_UNSAFE_MODULES does not list for {krate}",
+                    rel(f)
+                ));
+            }
+        }
+        allowed.sort();
+        let mut want = listed.clone();
+        want.sort();
+        if allowed != want {
+            problems.push(format!(
+                "{krate}: modules with #[allow(unsafe_code)] {allowed:?} differ from ALLOWED_UNSAFE_MODULES {want:?}"
+            ));
+        }
+    }
+    for (c, _) in ALLOWED_UNSAFE_MODULES {
+        if !crates.contains(c) {
+            problems.push(format!(
+                "ALLOWED_UNSAFE_MODULES lists {c}, which is not a BOUNDARY crate"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The `members = [...]` of the root Cargo.toml.
+fn workspace_members() -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .expect("root Cargo.toml has a members line");
+    let list = &line[line.find('[').unwrap() + 1..line.rfind(']').unwrap()];
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+#[test]
+fn workspace_lints_deny_unsafe_slips_and_every_member_inherits_them() {
+    let root = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let section = |name: &str| -> String {
+        let start = root
+            .find(&format!("[{name}]"))
+            .unwrap_or_else(|| panic!("root Cargo.toml has no [{name}]"));
+        let rest = &root[start + name.len() + 2..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_string()
+    };
+    assert!(section("workspace.lints.rust").contains("unsafe_op_in_unsafe_fn = \"deny\""));
+    assert!(section("workspace.lints.clippy").contains("undocumented_unsafe_blocks = \"deny\""));
+    let members = workspace_members();
+    assert!(members.len() >= 7, "{members:?}");
+    for m in members {
+        let text = std::fs::read_to_string(repo().join(&m).join("Cargo.toml")).unwrap();
+        assert!(
+            text.contains("[lints]\nworkspace = true"),
+            "{m}/Cargo.toml lacks `[lints] workspace = true`"
         );
     }
 }
@@ -303,4 +479,22 @@ fn the_checks_catch_what_they_look_for() {
     assert_eq!(raw_pointer_api(safe_fn).len(), 1);
     let unsafe_fn = concat!("pub ", "unsafe", " fn write(dst: *mut u8) {}\n");
     assert!(raw_pointer_api(unsafe_fn).is_empty());
+
+    assert_eq!(module_of("lib.rs"), "");
+    assert_eq!(module_of("cpu/mod.rs"), "cpu");
+    assert_eq!(module_of("cpu/pool.rs"), "cpu::pool");
+    let allow = "#[allow(unsafe_code)]";
+    let on_mod = format!("#[cfg(feature = \"std\")]\n{allow}\npub mod host;\n");
+    assert_eq!(unsafe_allows("", &on_mod), Ok(vec!["host".to_string()]));
+    assert_eq!(
+        unsafe_allows("pcie", &on_mod),
+        Ok(vec!["pcie::host".to_string()])
+    );
+    let on_fn = format!("{allow}\nfn f() {{}}\n");
+    assert!(unsafe_allows("", &on_fn).is_err());
+    let inner = "#![allow(unsafe_code)]\n";
+    assert!(unsafe_allows("", inner).is_err());
+    assert!(has_unsafe_code(&format!("fn f() {{ {u} g() }} }}\n")));
+    assert!(has_unsafe_code(concat!("pub ", "unsafe", " fn g() {}\n")));
+    assert!(!has_unsafe_code("// an unsafe { in a comment\nfn f() {}\n"));
 }

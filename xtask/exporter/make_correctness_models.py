@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Test-only: small ONNX graphs that once compiled into silently wrong bundles or crashed the exporter (issue 10).
+"""Test-only: small ONNX graphs that once compiled into silently wrong bundles or crashed the exporter.
 
   make_correctness_models.py OUT_DIR      # writes OUT_DIR/<name>.onnx for every model below, prints the names
 
 Each is a minimal instance of one class of bug: outputs that are reordering views (DepthToSpace, Transpose, Expand,
 strided Slice, Concat), outputs the program never writes (an ONNX constant, a graph input passed through), 1-D and 0-d
-graph inputs, float16/float64 inputs and outputs, and inputs that feed shape-like parameters; and (issue 27) a float16
+graph inputs, float16/float64 inputs and outputs, and inputs that feed shape-like parameters; and a float16
 MatMul+Add+Tanh whose outputs differ from onnxruntime's by float16 ulps, and inputs with a named dynamic dimension.
 Expected values always come from onnxruntime, never from the exporter.
 """

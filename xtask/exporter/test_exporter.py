@@ -160,7 +160,7 @@ def manifest_io(out):
 
 
 class CompileCorrectnessTests(unittest.TestCase):
-  """Issue 10: graphs that once compiled into silently wrong bundles or crashed. Every expected value is onnxruntime's:
+  """Graphs that once compiled into silently wrong bundles or crashed. Every expected value is onnxruntime's:
   check_manifest.py replays the manifest without tinygrad and compares with onnxruntime on fresh inputs."""
   ACCEPTED = ("view_depth_to_space", "view_space_to_depth", "view_transpose", "view_expand", "view_strided_slice",
               "view_concat_two_outputs", "view_split", "constant_output", "input_passthrough", "input_1d_batchnorm",

@@ -100,6 +100,17 @@ pub fn run(no_lint: bool) -> Result<()> {
         ]),
     )?;
     step(
+        "no_std build of qcom's PM4 and a6xx parts for aarch64-unknown-none",
+        cargo().args([
+            "build",
+            "-p",
+            "modelrt-qcom",
+            "--no-default-features",
+            "--target",
+            "aarch64-unknown-none",
+        ]),
+    )?;
+    step(
         "no_std build with defmt logging",
         cargo().args([
             "build",

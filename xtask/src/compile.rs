@@ -199,7 +199,7 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
 mod tests {
     use super::*;
 
-    /// Issue 27 item 2: `--float16` alone is refused on every target (tinygrad 0.14 reads FLOAT16 only in its IMAGE
+    /// `--float16` alone is refused on every target (tinygrad 0.14 reads FLOAT16 only in its IMAGE
     /// paths); with `--image` (which sets both, as `main` does) it is accepted.
     #[test]
     fn float16_alone_is_refused_and_image_is_not() {

@@ -1,5 +1,7 @@
-//! `xtask` as a library: the host-side compile pipeline (ONNX or tinygrad pickle → exporter manifest →
-//! bundle) and machine set-up, shared by the `cargo xtask` binary and the cross-crate tests.
+//! `xtask` as a library: the host-side compile pipeline (ONNX, tinygrad script or compile3 pickle →
+//! exporter manifest → bundle, with the pre-write check on the target's device model), benchmarks, the
+//! zoo and conformance runs, the footprint check, CI steps and machine set-up, shared by the `cargo xtask`
+//! binary and the cross-crate tests.
 #![forbid(unsafe_code)]
 pub mod apt_sources;
 pub mod backports;

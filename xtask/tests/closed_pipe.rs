@@ -1,4 +1,4 @@
-//! Issue 27 item 8 for `cargo xtask`: a closed stdout (`cargo xtask compile … | head -0`) ends the program quietly
+//! A closed stdout for `cargo xtask` (`cargo xtask compile … | head -0`) ends the program quietly
 //! with the conventional status 141 (128 + SIGPIPE), not a "failed printing to stdout" panic (exit 101). The real
 //! binary compiles a small model with its stdout on a pipe whose reader is already gone.
 use std::path::Path;

@@ -1,7 +1,8 @@
 //! Fuzz target: `Bundle::parse` (header, body decoder, validator) on arbitrary bytes must return `Ok`
 //! or a typed error, never panic, and every record of a bundle that validates must decode. Each input
-//! is parsed twice: as is, and resealed (length and CRC fixed up, see `modelrt_core_fuzz::reseal`)
-//! so that mutations reach the body decoder and the validator instead of stopping at the checksum.
+//! is parsed twice: as is, and resealed (length and both CRCs fixed up, see
+//! `modelrt_core_fuzz::reseal`) so that mutations reach the body decoder and the validator instead of
+//! stopping at a checksum.
 #![no_main]
 // libFuzzer's entry point is an exported `no_mangle` symbol (the only unsafe here).
 #![deny(unsafe_code)]

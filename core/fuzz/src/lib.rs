@@ -7,10 +7,10 @@
 //! is still parsed, laid out and linked by the CPU loader — the part that must survive hostile ELF
 //! bytes — but never called.
 #![forbid(unsafe_code)]
-use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
-use modelrt_core::bundle::{
-    ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc, HEADER_LEN,
+use modelrt_core::bundle::writer::{
+    f32_bytes, launch, whole, write_bundle, BundleSpec, ReferenceSpec,
 };
+use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, HEADER_LEN};
 use modelrt_core::Bundle;
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
@@ -28,21 +28,15 @@ pub const E_1024_4_EXTENT: u64 = 4096 * 4;
 /// Alignment `E_1024_4` needs of each pointer (its float4 type is `aligned(16)`).
 pub const E_1024_4_ALIGN: u64 = 16;
 
-/// Header offsets of the file length and the body CRC (see `core/src/bundle/header.rs`).
-const LEN_FIELD: core::ops::Range<usize> = 24..32;
-const CRC_FIELD: core::ops::Range<usize> = 48..52;
-
-/// `data` with its length and CRC fields fixed up, so that mutations reach the body decoder and the
-/// validator instead of stopping at the checksum. `None` when `data` is shorter than a header.
+/// `data` with its length field and both CRCs (body, header) fixed up
+/// ([`modelrt_core::bundle::writer::reseal`]), so that mutations reach the body decoder and the
+/// validator instead of stopping at a checksum. `None` when `data` is shorter than a header.
 pub fn reseal(data: &[u8]) -> Option<Vec<u8>> {
     if data.len() < HEADER_LEN {
         return None;
     }
     let mut sealed = data.to_vec();
-    let len = sealed.len() as u64;
-    sealed[LEN_FIELD].copy_from_slice(&len.to_le_bytes());
-    let crc = crc32fast::hash(&sealed[HEADER_LEN..]);
-    sealed[CRC_FIELD].copy_from_slice(&crc.to_le_bytes());
+    modelrt_core::bundle::writer::reseal(&mut sealed);
     Some(sealed)
 }
 
@@ -93,20 +87,15 @@ fn e_1024_4_params() -> [ParamDesc; 3] {
     }; 3]
 }
 
-fn f32_bytes(v: impl Iterator<Item = f32>) -> Vec<u8> {
-    v.flat_map(f32::to_le_bytes).collect()
-}
-
 /// Seed bundles for the corpus: `(file name, bytes)`. Both run `E_1024_4` on the CPU target; one
 /// also copies through a scratch buffer and carries reference data so the self-check path is fuzzed.
 pub fn seed_bundles() -> Vec<(&'static str, Vec<u8>)> {
     let n = (E_1024_4_EXTENT / 4) as usize;
-    let w = f32_bytes((0..n).map(|i| (i % 7) as f32 - 2.0));
-    let x = f32_bytes((0..n).map(|i| ((i % 5) as f32) * 0.25));
+    let values = |f: &dyn Fn(usize) -> f32| f32_bytes(&(0..n).map(f).collect::<Vec<_>>());
+    let w = values(&|i| (i % 7) as f32 - 2.0);
+    let x = values(&|i| ((i % 5) as f32) * 0.25);
     // y = max(x*w, 0) + 1.5, written out from the kernel's C source (tinygrad_E_1024_4.c).
-    let y = f32_bytes(
-        (0..n).map(|i| ((((i % 5) as f32) * 0.25) * ((i % 7) as f32 - 2.0)).max(0.0) + 1.5),
-    );
+    let y = values(&|i| ((((i % 5) as f32) * 0.25) * ((i % 7) as f32 - 2.0)).max(0.0) + 1.5);
     let plain = spec(&w, false, None);
     let checked = spec(&w, true, Some((&x, &y)));
     vec![
@@ -120,87 +109,60 @@ pub fn seed_bundles() -> Vec<(&'static str, Vec<u8>)> {
 
 fn spec<'a>(w: &'a [u8], copy: bool, reference: Option<(&'a [u8], &'a [u8])>) -> BundleSpec<'a> {
     let size = E_1024_4_EXTENT;
-    let buffer = |label, kind, init| BufferSpec {
-        label,
-        size,
-        dtype: DType::F32,
-        kind,
-        init,
-    };
-    let whole = |buffer| ArgRef::Buffer {
-        buffer,
-        offset: 0,
-        size,
-    };
-    let mut buffers = vec![
-        buffer("input:x", BufferKind::Input, None),
-        buffer("onnx:w", BufferKind::Weight, Some(w)),
-        buffer("output:y", BufferKind::Output, None),
-    ];
-    let out = if copy {
-        buffers.push(buffer("arena", BufferKind::Scratch, None));
-        3
-    } else {
-        2
-    };
-    let mut run = vec![Step::Launch {
-        kernel: 0,
-        args: [whole(out), whole(0), whole(1)].into_iter().collect(),
-        global: [1, 1, 1],
-        local: [1, 1, 1],
-    }];
-    if copy {
-        run.push(Step::Copy {
-            dst: BufRef {
-                buffer: 2,
-                offset: 0,
-            },
-            src: BufRef {
-                buffer: 3,
-                offset: 0,
-            },
-            size,
-        });
-    }
-    let tensor = |name, buffer| TensorDesc {
-        name,
-        buffer,
-        offset: 0,
-        dtype: DType::F32,
-        shape: [size / 4].into_iter().collect(),
-    };
-    BundleSpec {
-        target: Target::Cpu {
+    let mut spec = BundleSpec::new(
+        Target::Cpu {
             arch: CpuArch::X86_64,
             baseline: "x86-64-v3",
             features: features_for_baseline(CpuArch::X86_64, "x86-64-v3").expect("known baseline"),
         },
-        producer: Producer {
+        Producer {
             tinygrad: "0.14.0",
             tinymesa: None,
             source_sha256: [0; 32],
             dev: "CPU:CLANG:x86_64,x86-64-v3",
             flags: "",
         },
-        buffers,
-        kernels: vec![KernelDesc {
-            name: E_1024_4_ENTRY,
-            entry: E_1024_4_ENTRY,
-            binary: E_1024_4,
-            source: None,
-            params: e_1024_4_params().into_iter().collect(),
-            meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
-        }],
-        init: Vec::new(),
-        run,
-        inputs: vec![tensor("x", 0)],
-        outputs: vec![tensor("y", 2)],
-        reference: reference.map(|(x, y)| ReferenceSpec {
-            seed: 0,
-            atol: 1e-6,
-            rtol: 1e-6,
-            inputs: vec![x],
-            outputs: vec![y],
-        }),
+    );
+    let x = spec.buffer("input:x", size, DType::F32, BufferKind::Input, None);
+    let wb = spec.buffer("onnx:w", size, DType::F32, BufferKind::Weight, Some(w));
+    let y = spec.buffer("output:y", size, DType::F32, BufferKind::Output, None);
+    let out = if copy {
+        spec.buffer("arena", size, DType::F32, BufferKind::Scratch, None)
+    } else {
+        y
+    };
+    let kernel = spec.kernel(KernelDesc {
+        name: E_1024_4_ENTRY,
+        entry: E_1024_4_ENTRY,
+        binary: E_1024_4,
+        source: None,
+        params: e_1024_4_params().into_iter().collect(),
+        meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
+    });
+    let one = [1, 1, 1];
+    spec.run
+        .push(launch(kernel, &[whole(out, size), whole(x, size), whole(wb, size)], one, one));
+    if copy {
+        spec.run.push(Step::Copy {
+            dst: BufRef {
+                buffer: y,
+                offset: 0,
+            },
+            src: BufRef {
+                buffer: out,
+                offset: 0,
+            },
+            size,
+        });
     }
+    spec.input("x", x, DType::F32, &[size / 4])
+        .output("y", y, DType::F32, &[size / 4]);
+    spec.reference = reference.map(|(x, y)| ReferenceSpec {
+        seed: 0,
+        atol: 1e-6,
+        rtol: 1e-6,
+        inputs: vec![x],
+        outputs: vec![y],
+    });
+    spec
 }

@@ -9,6 +9,8 @@ pub enum BundleError {
     TooShort { len: usize },
     /// The magic bytes are wrong: not a modelrt bundle.
     BadMagic,
+    /// The header's own CRC does not match: the header bytes are damaged.
+    HeaderCorrupt,
     /// A major version this reader does not read.
     UnsupportedMajor { found: u16, supported: u16 },
     /// The header length field is not one this reader understands.
@@ -36,9 +38,15 @@ impl fmt::Display for BundleError {
                 write!(f, "not a bundle: {len} bytes is shorter than the bundle header")
             }
             BundleError::BadMagic => write!(f, "not a modelrt bundle (bad magic)"),
+            BundleError::HeaderCorrupt => write!(
+                f,
+                "bundle header is corrupt (checksum mismatch): the file was damaged in storage or \
+                 transfer; copy or download it again"
+            ),
             BundleError::UnsupportedMajor { found, supported } => write!(
                 f,
-                "bundle format version {found}.x is not supported (this modelrt reads {supported}.x)"
+                "bundle format version {found}.x is not supported (this modelrt reads {supported}.x \
+                 and 1.x)"
             ),
             BundleError::BadHeaderLen(n) => write!(f, "corrupt bundle: header length {n}"),
             BundleError::LengthMismatch { header, actual } if actual < header => write!(

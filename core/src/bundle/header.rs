@@ -1,31 +1,53 @@
-//! The fixed 56-byte bundle header, outside postcard so that any future reader can identify a file.
+//! The fixed 64-byte bundle header, outside postcard so that any future reader can identify a file.
 //!
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `\x89MRT\r\n\x1a\n` (catches text-mode and truncation damage, like PNG's) |
 //! | 8 | 2 | format major |
 //! | 10 | 2 | format minor |
-//! | 12 | 4 | header length (56) |
+//! | 12 | 4 | header length (64) |
 //! | 16 | 8 | schema hash (FNV-1a-64 of [`SCHEMA`]) |
 //! | 24 | 8 | total file length |
 //! | 32 | 8 | weights blob offset (from file start, 64-aligned) |
 //! | 40 | 8 | weights blob length |
 //! | 48 | 4 | CRC-32 (IEEE) of every byte after the header |
 //! | 52 | 4 | flags (reserved, 0) |
+//! | 56 | 4 | reserved (0) |
+//! | 60 | 4 | header CRC-32 (IEEE) of header bytes 0..60 |
+//!
+//! The header CRC (format 2.0 on) makes a damaged header read as damage: without it a flipped bit in
+//! the length or version field reads as a truncated download or a newer format. From major 2 on,
+//! every header ends with the CRC-32 of the header bytes before it, wherever `header length` puts
+//! that end, so a reader can tell a later major (intact header, unknown version) from corruption.
+//!
+//! Format 1.x (written until format 2.0, still read): bytes 0..56 as above with header length 56,
+//! major 1, and no header CRC; its schema hash is that of [`SCHEMA`] with the first line reading
+//! `modelrt bundle 1.0` (the body did not change).
 use super::BundleError;
+use crate::crc32::crc32;
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
-/// Format major version this crate reads and writes.
-pub const FORMAT_MAJOR: u16 = 1;
+/// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
+pub const FORMAT_MAJOR: u16 = 2;
 /// Format minor version this crate writes.
 pub const FORMAT_MINOR: u16 = 0;
-/// Length of the fixed header.
-pub const HEADER_LEN: usize = 56;
+/// Length of the fixed header this crate writes.
+pub const HEADER_LEN: usize = 64;
+/// The previous major version, still read: its header is [`LEGACY_HEADER_LEN`] bytes without a CRC.
+pub const LEGACY_MAJOR: u16 = 1;
+/// Header length of [`LEGACY_MAJOR`] files.
+pub const LEGACY_HEADER_LEN: usize = 56;
+/// Schema hash of format 1.0 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 1.0`.
+const LEGACY_SCHEMA_HASH: u64 = 0xc1b7_4901_3beb_69a1;
+/// Largest header length a later major may use and this reader still checks for a header CRC.
+const MAX_HEADER_LEN: usize = 4096;
+/// Offset of the header CRC in a [`HEADER_LEN`]-byte header.
+const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 1.0
+pub const SCHEMA: &str = "modelrt bundle 2.0
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -46,10 +68,13 @@ RefTensor{data:bytes}
 ";
 
 /// FNV-1a-64 of [`SCHEMA`].
-pub const SCHEMA_HASH: u64 = fnv1a64(SCHEMA.as_bytes());
+pub const SCHEMA_HASH: u64 = fnv1a64(FNV_OFFSET, SCHEMA.as_bytes());
 
-const fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV-1a-64's initial state.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a-64 of `bytes`, continuing from `hash` ([`FNV_OFFSET`] for a fresh hash).
+const fn fnv1a64(mut hash: u64, bytes: &[u8]) -> u64 {
     let mut i = 0;
     while i < bytes.len() {
         hash ^= bytes[i] as u64;
@@ -73,7 +98,8 @@ pub struct Header {
 }
 
 impl Header {
-    /// Encode to the fixed little-endian layout.
+    /// Encode to the fixed little-endian layout of this format ([`HEADER_LEN`] bytes, header CRC
+    /// last).
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
         out[0..8].copy_from_slice(&MAGIC);
@@ -86,7 +112,18 @@ impl Header {
         out[40..48].copy_from_slice(&self.weights_len.to_le_bytes());
         out[48..52].copy_from_slice(&self.body_crc.to_le_bytes());
         out[52..56].copy_from_slice(&self.flags.to_le_bytes());
+        let crc = crc32(&out[..HEADER_CRC_AT]);
+        out[HEADER_CRC_AT..].copy_from_slice(&crc.to_le_bytes());
         out
+    }
+
+    /// Length of this header in the file: [`LEGACY_HEADER_LEN`] for format 1.x, else [`HEADER_LEN`].
+    pub fn byte_len(&self) -> usize {
+        if self.major == LEGACY_MAJOR {
+            LEGACY_HEADER_LEN
+        } else {
+            HEADER_LEN
+        }
     }
 }
 
@@ -102,8 +139,13 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// Check the header of `bytes` (magic, version, length, checksum, schema) in that order, so the
-/// error names the first thing that is wrong.
+/// True if `bytes` holds a `len`-byte header whose last 4 bytes are the CRC-32 of the bytes before.
+fn header_crc_ok(bytes: &[u8], len: usize) -> bool {
+    len >= 20 && bytes.len() >= len && crc32(&bytes[..len - 4]) == le_u32(bytes, len - 4)
+}
+
+/// Check the header of `bytes` (magic, header integrity, version, length, body checksum, schema) in
+/// that order, so the error names the first thing that is wrong.
 pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     if bytes.len() < 8 || bytes[0..8] != MAGIC {
         return if bytes.len() >= 8 || !MAGIC.starts_with(bytes) {
@@ -112,20 +154,45 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
             Err(BundleError::TooShort { len: bytes.len() })
         };
     }
-    if bytes.len() < HEADER_LEN {
+    if bytes.len() < 16 {
         return Err(BundleError::TooShort { len: bytes.len() });
     }
     let major = le_u16(bytes, 8);
-    if major != FORMAT_MAJOR {
+    let header_len = le_u32(bytes, 12);
+    let (len, known_minor, expected_schema) = if major == LEGACY_MAJOR
+        && header_len as usize == LEGACY_HEADER_LEN
+    {
+        // Format 1.x has no header CRC: its fields are taken as they are.
+        if bytes.len() < LEGACY_HEADER_LEN {
+            return Err(BundleError::TooShort { len: bytes.len() });
+        }
+        (LEGACY_HEADER_LEN, 0, LEGACY_SCHEMA_HASH)
+    } else if header_crc_ok(bytes, HEADER_LEN) {
+        if major != FORMAT_MAJOR {
+            return Err(BundleError::UnsupportedMajor {
+                found: major,
+                supported: FORMAT_MAJOR,
+            });
+        }
+        if header_len as usize != HEADER_LEN {
+            return Err(BundleError::BadHeaderLen(header_len));
+        }
+        if le_u32(bytes, 56) != 0 {
+            return Err(BundleError::Layout("reserved header bytes are not zero"));
+        }
+        (HEADER_LEN, FORMAT_MINOR, SCHEMA_HASH)
+    } else if (header_len as usize) <= MAX_HEADER_LEN && header_crc_ok(bytes, header_len as usize) {
+        // An intact header of another length: a later major grew it (evolution rule 1).
         return Err(BundleError::UnsupportedMajor {
             found: major,
             supported: FORMAT_MAJOR,
         });
-    }
-    let header_len = le_u32(bytes, 12);
-    if header_len as usize != HEADER_LEN {
-        return Err(BundleError::BadHeaderLen(header_len));
-    }
+    } else if bytes.len() < HEADER_LEN && major == FORMAT_MAJOR && header_len as usize == HEADER_LEN
+    {
+        return Err(BundleError::TooShort { len: bytes.len() });
+    } else {
+        return Err(BundleError::HeaderCorrupt);
+    };
     let header = Header {
         major,
         minor: le_u16(bytes, 10),
@@ -142,17 +209,17 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
             actual: bytes.len() as u64,
         });
     }
-    let computed = crc32fast::hash(&bytes[HEADER_LEN..]);
+    let computed = crc32(&bytes[len..]);
     if computed != header.body_crc {
         return Err(BundleError::ChecksumMismatch {
             stored: header.body_crc,
             computed,
         });
     }
-    if header.minor == FORMAT_MINOR && header.schema_hash != SCHEMA_HASH {
+    if header.minor == known_minor && header.schema_hash != expected_schema {
         return Err(BundleError::SchemaMismatch {
             stored: header.schema_hash,
-            expected: SCHEMA_HASH,
+            expected: expected_schema,
         });
     }
     if !header
@@ -174,9 +241,9 @@ mod tests {
     #[test]
     fn fnv1a64_matches_published_vectors() {
         // Test vectors from the FNV reference (draft-eastlake-fnv): "" and "a" and "foobar".
-        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
-        assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+        assert_eq!(fnv1a64(FNV_OFFSET, b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a64(FNV_OFFSET, b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a64(FNV_OFFSET, b"foobar"), 0x85944171f73967e8);
     }
 
     #[test]
@@ -184,14 +251,23 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0xc1b7_4901_3beb_69a1);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 1.0"));
+        assert_eq!(SCHEMA_HASH, 0xe4c9_dfb3_b04b_4174);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.0"));
+    }
+
+    #[test]
+    fn legacy_schema_hash_is_the_same_body_schema_as_1_0() {
+        // Format 1.0's schema text is today's with the first line `modelrt bundle 1.0`; its hash is the
+        // value format 1.0 files carry (core/tests/fixtures/format-1.0.mrt, bytes 16..24).
+        let first = SCHEMA.find('\n').unwrap();
+        let h = fnv1a64(FNV_OFFSET, b"modelrt bundle 1.0");
+        assert_eq!(fnv1a64(h, &SCHEMA.as_bytes()[first..]), LEGACY_SCHEMA_HASH);
     }
 
     #[test]
     fn header_layout_round_trips() {
         let h = Header {
-            major: 1,
+            major: 2,
             minor: 0,
             schema_hash: 0x1122334455667788,
             total_len: 0x99,
@@ -202,7 +278,9 @@ mod tests {
         };
         let b = h.to_bytes();
         assert_eq!(&b[0..8], b"\x89MRT\r\n\x1a\n");
-        assert_eq!(b[12], 56);
+        assert_eq!(b[12], 64);
         assert_eq!(&b[48..52], &[0xef, 0xbe, 0xad, 0xde]);
+        assert_eq!(&b[56..60], &[0, 0, 0, 0]);
+        assert!(header_crc_ok(&b, 64));
     }
 }

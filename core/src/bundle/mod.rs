@@ -2,19 +2,23 @@
 //!
 //! # Layout
 //! ```text
-//! offset 0   Header (56 bytes, fixed, little-endian, outside postcard — see `header`)
-//! offset 56  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
+//! offset 0   Header (64 bytes, fixed, little-endian, outside postcard — see `header`)
+//! offset 64  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
 //!            zero padding up to a multiple of 64
 //! weights    One blob, 64-byte aligned in the file, holding the initial bytes of weight/state buffers
 //! ```
-//! The CRC-32 (IEEE, `crc32fast`) in the header covers every byte after the header. Nothing is copied
+//! The body CRC-32 (IEEE, [`crate::crc32`]) in the header covers every byte after the header; the
+//! header CRC-32 in its last 4 bytes covers the header itself (format 2.0 on). Nothing is copied
 //! when a bundle is parsed: every string, kernel binary and weight slice borrows the input bytes.
 //! Variable-length lists are [`Table`]s — an offset index plus concatenated postcard records — so a
 //! reader needs no allocator and can look records up by index.
 //!
 //! # Evolution rules (append-only; this format is meant to be read for ten years)
-//! 1. The header layout never changes in place. `header_len` lets a later major version grow it.
-//! 2. A reader rejects any `major` other than its own ([`FORMAT_MAJOR`]).
+//! 1. The header layout never changes in place. `header_len` lets a later major version grow it; from
+//!    major 2 on, every header ends with a CRC-32 of the header bytes before it, so a reader can tell
+//!    an intact header of an unknown major ("not supported") from a damaged one ("corrupt").
+//! 2. A reader reads its own major ([`FORMAT_MAJOR`]) and the previous ones it keeps a reader for
+//!    ([`LEGACY_MAJOR`]), and rejects any other.
 //! 3. Within a major version, a new **minor** version may only *append* fields at the end of `Body`
 //!    (postcard ignores trailing bytes, so an older reader still reads the prefix it knows), or add new
 //!    enum variants *at the end* of an enum. Existing fields, their order and their meaning never change.
@@ -27,6 +31,11 @@
 //! 6. Enum discriminants are postcard varints in declaration order: never reorder or remove variants.
 //! 7. Validation rules may get stricter only with a new major version.
 //!
+//! # History
+//! - 1.0: 56-byte header without a header CRC. Still read (see `header`); no longer written.
+//! - 2.0: 64-byte header ending in a header CRC-32, so a damaged header reads as corruption rather
+//!   than as a truncated file or a newer version. The body is unchanged.
+//!
 //! Only [`writer`] (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod error;
 mod header;
@@ -38,7 +47,10 @@ mod validate;
 pub mod writer;
 
 pub use error::BundleError;
-pub use header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, MAGIC, SCHEMA, SCHEMA_HASH};
+pub use header::{
+    Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, SCHEMA,
+    SCHEMA_HASH,
+};
 pub use in_place::NotInPlace;
 pub use schema::{
     ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
@@ -64,10 +76,11 @@ impl<'a> Bundle<'a> {
     /// bundle that parses can be executed without further bounds checks failing.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, BundleError> {
         let header = parse_header(bytes)?;
-        let rest = &bytes[HEADER_LEN..];
+        let header_len = header.byte_len();
+        let rest = &bytes[header_len..];
         let weights_start = header
             .weights_offset
-            .checked_sub(HEADER_LEN as u64)
+            .checked_sub(header_len as u64)
             .ok_or(BundleError::Layout("weights blob overlaps the header"))?;
         let weights_end = weights_start
             .checked_add(header.weights_len)

@@ -57,10 +57,14 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
         self.count == 0
     }
 
-    fn offset(&self, i: usize) -> Option<usize> {
-        let at = i.checked_mul(4)?;
-        let b = self.index.get(at..at.checked_add(4)?)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    /// The index and data without the record type: the checks below are compiled once, not once
+    /// per record type (this keeps the `no_std` footprint down).
+    fn raw(&self) -> RawIndex<'a> {
+        RawIndex {
+            count: self.count,
+            index: self.index,
+            data: self.data,
+        }
     }
 
     /// Decode record `i`.
@@ -69,16 +73,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
             table: core::any::type_name::<T>(),
             index: i as u32,
         };
-        if i >= self.len() {
-            return Err(err);
-        }
-        let start = self.offset(i).ok_or(err)?;
-        let end = if i + 1 < self.len() {
-            self.offset(i + 1).ok_or(err)?
-        } else {
-            self.data.len()
-        };
-        let rec = self.data.get(start..end).ok_or(err)?;
+        let rec = self.raw().record(i).ok_or(err)?;
         let (value, rest) = postcard::take_from_bytes::<T>(rec).map_err(|_| err)?;
         if !rest.is_empty() {
             return Err(err);
@@ -96,12 +91,50 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
 
     /// Check the index: right length, first offset 0, strictly increasing, inside `data`.
     pub(crate) fn check_index(&self, table: &'static str) -> Result<(), BundleError> {
+        self.raw().check(table)
+    }
+}
+
+/// A table's index and data, independent of the record type.
+#[derive(Clone, Copy)]
+struct RawIndex<'a> {
+    count: u32,
+    index: &'a [u8],
+    data: &'a [u8],
+}
+
+impl<'a> RawIndex<'a> {
+    fn offset(&self, i: usize) -> Option<usize> {
+        let at = i.checked_mul(4)?;
+        let b = self.index.get(at..at.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+
+    /// The bytes of record `i`, if the index locates them.
+    #[inline(never)]
+    fn record(self, i: usize) -> Option<&'a [u8]> {
+        let len = self.count as usize;
+        if i >= len {
+            return None;
+        }
+        let start = self.offset(i)?;
+        let end = if i + 1 < len {
+            self.offset(i + 1)?
+        } else {
+            self.data.len()
+        };
+        self.data.get(start..end)
+    }
+
+    #[inline(never)]
+    fn check(self, table: &'static str) -> Result<(), BundleError> {
         let bad = |index| BundleError::Table { table, index };
-        if Some(self.index.len()) != self.len().checked_mul(4) {
+        let len = self.count as usize;
+        if Some(self.index.len()) != len.checked_mul(4) {
             return Err(bad(0));
         }
         let mut prev: Option<usize> = None;
-        for i in 0..self.len() {
+        for i in 0..len {
             let off = self.offset(i).ok_or(bad(i as u32))?;
             let ok = match prev {
                 None => off == 0,
@@ -112,7 +145,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
             }
             prev = Some(off);
         }
-        if self.is_empty() && !self.data.is_empty() {
+        if len == 0 && !self.data.is_empty() {
             return Err(bad(0));
         }
         Ok(())

@@ -4,6 +4,9 @@
 //! weights blob, encodes the body, fills the header and finally parses its own output with the
 //! reader, so it can never emit a bundle the runtime would reject. Output is a pure function of the
 //! spec: the same spec gives the same bytes.
+//!
+//! [`BundleSpec::new`] and its builder methods, [`launch`], [`whole`], [`f32_bytes`] and [`reseal`] are
+//! the one way tests, fuzz targets and benchmarks assemble small bundles by hand.
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
@@ -13,7 +16,8 @@ use serde::Serialize;
 
 use super::header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, SCHEMA_HASH};
 use super::schema::{
-    Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step, TensorDesc,
+    ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
+    TensorDesc,
 };
 use super::{Bundle, BundleError, Table, WEIGHTS_ALIGN};
 
@@ -77,6 +81,105 @@ pub struct BundleSpec<'a> {
     pub inputs: Vec<TensorDesc<'a>>,
     pub outputs: Vec<TensorDesc<'a>>,
     pub reference: Option<ReferenceSpec<'a>>,
+}
+
+impl<'a> BundleSpec<'a> {
+    /// A spec for `target` made by `producer`, with no buffers, kernels, steps, tensors or reference
+    /// yet: add them with the methods below (or push to the fields directly).
+    pub fn new(target: Target<'a>, producer: Producer<'a>) -> Self {
+        BundleSpec {
+            target,
+            producer,
+            buffers: Vec::new(),
+            kernels: Vec::new(),
+            init: Vec::new(),
+            run: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            reference: None,
+        }
+    }
+
+    /// Add a buffer of `size` bytes (initial bytes `init` for weights and state); returns its index.
+    pub fn buffer(
+        &mut self,
+        label: &'a str,
+        size: u64,
+        dtype: DType,
+        kind: BufferKind,
+        init: Option<&'a [u8]>,
+    ) -> u32 {
+        self.buffers.push(BufferSpec {
+            label,
+            size,
+            dtype,
+            kind,
+            init,
+        });
+        (self.buffers.len() - 1) as u32
+    }
+
+    /// Add a kernel; returns its index.
+    pub fn kernel(&mut self, kernel: KernelDesc<'a>) -> u32 {
+        self.kernels.push(kernel);
+        (self.kernels.len() - 1) as u32
+    }
+
+    /// Add graph input `name` (`dtype`, `shape`) at the start of buffer `buffer`.
+    pub fn input(&mut self, name: &'a str, buffer: u32, dtype: DType, shape: &[u64]) -> &mut Self {
+        self.inputs.push(tensor(name, buffer, dtype, shape));
+        self
+    }
+
+    /// Add graph output `name` (`dtype`, `shape`) at the start of buffer `buffer`.
+    pub fn output(&mut self, name: &'a str, buffer: u32, dtype: DType, shape: &[u64]) -> &mut Self {
+        self.outputs.push(tensor(name, buffer, dtype, shape));
+        self
+    }
+}
+
+fn tensor<'a>(name: &'a str, buffer: u32, dtype: DType, shape: &[u64]) -> TensorDesc<'a> {
+    TensorDesc {
+        name,
+        buffer,
+        offset: 0,
+        dtype,
+        shape: shape.iter().copied().collect(),
+    }
+}
+
+/// A launch of kernel `kernel` with `args` over `global` × `local` work items (at most
+/// [`modelrt_hal::target::MAX_PARAMS`] arguments; more are dropped, and the writer then refuses the
+/// bundle because the count differs from the kernel's parameters).
+pub fn launch(kernel: u32, args: &[ArgRef], global: [u32; 3], local: [u32; 3]) -> Step {
+    Step::Launch {
+        kernel,
+        args: args.iter().copied().collect(),
+        global,
+        local,
+    }
+}
+
+/// The whole of buffer `buffer` (`size` bytes) as a launch argument.
+pub fn whole(buffer: u32, size: u64) -> ArgRef {
+    ArgRef::Buffer {
+        buffer,
+        offset: 0,
+        size,
+    }
+}
+
+/// Little-endian bytes of `values` (how the format stores f32 weights, inputs and references).
+pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The f32 values of little-endian bytes `bytes` (a trailing partial value is ignored).
+pub fn bytes_f32(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// Accumulates postcard records into a [`Table`] encoding.
@@ -200,6 +303,21 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
     Ok(out)
 }
 
+/// Fix up the length, body CRC and header CRC of bundle bytes `bytes` (current format) after an edit,
+/// so that the edit reaches the body decoder and the validator instead of stopping at a checksum.
+/// Bytes shorter than a header are left alone. For tests and fuzzing; the writer seals its own output.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let len = bytes.len() as u64;
+    bytes[24..32].copy_from_slice(&len.to_le_bytes());
+    let body_crc = crate::crc32::crc32(&bytes[HEADER_LEN..]);
+    bytes[48..52].copy_from_slice(&body_crc.to_le_bytes());
+    let header_crc = crate::crc32::crc32(&bytes[..HEADER_LEN - 4]);
+    bytes[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&header_crc.to_le_bytes());
+}
+
 /// Lay out `body` and `weights` as bundle bytes — header (lengths, CRC, schema hash), body, padding,
 /// weights blob — **without** validating them. [`write_bundle`] validates what it seals; tests use this
 /// to build bundles that are well formed but invalid.
@@ -218,7 +336,7 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
-        body_crc: crc32fast::hash(&out[HEADER_LEN..]),
+        body_crc: crate::crc32::crc32(&out[HEADER_LEN..]),
         flags: 0,
     };
     out[..HEADER_LEN].copy_from_slice(&header.to_bytes());

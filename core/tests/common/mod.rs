@@ -5,24 +5,16 @@
 //! backend; it allocates nothing in `submit`.
 #![allow(dead_code)]
 
-use modelrt_core::bundle::writer::{BufferSpec, BundleSpec, ReferenceSpec};
-use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
+#[allow(unused_imports)] // each test file uses its own subset
+pub use modelrt_core::bundle::writer::{bytes_f32, f32_bytes};
+use modelrt_core::bundle::writer::{launch, BundleSpec, ReferenceSpec};
+use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step};
 use modelrt_hal::device::{Arg, Device, KernelId, KernelImage, Queue, SubmitTiming};
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
 };
 
 pub const N: usize = 16;
-
-pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
 
 fn buf_param() -> ParamDesc {
     ParamDesc {
@@ -43,11 +35,7 @@ fn kernel(entry: &'static str, params: &[ParamDesc], threads: u32) -> KernelDesc
 }
 
 fn whole(buffer: u32) -> ArgRef {
-    ArgRef::Buffer {
-        buffer,
-        offset: 0,
-        size: (N * 4) as u64,
-    }
+    modelrt_core::bundle::writer::whole(buffer, (N * 4) as u64)
 }
 
 /// The model: y = relu(x_dev * w + b) where x is copied from the input buffer to a device buffer,
@@ -77,115 +65,67 @@ impl Fixture {
             kind: ParamKind::CoreId,
             dtype: DType::I32,
         };
-        let buffers = vec![
-            BufferSpec {
-                label: "input:x",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Input,
-                init: None,
-            },
-            BufferSpec {
-                label: "onnx:w",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Weight,
-                init: Some(&self.weights),
-            },
-            BufferSpec {
-                label: "x_dev",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Scratch,
-                init: None,
-            },
-            BufferSpec {
-                label: "b",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Scratch,
-                init: None,
-            },
-            BufferSpec {
-                label: "t",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Scratch,
-                init: None,
-            },
-            BufferSpec {
-                label: "output:y",
-                size: (N * 4) as u64,
-                dtype: DType::F32,
-                kind: BufferKind::Output,
-                init: None,
-            },
-        ];
-        let kernels = vec![
-            kernel("add", &[buf_param(), buf_param(), buf_param()], 1),
-            kernel("mul", &[buf_param(), buf_param(), buf_param()], 1),
-            kernel("relu_rows", &[buf_param(), buf_param(), core], 2),
-        ];
-        let launch = |k: u32, args: &[ArgRef], g: u32| Step::Launch {
-            kernel: k,
-            args: args.iter().copied().collect(),
-            global: [g, 1, 1],
-            local: [1, 1, 1],
-        };
-        BundleSpec {
-            target: Target::Cpu {
+        let mut spec = BundleSpec::new(
+            Target::Cpu {
                 arch: CpuArch::X86_64,
                 baseline: "x86-64-v3",
                 features: 0,
             },
-            producer: Producer {
+            Producer {
                 tinygrad: "0.14.0",
                 tinymesa: None,
                 source_sha256: [7; 32],
                 dev: "CPU:CLANG:x86_64,x86-64-v3",
                 flags: "NUM_CPU_THREADS=2",
             },
-            buffers,
-            kernels,
-            init: vec![launch(0, &[whole(3), whole(1), whole(1)], 1)],
-            run: vec![
-                Step::Copy {
-                    dst: BufRef {
-                        buffer: 2,
-                        offset: 0,
-                    },
-                    src: BufRef {
-                        buffer: 0,
-                        offset: 0,
-                    },
-                    size: (N * 4) as u64,
+        );
+        let size = (N * 4) as u64;
+        let f32_buffer = |spec: &mut BundleSpec<'_>, label, kind| {
+            spec.buffer(label, size, DType::F32, kind, None)
+        };
+        let x = f32_buffer(&mut spec, "input:x", BufferKind::Input);
+        let w = spec.buffer(
+            "onnx:w",
+            size,
+            DType::F32,
+            BufferKind::Weight,
+            Some(&self.weights),
+        );
+        let x_dev = f32_buffer(&mut spec, "x_dev", BufferKind::Scratch);
+        let b = f32_buffer(&mut spec, "b", BufferKind::Scratch);
+        let t = f32_buffer(&mut spec, "t", BufferKind::Scratch);
+        let y = f32_buffer(&mut spec, "output:y", BufferKind::Output);
+        let add = spec.kernel(kernel("add", &[buf_param(), buf_param(), buf_param()], 1));
+        let mul = spec.kernel(kernel("mul", &[buf_param(), buf_param(), buf_param()], 1));
+        let relu = spec.kernel(kernel("relu_rows", &[buf_param(), buf_param(), core], 2));
+        let one = [1, 1, 1];
+        spec.init = vec![launch(add, &[whole(b), whole(w), whole(w)], one, one)];
+        spec.run = vec![
+            Step::Copy {
+                dst: BufRef {
+                    buffer: x_dev,
+                    offset: 0,
                 },
-                launch(1, &[whole(4), whole(2), whole(1)], 1),
-                launch(0, &[whole(4), whole(4), whole(3)], 1),
-                launch(2, &[whole(5), whole(4), ArgRef::Int(0)], 2),
-            ],
-            inputs: vec![TensorDesc {
-                name: "x",
-                buffer: 0,
-                offset: 0,
-                dtype: DType::F32,
-                shape: [1u64, N as u64].into_iter().collect(),
-            }],
-            outputs: vec![TensorDesc {
-                name: "y",
-                buffer: 5,
-                offset: 0,
-                dtype: DType::F32,
-                shape: [1u64, N as u64].into_iter().collect(),
-            }],
-            reference: Some(ReferenceSpec {
-                seed: 0,
-                atol: 1e-6,
-                rtol: 1e-6,
-                inputs: vec![&self.ref_in],
-                outputs: vec![&self.ref_out],
-            }),
-        }
+                src: BufRef {
+                    buffer: x,
+                    offset: 0,
+                },
+                size,
+            },
+            launch(mul, &[whole(t), whole(x_dev), whole(w)], one, one),
+            launch(add, &[whole(t), whole(t), whole(b)], one, one),
+            launch(relu, &[whole(y), whole(t), ArgRef::Int(0)], [2, 1, 1], one),
+        ];
+        spec.input("x", x, DType::F32, &[1, N as u64])
+            .output("y", y, DType::F32, &[1, N as u64]);
+        spec.reference = Some(ReferenceSpec {
+            seed: 0,
+            atol: 1e-6,
+            rtol: 1e-6,
+            inputs: vec![&self.ref_in],
+            outputs: vec![&self.ref_out],
+        });
+        spec
     }
 }
 

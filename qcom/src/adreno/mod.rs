@@ -30,6 +30,7 @@ use std::rc::Rc;
 
 mod device;
 pub mod error;
+#[allow(unsafe_code)]
 mod external;
 mod queue;
 

@@ -7,13 +7,18 @@
 //! - [`device`] assembles all of it into [`CpuDevice`] / [`CpuQueue`];
 //! - [`borrow`] lets a caller's buffer stand in for an input for one submit (zero-copy frames);
 //! - [`weights`] reads read-only weights in place from the mapped bundle file.
+#[allow(unsafe_code)]
 pub mod borrow;
+#[allow(unsafe_code)]
 pub mod call;
+#[allow(unsafe_code)]
 pub mod device;
 pub mod elf;
 pub mod error;
+#[allow(unsafe_code)]
 pub mod exec_mem;
 pub mod features;
+#[allow(unsafe_code)]
 pub mod pool;
 pub mod reloc;
 pub mod weights;

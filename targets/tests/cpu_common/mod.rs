@@ -50,15 +50,8 @@ pub fn load(
     })
 }
 
-pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+#[allow(unused_imports)] // each test file uses its own subset
+pub use modelrt_core::bundle::writer::{bytes_f32, f32_bytes};
 
 pub fn download_f32(dev: &mut CpuDevice, offset: u64, n: usize) -> Vec<f32> {
     let mut out = vec![0u8; n * 4];

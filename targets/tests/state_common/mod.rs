@@ -5,7 +5,7 @@
 //! multiples of 0.5, so every f32 sum and product is exact and the closed forms need no tolerance.
 #![allow(dead_code, unused_imports)] // each test crate uses a different subset
 
-use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec};
+use modelrt_core::bundle::writer::{launch, whole, write_bundle, BufferSpec, BundleSpec};
 use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
@@ -77,26 +77,17 @@ pub struct StatefulSpec {
 pub fn build(p: StatefulSpec) -> Vec<u8> {
     let bytes = (p.n * 4) as u64;
     let leak = |v: &[f32]| -> &'static [u8] { Box::leak(f32_bytes(v).into_boxed_slice()) };
-    let buf = |label, kind, init| BufferSpec {
-        label,
-        size: bytes,
-        dtype: DType::F32,
-        kind,
-        init,
-    };
-    let launch = |a: [u32; 3]| Step::Launch {
-        kernel: 0,
-        args: a
-            .into_iter()
-            .map(|buffer| ArgRef::Buffer {
-                buffer,
-                offset: 0,
-                size: bytes,
-            })
-            .collect(),
-        global: p.global,
-        local: p.local,
-    };
+    let mut spec = BundleSpec::new(p.target, p.producer);
+    let mut buf = |label, kind, init| spec.buffer(label, bytes, DType::F32, kind, init);
+    let x = buf("input:x", BufferKind::Input, None);
+    buf("w", BufferKind::Weight, Some(leak(&p.w)));
+    let acc = buf("state:acc", BufferKind::State, Some(leak(&p.acc)));
+    let queue = buf("state:queue", BufferKind::State, Some(leak(&p.queue)));
+    let tmp = buf("tmp", BufferKind::Scratch, None);
+    let y = buf("output:y", BufferKind::Output, None);
+    let queue_out = buf("output:queue", BufferKind::Output, None);
+    let kernel = spec.kernel(p.kernel);
+    let launch = |a: [u32; 3]| launch(kernel, &a.map(|b| whole(b, bytes)), p.global, p.local);
     let copy = |dst: (u32, u64), src: (u32, u64), size| Step::Copy {
         dst: BufRef {
             buffer: dst.0,
@@ -108,43 +99,21 @@ pub fn build(p: StatefulSpec) -> Vec<u8> {
         },
         size,
     };
-    let io = |name, buffer| TensorDesc {
-        name,
-        buffer,
-        offset: 0,
-        dtype: DType::F32,
-        shape: [p.n as u64].into_iter().collect(),
-    };
-    let mut run = vec![
+    spec.run = vec![
         launch(p.acc_args),
-        copy((2, 0), (4, 0), bytes),
+        copy((acc, 0), (tmp, 0), bytes),
         launch(p.y_args),
-        copy((4, 0), (3, 4), bytes - 4),
-        copy((3, 0), (4, 0), bytes - 4),
+        copy((tmp, 0), (queue, 4), bytes - 4),
+        copy((queue, 0), (tmp, 0), bytes - 4),
     ];
     if p.queue_x {
-        run.push(copy((3, bytes - 4), (0, 0), 4));
+        spec.run.push(copy((queue, bytes - 4), (x, 0), 4));
     }
-    run.push(copy((6, 0), (3, 0), bytes));
-    let spec = BundleSpec {
-        target: p.target,
-        producer: p.producer,
-        buffers: vec![
-            buf("input:x", BufferKind::Input, None),
-            buf("w", BufferKind::Weight, Some(leak(&p.w))),
-            buf("state:acc", BufferKind::State, Some(leak(&p.acc))),
-            buf("state:queue", BufferKind::State, Some(leak(&p.queue))),
-            buf("tmp", BufferKind::Scratch, None),
-            buf("output:y", BufferKind::Output, None),
-            buf("output:queue", BufferKind::Output, None),
-        ],
-        kernels: vec![p.kernel],
-        init: vec![],
-        run,
-        inputs: vec![io("x", 0)],
-        outputs: vec![io("y", 5), io("queue", 6)],
-        reference: None,
-    };
+    spec.run.push(copy((queue_out, 0), (queue, 0), bytes));
+    let shape = [p.n as u64];
+    spec.input("x", x, DType::F32, &shape)
+        .output("y", y, DType::F32, &shape)
+        .output("queue", queue_out, DType::F32, &shape);
     write_bundle(&spec).expect("stateful test bundle is valid")
 }
 

@@ -4,6 +4,7 @@
 pub mod bringup;
 pub mod device;
 #[cfg(all(feature = "std", target_os = "linux"))]
+#[allow(unsafe_code)]
 pub mod mapped;
 pub mod mmio;
 

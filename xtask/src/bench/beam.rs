@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::prepare::sha256_hex;
 use super::report::{ratio, stats_row};
 
-/// Issue 15's goals: searched modelrt's median step at most this multiple of onnxruntime's.
+/// The search goals: searched modelrt's median step at most this multiple of onnxruntime's.
 pub const GOALS: &[(&str, f64)] = &[
     ("policy", 1.5),
     ("dmonitor", 1.5),

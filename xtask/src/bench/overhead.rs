@@ -8,8 +8,10 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
-use modelrt_core::bundle::{ArgRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
+use modelrt_core::bundle::writer::{
+    f32_bytes, launch, whole, write_bundle, BundleSpec, ReferenceSpec,
+};
+use modelrt_core::bundle::{ArgRef, BufferKind, KernelDesc, Producer};
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
 };
@@ -126,86 +128,39 @@ pub fn chain_bundle(obj: &[u8], threads: u32, launches: usize) -> Result<Vec<u8>
         },
         meta: KernelMeta::Cpu(CpuKernelMeta { threads }),
     };
-    let mut args: heapless::Vec<ArgRef, { modelrt_hal::target::MAX_PARAMS }> = [
-        ArgRef::Buffer {
-            buffer: 1,
-            offset: 0,
-            size: 4 * n,
-        },
-        ArgRef::Buffer {
-            buffer: 0,
-            offset: 0,
-            size: 4 * n,
-        },
-    ]
-    .into_iter()
-    .collect();
-    if threads > 1 {
-        let _ = args.push(ArgRef::Int(0));
-    }
-    let launch = Step::Launch {
-        kernel: 0,
-        args,
-        global: [threads, 1, 1],
-        local: [1, 1, 1],
-    };
-    let shape: heapless::Vec<u64, { modelrt_core::bundle::MAX_DIMS }> = [n].into_iter().collect();
-    let x_ref: Vec<u8> = (0..n).flat_map(|_| 2.0f32.to_le_bytes()).collect();
-    let y_ref: Vec<u8> = (0..n).flat_map(|_| 3.0f32.to_le_bytes()).collect();
-    let spec = BundleSpec {
-        target: Target::Cpu {
+    let mut spec = BundleSpec::new(
+        Target::Cpu {
             arch,
             baseline,
             features,
         },
-        producer: Producer {
+        Producer {
             tinygrad: "none (synthetic overhead chain)",
             tinymesa: None,
             source_sha256: [0; 32],
             dev: "CPU:CLANG (clang with tinygrad's ClangCompiler flags)",
             flags: "",
         },
-        buffers: vec![
-            BufferSpec {
-                label: "input:x",
-                size: 4 * n,
-                dtype: DType::F32,
-                kind: BufferKind::Input,
-                init: None,
-            },
-            BufferSpec {
-                label: "output:y",
-                size: 4 * n,
-                dtype: DType::F32,
-                kind: BufferKind::Output,
-                init: None,
-            },
-        ],
-        kernels: vec![kernel],
-        init: vec![],
-        run: vec![launch; launches],
-        inputs: vec![TensorDesc {
-            name: "x",
-            buffer: 0,
-            offset: 0,
-            dtype: DType::F32,
-            shape: shape.clone(),
-        }],
-        outputs: vec![TensorDesc {
-            name: "y",
-            buffer: 1,
-            offset: 0,
-            dtype: DType::F32,
-            shape,
-        }],
-        reference: Some(ReferenceSpec {
-            seed: 0,
-            atol: 0.0,
-            rtol: 0.0,
-            inputs: vec![&x_ref],
-            outputs: vec![&y_ref],
-        }),
-    };
+    );
+    let x = spec.buffer("input:x", 4 * n, DType::F32, BufferKind::Input, None);
+    let y = spec.buffer("output:y", 4 * n, DType::F32, BufferKind::Output, None);
+    let k = spec.kernel(kernel);
+    let mut args = vec![whole(y, 4 * n), whole(x, 4 * n)];
+    if threads > 1 {
+        args.push(ArgRef::Int(0));
+    }
+    spec.run = vec![launch(k, &args, [threads, 1, 1], [1, 1, 1]); launches];
+    spec.input("x", x, DType::F32, &[n])
+        .output("y", y, DType::F32, &[n]);
+    let x_ref = f32_bytes(&vec![2.0; n as usize]);
+    let y_ref = f32_bytes(&vec![3.0; n as usize]);
+    spec.reference = Some(ReferenceSpec {
+        seed: 0,
+        atol: 0.0,
+        rtol: 0.0,
+        inputs: vec![&x_ref],
+        outputs: vec![&y_ref],
+    });
     write_bundle(&spec).map_err(|e| anyhow::anyhow!("cannot write the overhead bundle: {e}"))
 }
 

@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 
 mod dispatch;
 mod execute;
+#[allow(unsafe_code)]
 mod ioctl;
+#[allow(unsafe_code)]
 mod memory;
 mod stream;
 

@@ -5,7 +5,7 @@
 //! ```text
 //! use modelrt_usbgpu::emu::navi31_gpu::{Navi31Model, GpuConfig};
 //! let gpu = Navi31Model::new(GpuConfig::default());          // 24 GiB VRAM, NotModelled shaders
-//! gpu.set_executor(Box::new(my_interpreter));                // optional: part 2's interpreter
+//! gpu.set_executor(Box::new(my_interpreter));                // optional: the RDNA3 interpreter
 //! let emu = gpu.bridge_emulator();                           // BridgeEmulator with BAR0/2/5 = this GPU
 //! // … or plug into an existing builder: gpu.attach(BridgeEmulator::builder()).build()
 //! gpu.faults(|f| f.psp_silent = true);                       // fault injection, any time
