@@ -55,12 +55,14 @@ const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
         "qcom",
         &[
             "adreno::external",
-            "dsp",
-            "emu::fastrpc",
             "emu::kgsl::ioctl",
             "emu::kgsl::memory",
             "kgsl",
         ],
+    ),
+    (
+        "qcom/hexagon",
+        &["emu::device::io", "fastrpc::io", "fastrpc::real"],
     ),
     ("usbgpu", &["host", "pcie::mapped"]),
 ];

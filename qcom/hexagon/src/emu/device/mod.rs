@@ -10,8 +10,8 @@
 //! `loader` (library loading through the host's listener), `launch` (one kernel launch), `run` (one model-level
 //! run of a whole schedule).
 pub mod exec;
-#[allow(unsafe_code)]
 // the `unsafe impl FastRpcIo` for the model (its contract: docs in crate::fastrpc::io)
+#[allow(unsafe_code)]
 mod io;
 mod ion;
 mod launch;
