@@ -57,14 +57,14 @@ fn models(py: &Path) -> &'static (PathBuf, PathBuf) {
     M.get_or_init(|| {
         let out = dir().join("small");
         let ok = Command::new(py)
-            .arg(root().join("xtask/exporter/mrt_dsp_models.py"))
+            .arg(root().join("xtask/exporter/tools/dsp_models.py"))
             .args(["--out"])
             .arg(&out)
             .args(["--res", "64"])
             .status()
             .unwrap()
             .success();
-        assert!(ok, "mrt_dsp_models.py failed");
+        assert!(ok, "tools/dsp_models.py failed");
         (out.join("qdq.onnx"), out.join("float.onnx"))
     })
 }
@@ -324,14 +324,13 @@ fn false_vector_alignment_is_lowered_by_the_exporter() {
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("k.c"), ALIGN_KERNEL).unwrap();
     // compile the kernel as tinygrad renders it and after the exporter's fix, with the exporter's own compile path
-    let script = "import sys, os\nsys.path.insert(0, sys.argv[1])\nimport mrt_dsp\nmrt_dsp.prepare(sys.argv[2])\n\
-                  src = open(os.path.join(sys.argv[2], 'k.c')).read()\n\
-                  open(os.path.join(sys.argv[2], 'raw.so'), 'wb').write(mrt_dsp.compile_device(src, 'raw'))\n\
+    let script = "import sys, os\nfrom mrt import dsp as mrt_dsp\nmrt_dsp.prepare(sys.argv[1])\n\
+                  src = open(os.path.join(sys.argv[1], 'k.c')).read()\n\
+                  open(os.path.join(sys.argv[1], 'raw.so'), 'wb').write(mrt_dsp.compile_device(src, 'raw'))\n\
                   fixed = mrt_dsp.lower_vector_alignment(src, 1)\nassert 'aligned(1),ext_vector_type(128)' in fixed\n\
-                  open(os.path.join(sys.argv[2], 'fixed.so'), 'wb').write(mrt_dsp.compile_device(fixed, 'fixed'))\n";
-    let st = Command::new(&py)
+                  open(os.path.join(sys.argv[1], 'fixed.so'), 'wb').write(mrt_dsp.compile_device(fixed, 'fixed'))\n";
+    let st = xtask::exporter_python::command(&py)
         .args(["-c", script])
-        .arg(root().join("xtask/exporter"))
         .arg(&d)
         .status()
         .unwrap();
@@ -574,14 +573,14 @@ fn two_compiles_give_identical_bundles() {
     // the depthwise 3x3 over 576 channels at 7x7 (MobileNetV2's last stage shape): small, so cheap to compile twice
     let out = dir().join("dw");
     let ok = Command::new(&py)
-        .arg(root().join("xtask/exporter/mrt_dsp_models.py"))
+        .arg(root().join("xtask/exporter/tools/dsp_models.py"))
         .arg("--out")
         .arg(&out)
         .arg("--dwtrap")
         .status()
         .unwrap()
         .success();
-    assert!(ok, "mrt_dsp_models.py --dwtrap failed");
+    assert!(ok, "tools/dsp_models.py --dwtrap failed");
     let onnx = out.join("qdq.onnx");
     let one = compile(&py, &onnx, "dw-1", &[], true);
     let two = compile(&py, &onnx, "dw-2", &[], true);

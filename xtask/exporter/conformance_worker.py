@@ -19,11 +19,9 @@ import os
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 
 def _export(req: dict) -> dict:
-  import export
+  import export  # export.py sits next to this script, and Python puts the script's directory on its path
   buf = io.StringIO()
   old = sys.stderr
   sys.stderr = buf

@@ -4,17 +4,18 @@
   export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
             [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
-  export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt_script.py)
-  cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt_beam.py)
+  export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
+  cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
 CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
 --reference tolerances: 1e-4 (fp32), 5e-2 with --float16/--image.
 
-Test-only helpers next to this file: check_manifest.py (independent x86-64 replayer vs onnxruntime),
-check_manifest_aarch64.py + replay_aarch64.c (cpu-aarch64 manifests under qemu-aarch64), make_test_pickle.py,
-test_exporter.py, and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
+The library is the package mrt/ next to this file (importable because Python puts this script's directory on its
+path). Test-only helpers: tests/ (test_exporter.py; check_manifest.py, an independent x86-64 replayer vs onnxruntime;
+check_manifest_aarch64.py + replay_aarch64.c, cpu-aarch64 manifests under qemu-aarch64), tools/ (test-data generators
+such as make_test_pickle.py), and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
 init phase / python constants / ONNX weight bytes can be replayed here).
 """
 import argparse
@@ -22,8 +23,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mrt_targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, make_target  # noqa: E402
+from mrt.targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, make_target
 
 
 def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
@@ -41,7 +41,7 @@ def parse_args(argv):
   src.add_argument("--onnx", help="ONNX model to compile")
   src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")
   src.add_argument("--tinygrad", metavar="SCRIPT.py:FN", help="tinygrad program to capture: FN() returns the function and its "
-                   "example inputs and state (mrt_script.py)")
+                   "example inputs and state (mrt/script.py)")
   ap.add_argument("--target", help=f"one of {', '.join(TARGETS)} (required with --onnx)")
   ap.add_argument("--out", required=True, help="output directory (manifest.json + blobs/)")
   ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
@@ -59,7 +59,7 @@ def parse_args(argv):
                        "call) and the bundle keeps as state (repeatable)")
   ap.add_argument("--compile3-dtypes", action="store_true",
                   help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
-  from mrt_beam import add_args
+  from mrt.beam import add_args
   add_args(ap)
   return ap.parse_args(argv)
 
@@ -79,7 +79,7 @@ def pin_environment(flags: dict, dev: str) -> dict:
 
 def check_versions(needs_mesa: bool):
   from importlib.metadata import version, PackageNotFoundError
-  from mrt_targets import TINYGRAD_VERSION, TINYMESA_VERSION
+  from mrt.targets import TINYGRAD_VERSION, TINYMESA_VERSION
   try: tg = version("tinygrad")
   except PackageNotFoundError: raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
   if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
@@ -115,8 +115,8 @@ def main(argv) -> int:
   try:
     if ap.pickle is not None:
       if ap.beam is not None or ap.beam_cache is not None: raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
-      from mrt_pickle import export_pickle
-      from mrt_state import parse_state_init
+      from mrt.pickle_import import export_pickle
+      from mrt.state import parse_state_init
       export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
@@ -125,19 +125,19 @@ def main(argv) -> int:
     if ap.tinygrad is None and not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
-    from mrt_beam import configure
+    from mrt.beam import configure
     flags.update(configure(ap, cfg))
     if cfg.target["kind"] == "hexagon":  # helper object, mock CC wrapper and the alignment fix, before any compile
-      from mrt_dsp import prepare
+      from mrt.dsp import prepare
       flags.update(prepare(ap.out))
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
-      from mrt_script_export import export_script
+      from mrt.script_export import export_script
       export_script(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
-    from mrt_export import export_onnx
+    from mrt.export import export_onnx
     export_onnx(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)

@@ -16,7 +16,7 @@ from tinygrad.helpers import is_image_shape, prod
 from tinygrad.uop.ops import Ops, UOp
 from tinygrad.engine.realize import get_call_arg_uops, get_call_outs_ins, get_call_var_uops
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 HOST_DEVICES = ("PYTHON", "NPY", "DISK")
 DTYPE_NAMES = {"float": "float32", "half": "float16", "__bf16": "bfloat16", "double": "float64", "signed char": "int8",
@@ -242,9 +242,9 @@ class ManifestBuilder:
 
   def finish(self, outputs: list[tuple[str, UOp, tuple, object]], state_init: dict | None = None) -> tuple[list, list, list]:
     """outputs: (name, output UOp, shape, dtype). Returns (buffers, inputs, outputs) records. `state_init`: initial
-    contents of inputs the program carries across steps (mrt_state.py), which become state buffers.
+    contents of inputs the program carries across steps (mrt/state.py), which become state buffers.
     Raises NeedsMaterialize naming the outputs that are not contiguous views of a buffer."""
-    from mrt_state import carried_buffers, input_state_bytes
+    from mrt.state import carried_buffers, input_state_bytes
     carried, state_inputs = carried_buffers(self), input_state_bytes(self, state_init)
     inputs = []
     for slot, info in enumerate(self.param_info):

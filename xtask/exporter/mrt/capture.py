@@ -14,7 +14,7 @@ from tinygrad.uop.ops import UOp, Ops
 import tinygrad.engine.jit as tg_jit
 from tinygrad.engine.realize import compile_linear
 
-from mrt_targets import ExportError, TINYGRAD_VERSION as TINYGRAD
+from mrt.targets import ExportError, TINYGRAD_VERSION as TINYGRAD
 
 NUMPY_DTYPES = {dtypes.float32: np.float32, dtypes.float16: np.float16, dtypes.float64: np.float64, dtypes.int8: np.int8,
                 dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16, dtypes.int32: np.int32,
@@ -201,7 +201,7 @@ def _tinygrad_fails(e: BaseException) -> ExportError:
 
 def _divisor_inputs(model, names: list[str]) -> frozenset:
   """Graph inputs whose values reach the divisor of an integer Div or Mod."""
-  from mrt_baked import value_taint
+  from mrt.baked import value_taint
   taint = value_taint(model, names)
   return frozenset().union(*(taint.get(n.input[1], frozenset()) for n in model.graph.node if n.op_type in ("Div", "Mod") and len(n.input) > 1))
 
@@ -212,7 +212,7 @@ def _constant_capture(onnx_path, specs, outs, arrays, seed, nonzero) -> "Capture
   out_dtypes = {o.name: o.tg_dtype for o in outs}
   _, vals = eager_on_cpu(onnx_path, specs, arrays, out_dtypes)
   if specs:
-    from mrt_verify import mismatch
+    from mrt.verify import mismatch
     _, again = eager_on_cpu(onnx_path, specs, random_inputs(specs, seed + 1, nonzero), out_dtypes)
     for n in vals:
       if (bad := mismatch(again[n], vals[n])):
@@ -227,8 +227,8 @@ def capture(onnx_path: str, null_device: bool, seed: int, compile3_dtypes: bool 
   """compile3's three-call capture. `materialize`: output names to force into fresh contiguous buffers (used when the plain
   capture returned them as non-contiguous views). `verify_seed` (real-device targets only): after capture, also replay the
   program on inputs drawn with this seed and compare it with an unjitted run on the same inputs, so a graph whose result
-  depends on input values that the capture baked in is refused (mrt_verify.py). `trust_tinygrad`: do not refuse the op
-  configurations tinygrad is known to compute wrongly (mrt_known_wrong.py)."""
+  depends on input values that the capture baked in is refused (mrt/verify.py). `trust_tinygrad`: do not refuse the op
+  configurations tinygrad is known to compute wrongly (mrt/known_wrong.py)."""
   import onnx
   runner = _load_runner(onnx_path)
   model = onnx.load(onnx_path, load_external_data=False)
@@ -236,11 +236,11 @@ def capture(onnx_path: str, null_device: bool, seed: int, compile3_dtypes: bool 
   outs = output_specs(model, compile3_dtypes)
   output_names = list(runner.graph_outputs)
   if output_names != [o.name for o in outs]: raise ExportError("tinygrad and onnx disagree on the model's outputs")
-  from mrt_baked import random_index_inputs, refuse_baked_inputs, refuse_random_ops
+  from mrt.baked import random_index_inputs, refuse_baked_inputs, refuse_random_ops
   refuse_baked_inputs(model, [s.name for s in specs])
   refuse_random_ops(model)
   if not trust_tinygrad:
-    from mrt_known_wrong import refuse_known_wrong
+    from mrt.known_wrong import refuse_known_wrong
     refuse_known_wrong(model)
   nonzero = _divisor_inputs(model, [s.name for s in specs])
   arrays = random_inputs(specs, seed, nonzero)
@@ -297,7 +297,7 @@ def capture(onnx_path: str, null_device: bool, seed: int, compile3_dtypes: bool 
   if run.captured is None: raise ExportError("TinyJit did not capture the model")
 
   if verify_seed is not None and not null_device:
-    from mrt_verify import check_input_dependence
+    from mrt.verify import check_input_dependence
     check_input_dependence(onnx_path, run, specs, output_names, out_dtypes, zero_d, verify_seed,
                            lambda a: _to_tensors(specs, a), lambda sp, sd: random_inputs(sp, sd, nonzero))
     run(**_to_tensors(specs, arrays))  # replay the capture inputs again: the buffers hold their results for the self-check

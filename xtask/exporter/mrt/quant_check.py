@@ -14,7 +14,7 @@ Squeeze/Unsqueeze), or 1 for an integer output of QuantizeLinear / a QLinear* op
 same inputs by onnxruntime's own disagreement (fused vs unfused, in steps): tinygrad must stay within
 K_STEPS + that maximum everywhere, and its root-mean-square difference within RMS_STEPS + onnxruntime's own. Outputs
 without a step (ConvInteger/MatMulInteger's exact int32 results, floats computed after the last DequantizeLinear)
-keep the ordinary comparison of mrt_verify.py.
+keep the ordinary comparison of mrt/verify.py.
 """
 from typing import NamedTuple
 
@@ -117,7 +117,7 @@ def tolerances(onnx_path: str, feeds: dict, fused: dict, log) -> dict[str, Toler
   """Output name -> Tolerance for the stepped outputs of a quantised graph ({} otherwise). `fused`: onnxruntime's
   ordinary (optimised) outputs for `feeds`; its unfused run on the same feeds calibrates the tolerance."""
   import onnx
-  from mrt_verify import ort_outputs
+  from mrt.verify import ort_outputs
   steps = output_steps(onnx.load(onnx_path, load_external_data=False))
   steps = {n: s for n, s in (steps or {}).items() if n in fused}
   if not steps: return {}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 CHECK_STEPS = 5   # 3 capture calls (compile3/compile_modeld) + 2 replays
 
@@ -36,7 +36,9 @@ def load_build(spec: str) -> tuple[dict, str]:
   path, sep, name = spec.rpartition(":")
   if not sep or not path or not name: raise ExportError(f"--tinygrad expects SCRIPT.py:FUNCTION, got '{spec}'")
   if not os.path.isfile(path): raise ExportError(f"script not found: {path}")
-  if (here := os.path.dirname(os.path.abspath(path))) not in sys.path: sys.path.insert(0, here)  # the script's own imports
+  # This loads the USER's script: like `python SCRIPT.py` would, put its own directory on the path so its imports of
+  # modules next to it resolve. The exporter's own modules never rely on this.
+  if (here := os.path.dirname(os.path.abspath(path))) not in sys.path: sys.path.insert(0, here)
   mod_name = "mrt_user_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
   if (mod := sys.modules.get(mod_name)) is None:
     try:
@@ -141,7 +143,7 @@ class _NumpyTensors:
   tinygrad reads them from their bytes."""
   def __enter__(self):
     from tinygrad import Tensor
-    from mrt_capture import NUMPY_DTYPES
+    from mrt.capture import NUMPY_DTYPES
     self.seen, self.orig = [], Tensor.__init__
     seen, orig = self.seen, self.orig
     def init(t, data=None, *a, **k):
@@ -158,7 +160,7 @@ class _NumpyTensors:
 
   def buffers(self) -> dict:
     from tinygrad.uop.ops import Ops
-    from mrt_capture import NUMPY_DTYPES
+    from mrt.capture import NUMPY_DTYPES
     data = {}
     for i, (t, arr) in enumerate(self.seen):
       if (base := t.uop.base).op is not Ops.BUFFER: continue
@@ -170,7 +172,7 @@ class _NumpyTensors:
 
 
 def _compare(what: str, got: list[np.ndarray], want: list[np.ndarray], names: list[str], exact: bool):
-  from mrt_verify import mismatch
+  from mrt.verify import mismatch
   for n, g, w in zip(names, got, want):
     bad = (None if np.array_equal(g, w, equal_nan=g.dtype.kind == "f") else "values differ") if exact else mismatch(g, w)
     if bad: raise ExportError(f"self-check failed: {what} '{n}' differs from tinygrad's unjitted run ({bad}); refusing to write a wrong bundle")
@@ -226,7 +228,7 @@ def _check_steps(got, want, names: list[str], exact: bool):
 
 def carried_closure_check(builder):
   """Refuse buffers fn captured and advances: after the capture's steps their initial contents are gone."""
-  from mrt_state import carried_buffers
+  from mrt.state import carried_buffers
   if carried := sorted(carried_buffers(builder)):
     what = ", ".join(f"buffer {i} ({builder.buffers[i]['size']} bytes)" for i in carried)
     raise ExportError(f"fn advances tensors it captured ({what}) with assign; pass them through build()'s 'state' so their "

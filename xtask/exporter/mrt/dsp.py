@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 CLANG = "clang-19"
 HEXAGON_VERSION = 65

@@ -1,7 +1,7 @@
 """ONNX op configurations that tinygrad 0.14.0's frontend computes differently from the ONNX reference on some inputs.
 
 tinygrad is the kernel compiler, so a bundle inherits every wrong answer its ONNX frontend gives. Most such bugs show on
-any input and the compile-time cross-check with onnxruntime (mrt_verify.py) refuses them; the ones below only show on
+any input and the compile-time cross-check with onnxruntime (mrt/verify.py) refuses them; the ones below only show on
 particular values (zero vectors, ±inf, fully masked rows, ...) that random capture inputs do not hit, or where
 onnxruntime itself departs from the ONNX reference, so they are refused by configuration. Each rule names the ONNX
 node tests (`cargo xtask conformance`, docs/conformance.md) where tinygrad's own eager run gives the wrong answer.
@@ -10,7 +10,7 @@ node tests (`cargo xtask conformance`, docs/conformance.md) where tinygrad's own
 from dataclasses import dataclass
 from typing import Callable
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 
 def _attr(node, name: str, default=None):

@@ -5,14 +5,14 @@ starts/ends, Pad's pads, Resize's scales, Split's sizes, Tile's repeats, Reduce*
 `tinygrad.nn.onnx.required_input_python_consts`, plus If's condition). A capture reads such a value once, from the
 seeded capture inputs, and the bundle then computes with that value forever. When such a parameter is derived from a
 graph input's value, the bundle would silently compute something else for every other input, so we refuse and name the
-input; `--const NAME=FILE.npy` (mrt_consts.py) folds a fixed value into the graph instead.
+input; `--const NAME=FILE.npy` (mrt/consts.py) folds a fixed value into the graph instead.
 
 The analysis is a forward data-flow over the ONNX graph: a tensor is *value-tainted* by the graph inputs its values are
 computed from. Shape and Size outputs depend only on shapes, which a bundle fixes, so they are never tainted. Nodes with
 subgraphs (If/Loop/Scan) taint their outputs with everything their subgraphs read from the outer scope.
 See docs/hw/tinygrad-export.md §11.
 """
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
 # Inputs tinygrad reads as Python values outside required_input_python_consts (checked in tinygrad 0.14.0 nn/onnx.py).

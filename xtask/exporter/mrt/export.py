@@ -11,11 +11,11 @@ import time
 import numpy as np
 from tinygrad import Device
 
-from mrt_targets import ExportError
-from mrt_capture import capture, random_inputs
-from mrt_manifest import ManifestBuilder, NeedsMaterialize, constant_body, flatten_calls, safe_name
-from mrt_verify import ORT_TYPES, check_against_onnxruntime, verify_lowered_outputs
-from mrt_meta import kernel_meta_for
+from mrt.targets import ExportError
+from mrt.capture import capture, random_inputs
+from mrt.manifest import ManifestBuilder, NeedsMaterialize, constant_body, flatten_calls, safe_name
+from mrt.verify import ORT_TYPES, check_against_onnxruntime, verify_lowered_outputs
+from mrt.meta import kernel_meta_for
 
 FP32_TOL, FP16_TOL = 1e-4, 5e-2  # FLOAT16 exports are compared with a documented looser tolerance
 
@@ -48,7 +48,7 @@ def _whole_input_numel(jit) -> dict[int, int]:
   (a whole buffer) without a shape; its calls still see the buffer, so its size comes from them."""
   from tinygrad.uop.ops import Ops
   from tinygrad.engine.realize import get_call_arg_uops
-  from mrt_manifest import flatten_calls
+  from mrt.manifest import flatten_calls
   out: dict[int, int] = {}
   for call in flatten_calls(jit.linear):
     for u in get_call_arg_uops(call):
@@ -78,7 +78,7 @@ def build_manifest(jit, onetime, cfg_target: dict, kernel_meta, device: str, nul
 def reference(onnx_path: str, inputs: list[dict], outputs: list[dict], seed: int, half: bool, blobs: dict, feeds: dict) -> dict:
   """Embed `feeds` (the capture inputs, drawn with `seed`) and onnxruntime's outputs for them."""
   import onnxruntime as ort
-  from mrt_capture import InputSpec
+  from mrt.capture import InputSpec
   specs = [InputSpec(i["name"], tuple(i["shape"]), np.dtype(i["dtype"]).type, False) for i in inputs]
   feeds = {s.name: np.asarray(feeds[s.name]).astype(s.np_dtype) for s in specs}
   try: sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
@@ -133,7 +133,7 @@ def _capture_and_build(cfg, onnx_path: str, seed: int, compile3_dtypes: bool, re
 
 
 def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
-  from mrt_consts import fold_consts, parse_const_args
+  from mrt.consts import fold_consts, parse_const_args
   with open(ap.onnx, "rb") as f: sha = hashlib.sha256(f.read()).hexdigest()
   onnx_path, folded = fold_consts(ap.onnx, parse_const_args(ap.const or []), os.path.join(ap.out, "consts"))
   flags = {**flags, **{f"const.{n}": h for n, h in sorted(folded.items())}}
@@ -144,7 +144,7 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   t = time.monotonic()
   cap, body, blobs, builder = _capture_and_build(cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad)
   log(f"captured in {time.monotonic() - t:.1f}s")
-  from mrt_beam import producer_flags
+  from mrt.beam import producer_flags
   flags.update(producer_flags(log))
   if cap.constant_out is not None: log("the outputs do not depend on any input value: the bundle holds them as constants")
   elif cap.eager_out is not None: verify_lowered_outputs(builder, body, cap.eager_out, log)
@@ -155,7 +155,7 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   elif cap.ort_unverifiable: log(f"note: not cross-checked with onnxruntime: {cap.ort_unverifiable}")
   else: flags.update(check_against_onnxruntime(onnx_path, cap.capture_inputs, cap.tinygrad_eager, flags.get("FLOAT16") == "1", log))
   if cfg.target["kind"] == "hexagon" and body["kernels"]:  # one library with every kernel + the schedule runner
-    from mrt_dsp import add_model_library
+    from mrt.dsp import add_model_library
     add_model_library(body, blobs, log)
   manifest = {"format": 1,
               "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev, "renderer": renderer, "flags": flags},
@@ -164,7 +164,7 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     half = flags.get("FLOAT16") == "1"
     manifest["reference"], feeds, ort_out = reference(onnx_path, body["inputs"], body["outputs"], ap.seed, half, blobs,
                                                       cap.capture_inputs)
-    from mrt_quant_check import quantised_reference  # quantised graphs: atol in quantisation steps (§11.1)
+    from mrt.quant_check import quantised_reference  # quantised graphs: atol in quantisation steps (§11.1)
     flags.update(quantised_reference(manifest["reference"], onnx_path, feeds, ort_out, log))
     if cap.tinygrad_out is not None:  # capture ran on the real CPU with the same seeded inputs: report tinygrad vs ORT
       for o in body["outputs"]:

@@ -12,16 +12,16 @@ openpilot's compile_modeld.py checks its own JIT.
       final state (DIR/state_NAME.npy); --alt-seed S2 also writes DIR/alt_in_NAME.npy, inputs drawn with another seed
 
 Both pin the compile environment of `export.py --target cpu-x86_64` (DEV=CPU:CLANG:x86_64,x86-64-v3, 4 CPU threads),
-so the kernels are the ones `cargo xtask compile --tinygrad ... --target cpu-x86_64` puts in its bundle.
+so the kernels are the ones `cargo xtask compile --tinygrad ... --target cpu-x86_64` puts in its bundle. It imports the
+exporter (export.py, mrt/): run it with PYTHONPATH=xtask/exporter, as its Rust callers do (xtask::exporter::python).
 """
 import argparse
 import os
 import pickle
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mrt_targets import make_target  # noqa: E402
-from export import pin_environment  # noqa: E402
+from export import pin_environment
+from mrt.targets import make_target
 
 
 def main(argv):
@@ -39,7 +39,7 @@ def main(argv):
   pin_environment(cfg.flags, cfg.dev)
   import numpy as np
   from tinygrad import TinyJit
-  from mrt_script import draw_steps, feed, fresh_state, load_build, run_steps, as_list
+  from mrt.script import draw_steps, feed, fresh_state, load_build, run_steps, as_list
   b, _ = load_build(a.spec)
   if a.cmd == "pickle":
     jit = TinyJit(b["fn"], prune=True)

@@ -8,19 +8,19 @@
    for NULL targets) must agree with onnxruntime's on the same inputs. tinygrad is the kernel compiler: where its
    frontend computes an op differently from the ONNX reference (the conformance suite found several), the bundle would
    be wrong on every device, so the compile is refused (`--trust-tinygrad` overrides, on the user's responsibility).
-   Outputs of a quantised graph are compared in quantisation steps instead (mrt_quant_check.py), and the bundle records
+   Outputs of a quantised graph are compared in quantisation steps instead (mrt/quant_check.py), and the bundle records
    that (producer flag ORT_TOLERANCE).
 3. `check_input_dependence` (real-device targets): replay the captured program on fresh inputs and compare it with a
    fresh, unjitted tinygrad run on those inputs. A difference means the capture baked a value computed from the inputs
-   into the program (a shape-like parameter tinygrad reads as a Python constant by a route mrt_baked.py does not know,
+   into the program (a shape-like parameter tinygrad reads as a Python constant by a route mrt/baked.py does not know,
    data-dependent control flow, ...): refused.
-NULL (offline) targets compute nothing; their outputs are checked structurally here (mrt_manifest.ManifestBuilder._output_view;
+NULL (offline) targets compute nothing; their outputs are checked structurally here (mrt.manifest.ManifestBuilder._output_view;
 docs/hw/tinygrad-export.md §11), and `cargo xtask compile` then runs adreno-a630/amd-gfx1100 bundles on their device
 models against onnxruntime (xtask/src/emu_check.rs, §11.2).
 """
 import numpy as np
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 TOL = {np.dtype(np.float16): (1e-2, 1e-3), np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-9, 1e-12)}
 
@@ -68,7 +68,7 @@ def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtyp
   from tinygrad.nn.onnx import OnnxRunner
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}
-  from mrt_capture import as_numpy
+  from mrt.capture import as_numpy
   fresh = OnnxRunner(onnx_path)
   outs = fresh({s.name: Tensor(arrays[s.name], device=Device.DEFAULT) for s in specs})
   for n in output_names:
@@ -88,7 +88,7 @@ HALF_TOL = (5e-2, 5e-2)  # FLOAT16 targets compute float32 models in half precis
 
 def ort_outputs(onnx_path: str, feeds: dict, fuse: bool = True) -> tuple[dict | None, str | None]:
   """onnxruntime's outputs for `feeds` (cast to the model's declared input types), or (None, why it could not run).
-  `fuse=False` disables its graph optimisations (a QDQ graph then runs as float ops, unfused; mrt_quant_check.py)."""
+  `fuse=False` disables its graph optimisations (a QDQ graph then runs as float ops, unfused; mrt/quant_check.py)."""
   try:
     import onnxruntime as ort
     opts = ort.SessionOptions()
@@ -121,8 +121,8 @@ def _ort_mismatch(got: np.ndarray, want: np.ndarray, half: bool) -> str | None:
 
 def check_against_onnxruntime(onnx_path: str, feeds: dict, tinygrad_out: dict, half: bool, log) -> dict:
   """Refuse the compile when tinygrad's result disagrees with onnxruntime's. Outputs of a quantised graph that have a
-  quantisation step are compared in steps (mrt_quant_check.py). Returns the producer flags to record."""
-  from mrt_quant_check import FLAG, describe, quant_mismatch, tolerances
+  quantisation step are compared in steps (mrt/quant_check.py). Returns the producer flags to record."""
+  from mrt.quant_check import FLAG, describe, quant_mismatch, tolerances
   want, why = ort_outputs(onnx_path, feeds)
   if want is None:
     log(f"note: not cross-checked with onnxruntime, which cannot run this model ({why})")

@@ -1,15 +1,13 @@
 #!/usr/bin/env python3
 """Measure how far tinygrad's result for a quantised ONNX model is from onnxruntime's, in output quantisation steps,
-and what mrt_quant_check.py's cross-check allows and decides, over N seeded inputs (the figures in docs/hexagon.md).
+and what mrt/quant_check.py's cross-check allows and decides, over N seeded inputs (the figures in docs/hexagon.md).
 
-  DEV=CPU quant_spread.py MODEL.onnx [N]      (run with the exporter venv's python; standard-normal inputs, seeds 0..N-1)
+  DEV=CPU PYTHONPATH=xtask/exporter quant_spread.py MODEL.onnx [N]
+      (run with the exporter venv's python, from the repository root; standard-normal inputs, seeds 0..N-1)
 """
-import os
 import sys
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def main(argv) -> int:
@@ -18,8 +16,8 @@ def main(argv) -> int:
     return 2
   from tinygrad import Tensor
   from tinygrad.nn.onnx import OnnxRunner
-  from mrt_quant_check import distance, quant_mismatch, tolerances
-  from mrt_verify import ort_outputs
+  from mrt.quant_check import distance, quant_mismatch, tolerances
+  from mrt.verify import ort_outputs
   path, seeds = argv[0], int(argv[1]) if len(argv) > 1 else 5
   runner = OnnxRunner(path)
   shapes = {n: [int(d) for d in s.shape] for n, s in runner.graph_inputs.items()}

@@ -10,11 +10,20 @@ computes on the GPU (outputs, and weights it derives by kernels, e.g. FLOAT16 ca
 OUT.pkl.out.npy is garbage. --image sets IMAGE=1 FLOAT16=1 (openpilot's configuration). Capture and pickle layout are
 make_test_pickle.py's (--oob = PICKLE_OOB=1 layout).
 """
+import importlib.util
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN = os.path.join(HERE, "..", "..", "qcom", "golden")
+FAKE_KGSL = os.path.join(HERE, "..", "..", "..", "qcom", "golden", "fake_kgsl.py")
+
+
+def load_fake_kgsl():
+  """qcom/golden/fake_kgsl.py, loaded by its path (it is a test fixture of another folder, not an installed module)."""
+  spec = importlib.util.spec_from_file_location("fake_kgsl", os.path.abspath(FAKE_KGSL))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
 
 
 def main():
@@ -25,11 +34,8 @@ def main():
   for k in ("CPU", "NULL", "AMD", "QCOM", "CACHEDB", "IMAGE", "FLOAT16"): os.environ.pop(k, None)
   os.environ["DEV"] = "QCOM:IR3"
   if "--image" in flags: os.environ.update(IMAGE="1", FLOAT16="1")
-  sys.path.insert(0, os.path.abspath(GOLDEN))
-  from fake_kgsl import install  # before tinygrad opens the device
-  install(None)  # the submitted streams are not needed here
-  sys.path.insert(0, HERE)
-  from make_test_pickle import make_pickle
+  load_fake_kgsl().install(None)  # before tinygrad opens the device; the submitted streams are not needed here
+  from make_test_pickle import make_pickle  # next to this script, so on Python's path
   make_pickle(args[0], args[1], "--oob" in flags)
 
 

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 
 def parse_const_args(items: list[str]) -> dict[str, str]:

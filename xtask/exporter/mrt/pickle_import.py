@@ -24,7 +24,7 @@ import os
 import pickle
 import struct
 
-from mrt_targets import ExportError, TINYGRAD_VERSION
+from mrt.targets import ExportError, TINYGRAD_VERSION
 
 HOST_PREFIXES = ("CPU", "NPY", "PYTHON", "DISK")
 ALLOWED_BUILTINS = {"bytearray", "set", "frozenset", "slice", "complex", "range"}
@@ -128,7 +128,7 @@ def _elf_machine(lib: bytes):
 
 def _target_from_kernels(calls, device: str):
   """Infer the manifest target + meta function from the compiled kernels in the pickle."""
-  import mrt_meta
+  from mrt import meta as mrt_meta
   from tinygrad.uop.ops import Ops
   progs = [c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM]
   if not progs: raise ExportError("the pickled program has no kernels")
@@ -184,9 +184,9 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   from tinygrad.engine.jit import _TinyJit, CapturedJit
   from tinygrad.uop.ops import Ops
   from tinygrad.engine.realize import get_call_arg_uops
-  from mrt_export import build_manifest, write_out
-  from mrt_manifest import NeedsMaterialize, flatten_calls
-  from mrt_state import log_state
+  from mrt.export import build_manifest, write_out
+  from mrt.manifest import NeedsMaterialize, flatten_calls
+  from mrt.state import log_state
   obj = _load(opcodes, bufs)
   jit = obj.captured if isinstance(obj, _TinyJit) else obj
   if not isinstance(jit, CapturedJit): raise ExportError(f"the pickle holds a {type(obj).__name__}, not a TinyJit")

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Tests for the modelrt exporter (run with the exporter venv python; needs clang, and libllvm19 for the AMD test):
 
-  python -m unittest xtask/exporter/test_exporter.py            # from the repo root
-  MODELRT_EXPORT_SLOW=1 ...                                     # also the slower adreno --image determinism test
+  PYTHONPATH=xtask/exporter python -m unittest discover -s xtask/exporter/tests -t xtask/exporter   # from the repo root
+  MODELRT_EXPORT_SLOW=1 ...     # also the slower adreno --image determinism test
+(`cargo xtask ci` runs the first line; the tests import the exporter as the package `mrt` and this folder as `tests`.)
 
 Each test runs export.py as a subprocess exactly like `cargo xtask compile` does and checks exit codes, the one-line
 errors, byte-identical repeated exports, and numerical agreement with onnxruntime through check_manifest.py (an
@@ -21,9 +22,12 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-MODELS = os.path.join(HERE, "..", "models")
+EXPORTER = os.path.dirname(HERE)  # export.py and the mrt package; tools/ holds the test-data generators
+TOOLS = os.path.join(EXPORTER, "tools")
+MODELS = os.path.join(EXPORTER, "..", "models")
 PY = sys.executable
+# the environment for a `python -c` child that imports the exporter (scripts run by path find it next to themselves)
+WITH_EXPORTER = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (EXPORTER, os.environ.get("PYTHONPATH")) if p)}
 
 
 def skip_or_fail(test: unittest.TestCase, reason: str):
@@ -39,7 +43,7 @@ def skip_or_fail(test: unittest.TestCase, reason: str):
 
 
 def export(*args, timeout=600):
-  return subprocess.run([PY, os.path.join(HERE, "export.py"), *args], capture_output=True, text=True, timeout=timeout)
+  return subprocess.run([PY, os.path.join(EXPORTER, "export.py"), *args], capture_output=True, text=True, timeout=timeout)
 
 
 def check(out_dir, onnx_path=None):
@@ -115,7 +119,7 @@ class ErrorTests(unittest.TestCase):
 
   def test_hcq2_environment_rejected(self):
     env = dict(os.environ, HCQ2="1")
-    r = subprocess.run([PY, os.path.join(HERE, "export.py"), "--onnx", os.path.join(MODELS, "policy.onnx"), "--target", "cpu-x86_64",
+    r = subprocess.run([PY, os.path.join(EXPORTER, "export.py"), "--onnx", os.path.join(MODELS, "policy.onnx"), "--target", "cpu-x86_64",
                         "--out", "/tmp/x"], capture_output=True, text=True, env=env, timeout=60)
     self.assert_user_error(r, "HCQ2")
 
@@ -257,7 +261,7 @@ class CompileCorrectnessTests(unittest.TestCase):
   def test_taint_analysis(self):
     import onnx
     import make_correctness_models as mcm
-    from mrt_baked import baked_inputs
+    from mrt.baked import baked_inputs
     with tempfile.TemporaryDirectory() as d:
       def found(name): return baked_inputs(onnx.load(mcm.make(name, d)), [i.name for i in onnx.load(mcm.make(name, d)).graph.input])
       self.assertEqual(found("shape_of_input_is_fine"), [])    # Shape depends on the shape only
@@ -286,8 +290,8 @@ class CompileCorrectnessTests(unittest.TestCase):
   def test_cross_check_refuses_a_result_onnxruntime_disagrees_with(self):
     import numpy as np
     import make_correctness_models as mcm
-    from mrt_targets import ExportError
-    from mrt_verify import check_against_onnxruntime
+    from mrt.targets import ExportError
+    from mrt.verify import check_against_onnxruntime
     with tempfile.TemporaryDirectory() as d:
       path = mcm.make("input_1d_broadcast", d)
       x, y = np.ones((2, 4), np.float32), np.arange(4, dtype=np.float32)
@@ -335,11 +339,11 @@ class CompileCorrectnessTests(unittest.TestCase):
 
 
 def make_qdq_model(d: str, kind: str, seed: int) -> str:
-  """A QDQ uint8 model (onnxruntime static quantisation, seeded random weights and calibration; mrt_dsp_models.py):
+  """A QDQ uint8 model (onnxruntime static quantisation, seeded random weights and calibration; tools/dsp_models.py):
   `mobilenet` is the MobileNetV2-shaped CI net at 16x16, `conv` one 3x3 convolution at 8x8."""
   import onnx
   from onnx import helper
-  import mrt_dsp_models as mdm
+  from tools import dsp_models as mdm
   if kind == "mobilenet": model, shape = mdm.mobilenet(16, False, seed), [1, 3, 16, 16]
   else:
     net = mdm.Net(seed)
@@ -365,13 +369,12 @@ def initializer(path: str, name: str):
   return next(numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer if i.name == name)
 
 
-# export.py with tinygrad's OnnxRunner made wrong by argv[2] steps of argv[3] on the first element of 'logits': tinygrad
+# export.py with tinygrad's OnnxRunner made wrong by argv[1] steps of argv[2] on the first element of 'logits': tinygrad
 # is patched once the exporter has pinned the environment (check_versions), so capture, self-checks and the eager result
 # all see the same wrong answer, as they would with a real tinygrad bug
 WRONG_TINYGRAD = """
 import sys
-sys.path.insert(0, sys.argv[1])
-import export
+import export  # found through PYTHONPATH (WITH_EXPORTER)
 versions = export.check_versions
 def check_versions(*a):
   r = versions(*a)
@@ -381,22 +384,22 @@ def check_versions(*a):
     out = dict(call(self, *args, **kw))
     y = out["logits"]
     first = (y.flatten().ones_like().cumsum() == 1).reshape(y.shape)
-    out["logits"] = y + first.where(float(sys.argv[2]) * float(sys.argv[3]), 0.0)
+    out["logits"] = y + first.where(float(sys.argv[1]) * float(sys.argv[2]), 0.0)
     return out
   tgo.OnnxRunner.__call__ = wrong
   return r
 export.check_versions = check_versions
-sys.exit(export.main(sys.argv[4:]))
+sys.exit(export.main(sys.argv[3:]))
 """
 
 
 class QuantisedCrossCheckTests(unittest.TestCase):
-  """QDQ graphs are cross-checked with onnxruntime in quantisation steps (mrt_quant_check.py), not skipped with
+  """QDQ graphs are cross-checked with onnxruntime in quantisation steps (mrt/quant_check.py), not skipped with
   --trust-tinygrad: a right compile passes and `modelrt verify`'s rule accepts it, a wrong answer is refused."""
   def test_qdq_model_compiles_without_trust_and_verifies_within_its_tolerance(self):
     import numpy as np
-    import check_manifest
-    from mrt_quant_check import FLAG, K_STEPS
+    from tests import check_manifest
+    from mrt.quant_check import FLAG, K_STEPS
     with tempfile.TemporaryDirectory() as d:
       # model seed 4: on the capture inputs tinygrad and onnxruntime differ by one step in 2 of the 10 logits
       path = make_qdq_model(d, "mobilenet", 4)
@@ -433,19 +436,19 @@ class QuantisedCrossCheckTests(unittest.TestCase):
       step = float(initializer(path, "conv2_scale"))  # Conv -> Q -> DQ(conv2_scale) -> Identity -> logits
       out = os.path.join(d, "out")
       argv = ["--onnx", path, "--target", "cpu-x86_64", "--out", out]
-      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, HERE, "5", repr(step), *argv], capture_output=True, text=True, timeout=600)
+      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, "5", repr(step), *argv], capture_output=True, text=True, timeout=600, env=WITH_EXPORTER)
       ErrorTests.assert_user_error(self, r, "output 'logits'", "beyond the quantisation tolerance", "5 quantisation steps")
       self.assertFalse(os.path.exists(os.path.join(out, "manifest.json")))
-      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, HERE, "1", repr(step), *argv], capture_output=True, text=True, timeout=600)
+      r = subprocess.run([PY, "-c", WRONG_TINYGRAD, "1", repr(step), *argv], capture_output=True, text=True, timeout=600, env=WITH_EXPORTER)
       self.assertEqual(r.returncode, 0, r.stderr)  # one step is within what onnxruntime itself varies by
 
   def test_tolerance_bounds_and_step_detection(self):
     import numpy as np
     import onnx
     from onnx import helper, TensorProto
-    from mrt_targets import ExportError
-    from mrt_verify import check_against_onnxruntime
-    from mrt_quant_check import FLAG, output_steps
+    from mrt.targets import ExportError
+    from mrt.verify import check_against_onnxruntime
+    from mrt.quant_check import FLAG, output_steps
     with tempfile.TemporaryDirectory() as d:
       path = make_qdq_model(d, "mobilenet", 4)
       step = float(initializer(path, "logits_scale"))
@@ -581,7 +584,7 @@ class ExportTests(unittest.TestCase):
       env = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
       for oob in ([], ["--oob"]):
         pkl = os.path.join(d, f"m{len(oob)}.pkl")
-        subprocess.run([PY, os.path.join(HERE, "make_test_pickle.py"), onnx_path, pkl, *oob], check=True, capture_output=True,
+        subprocess.run([PY, os.path.join(TOOLS, "make_test_pickle.py"), onnx_path, pkl, *oob], check=True, capture_output=True,
                        env=env, timeout=300)
         out = os.path.join(d, f"o{len(oob)}")
         r = export("--pickle", pkl, "--out", out)
@@ -593,29 +596,29 @@ class ExportTests(unittest.TestCase):
     # tinygrad's default DEV=CPU compiles with -march=native; the pickle cannot say which CPU that was
     with tempfile.TemporaryDirectory() as d:
       pkl = os.path.join(d, "native.pkl")
-      subprocess.run([PY, os.path.join(HERE, "make_test_pickle.py"), os.path.join(MODELS, "policy.onnx"), pkl], check=True,
+      subprocess.run([PY, os.path.join(TOOLS, "make_test_pickle.py"), os.path.join(MODELS, "policy.onnx"), pkl], check=True,
                      capture_output=True, env=dict(os.environ, DEV="CPU"), timeout=300)
       ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", os.path.join(d, "o")), "-march=native",
                                    "DEV=CPU:CLANG:x86_64,x86-64-v3")
 
 
 class StateTests(unittest.TestCase):
-  """Stateful JITs (mrt_state.py): a queue advanced with assign becomes a state buffer with its exact initial bytes, and
+  """Stateful JITs (mrt/state.py): a queue advanced with assign becomes a state buffer with its exact initial bytes, and
   the manifest, replayed step after step by check_manifest's independent replayer, equals tinygrad's own replay of the
-  unpickled jit. Before mrt_state.py, a queue the jit also returned became an output buffer without its bytes and a
+  unpickled jit. Before mrt/state.py, a queue the jit also returned became an output buffer without its bytes and a
   queue passed in as an input stayed an input whose updates were lost."""
   CPU = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
 
   def _pickle(self, d, variant, steps=4):
     pkl = os.path.join(d, f"{variant}.pkl")
-    subprocess.run([PY, os.path.join(HERE, "make_state_pickle.py"), variant, pkl, str(steps)], check=True, capture_output=True,
+    subprocess.run([PY, os.path.join(TOOLS, "make_state_pickle.py"), variant, pkl, str(steps)], check=True, capture_output=True,
                    env=self.CPU, timeout=300)
     import numpy as np
     return pkl, np.load(pkl + ".init.npy"), np.load(pkl + ".replay.npz")
 
   def _replay(self, out, golden, n_out):
     import numpy as np
-    from check_manifest import Replayer
+    from tests.check_manifest import Replayer
     r = Replayer(out)
     for i, x in enumerate(golden["x"]):
       got = r.run({"x": x})

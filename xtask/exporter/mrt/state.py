@@ -14,7 +14,7 @@ initial bytes. A carried buffer without initial bytes is refused: a stateful gra
 """
 import numpy as np
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 
 def carried_buffers(builder) -> set[int]:
@@ -74,7 +74,7 @@ def parse_state_init(specs: list[str]) -> dict:
 
 def resolve_state_init(builder, parsed: dict) -> dict[str, bytes]:
   """Turn parsed --state-init values into bytes of each input's declared dtype and shape."""
-  from mrt_manifest import dtype_name
+  from mrt.manifest import dtype_name
   out = {}
   by_name = {p["name"]: p for p in builder.param_info}
   for name, v in parsed.items():

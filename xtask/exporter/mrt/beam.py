@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
-from mrt_targets import ExportError, TINYGRAD_VERSION
+from mrt.targets import ExportError, TINYGRAD_VERSION
 
 CACHE_FORMAT = "modelrt-beam-cache/1"
 HOST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}

@@ -1,4 +1,4 @@
-"""`export.py --tinygrad SCRIPT.py:FN`: capture a tinygrad program (mrt_script.py), lower it to a manifest with its state
+"""`export.py --tinygrad SCRIPT.py:FN`: capture a tinygrad program (mrt/script.py), lower it to a manifest with its state
 buffers, check the lowering, and write manifest.json + blobs/ like an ONNX compile (docs/hw/tinygrad-export.md §12)."""
 import time
 from types import SimpleNamespace
@@ -6,13 +6,13 @@ from types import SimpleNamespace
 import numpy as np
 from tinygrad import Device
 
-from mrt_targets import ExportError
-from mrt_export import build_manifest, write_out
-from mrt_manifest import NeedsMaterialize, safe_name
-from mrt_meta import kernel_meta_for
-from mrt_script import capture_script, carried_closure_check
-from mrt_state import log_state
-from mrt_verify import verify_lowered_outputs
+from mrt.targets import ExportError
+from mrt.export import build_manifest, write_out
+from mrt.manifest import NeedsMaterialize, safe_name
+from mrt.meta import kernel_meta_for
+from mrt.script import capture_script, carried_closure_check
+from mrt.state import log_state
+from mrt.verify import verify_lowered_outputs
 
 REF_TOL = (1e-4, 5e-2)  # (fp32, FLOAT16) tolerance recorded for `modelrt verify`
 
@@ -35,7 +35,7 @@ def _reference(body: dict, cap, half: bool, blobs: dict) -> dict:
 
 
 def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
-  from mrt_script import load_build
+  from mrt.script import load_build
   _, sha = load_build(ap.tinygrad)
   device = Device.DEFAULT
   renderer = type(Device[device].renderer).__name__

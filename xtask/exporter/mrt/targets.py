@@ -64,7 +64,7 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
     dev = "NULL:IR3:a630,IMAGE_PITCH_ALIGNMENT=64" if image else "NULL:IR3:a630"
     return TargetConfig(name, dev, True, {**flags, "NULL_ALLOW_COPYOUT": "1"},
                         {"kind": "adreno", "chip": 630, "image": image, "half": half}, needs_mesa=True)
-  if name == "hexagon-v65":  # captured on tinygrad's qemu mock, the only offline DSP path (mrt_dsp.py)
+  if name == "hexagon-v65":  # captured on tinygrad's qemu mock, the only offline DSP path (mrt/dsp.py)
     return TargetConfig(name, "DSP", False, {**flags, "MOCKDSP": "1", "PARALLEL": "0"}, {"kind": "hexagon", "version": 65})
   gfx = name.split("-", 1)[1]
   return TargetConfig(name, f"NULL:AMDLLVM:{gfx}", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "amd", "gfx": gfx})

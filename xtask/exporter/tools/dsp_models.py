@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MobileNetV2-shaped test models for the Hexagon DSP target, built with onnx.helper and random He-init weights.
 
-  mrt_dsp_models.py --out DIR [--res 64] [--full] [--seed 0]
+  tools/dsp_models.py --out DIR [--res 64] [--full] [--seed 0]
 
 Writes DIR/float.onnx (float32) and DIR/qdq.onnx (onnxruntime static quantisation: QDQ, uint8 activations and weights,
 per-tensor, asymmetric; calibrated on 4 seeded random inputs). `--full` is the MobileNetV2-1.0 layout (stem 32,

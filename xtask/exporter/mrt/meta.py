@@ -6,7 +6,7 @@ import struct
 
 from tinygrad.helpers import round_up
 
-from mrt_targets import ExportError
+from mrt.targets import ExportError
 
 IR3_VARIANT_SIZE, IR3_CONST_STATE_SIZE = 2040, 1424
 
@@ -142,7 +142,7 @@ def kernel_meta_for(cfg, renderer: str):
     return _ir3_meta
   if kind == "hexagon":
     if renderer != "MockDSPRenderer": raise ExportError(f"hexagon export expects MockDSPRenderer, got {renderer}")
-    from mrt_dsp import hexagon_meta
+    from mrt.dsp import hexagon_meta
     return hexagon_meta
   if renderer != "AMDLLVMRenderer": raise ExportError(f"AMD export expects AMDLLVMRenderer, got {renderer}")
   return _amd_meta
