@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-from mrt.targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, make_target
+from mrt.targets import FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, TARGETS, ExportError, make_target
 
 
 def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
@@ -78,16 +78,15 @@ def pin_environment(flags: dict, dev: str) -> dict:
 
 
 def check_versions(needs_mesa: bool):
-  from importlib.metadata import version, PackageNotFoundError
+  from importlib.metadata import PackageNotFoundError, version
+
   from mrt.targets import TINYGRAD_VERSION, TINYMESA_VERSION
   try: tg = version("tinygrad")
   except PackageNotFoundError: raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
   if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
-  mesa_v = None
   try: mesa_v = version("tinymesa")
-  except PackageNotFoundError: pass
-  if needs_mesa:
-    if mesa_v != TINYMESA_VERSION: raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
+  except PackageNotFoundError: mesa_v = None
+  if needs_mesa and mesa_v != TINYMESA_VERSION: raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
   return tg, mesa_v
 
 

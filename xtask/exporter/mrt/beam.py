@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
-from mrt.targets import ExportError, TINYGRAD_VERSION
+from mrt.targets import TINYGRAD_VERSION, ExportError
 
 CACHE_FORMAT = "modelrt-beam-cache/1"
 HOST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
@@ -154,10 +154,10 @@ def _plain_name(ast, ren) -> str:
 def _with_thread(ast, ren, opts: tuple) -> tuple[tuple, bool]:
   """`opts` plus a THREAD split when it has none: the largest thread count up to the renderer's limit that divides an
   unsplit output axis, if the kernel does at least ~128K operations per thread (tinygrad's heuristic threshold)."""
-  from tinygrad.codegen.opt import Opt, OptOps, KernelOptError
+  from tinygrad.codegen.opt import KernelOptError, Opt, OptOps
   from tinygrad.codegen.opt.postrange import Scheduler
-  from tinygrad.uop.ops import AxisType
   from tinygrad.helpers import prod
+  from tinygrad.uop.ops import AxisType
   if not getattr(ren, "has_threads", False) or ren.global_max is None or any(o.op is OptOps.THREAD for o in opts): return opts, False
   base = Scheduler(ast, ren)
   base.convert_loop_to_global()

@@ -6,15 +6,16 @@ one-time (init) linear recorded on NULL targets, and the ONNX data needed to giv
 from dataclasses import dataclass, field
 
 import numpy as np
+import tinygrad.engine.jit as tg_jit
 from onnx import AttributeProto as onnx_AttributeProto
-from tinygrad import Tensor, TinyJit, Device, dtypes
+from tinygrad import Device, Tensor, TinyJit, dtypes
+from tinygrad.engine.realize import compile_linear
 from tinygrad.helpers import Context
 from tinygrad.nn.onnx import OnnxRunner
-from tinygrad.uop.ops import UOp, Ops
-import tinygrad.engine.jit as tg_jit
-from tinygrad.engine.realize import compile_linear
+from tinygrad.uop.ops import Ops, UOp
 
-from mrt.targets import ExportError, TINYGRAD_VERSION as TINYGRAD
+from mrt.targets import TINYGRAD_VERSION as TINYGRAD
+from mrt.targets import ExportError
 
 NUMPY_DTYPES = {dtypes.float32: np.float32, dtypes.float16: np.float16, dtypes.float64: np.float64, dtypes.int8: np.int8,
                 dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16, dtypes.int32: np.int32,

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from typing import ClassVar
 
 from mrt.targets import ExportError
 
@@ -27,8 +28,8 @@ CLANG = "clang-19"
 HEXAGON_VERSION = 65
 TARGET_FLAGS = ["--target=hexagon", f"-mcpu=hexagonv{HEXAGON_VERSION}", f"-mhvx=v{HEXAGON_VERSION}", "-mhvx-length=128b"]
 # tinygrad's device flags (docs/hw/hexagon-dsp.md §3)
-KERNEL_FLAGS = TARGET_FLAGS + ["-fuse-ld=lld", "-nostdlib", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-O2", "-Wall", "-Werror"]
-HELPER_FLAGS = TARGET_FLAGS + ["-O2", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-nostdlib", "-fno-stack-protector", "-fPIC"]
+KERNEL_FLAGS = [*TARGET_FLAGS, "-fuse-ld=lld", "-nostdlib", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-O2", "-Wall", "-Werror"]
+HELPER_FLAGS = [*TARGET_FLAGS, "-O2", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-nostdlib", "-fno-stack-protector", "-fPIC"]
 # every used section in its own 4 KiB-aligned output section from address 0, notes/.gnu.hash/.comment dropped
 SECTIONS = ("text", "rela.plt", "rela.dyn", "plt", "data", "bss", "hash", "dynamic", "got", "got.plt", "dynsym", "dynstr", "symtab",
             "shstrtab", "strtab")
@@ -55,7 +56,7 @@ class _State:
   work: str | None = None
   helper: str | None = None
   script: str | None = None
-  cache: dict = {}
+  cache: ClassVar[dict] = {}  # shared by every export in this process
 
 
 def _run(cmd: list[str], what: str, cwd: str | None = None, stdin: bytes | None = None):
@@ -92,6 +93,7 @@ def record_mock_launches(out_dir: str, keep: int = 64):
   out_dir/index.txt + out_dir/NNN.bin (all arguments before, then all after)."""
   import atexit
   import ctypes
+
   from tinygrad.runtime.ops_dsp import MockDSPProgram
   calls: list = []
   init, call = MockDSPProgram.__init__, MockDSPProgram.__call__

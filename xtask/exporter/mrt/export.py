@@ -11,11 +11,11 @@ import time
 import numpy as np
 from tinygrad import Device
 
-from mrt.targets import ExportError
-from mrt.capture import capture, random_inputs
+from mrt.capture import capture
 from mrt.manifest import ManifestBuilder, NeedsMaterialize, constant_body, flatten_calls, safe_name
-from mrt.verify import ORT_TYPES, check_against_onnxruntime, verify_lowered_outputs
 from mrt.meta import kernel_meta_for
+from mrt.targets import ExportError
+from mrt.verify import ORT_TYPES, check_against_onnxruntime, verify_lowered_outputs
 
 FP32_TOL, FP16_TOL = 1e-4, 5e-2  # FLOAT16 exports are compared with a documented looser tolerance
 
@@ -46,8 +46,9 @@ def _param_info(jit, specs: dict | None) -> list[dict]:
 def _whole_input_numel(jit) -> dict[int, int]:
   """JIT input slot -> element count of the largest view the captured calls take of it. tinygrad records a 1-D input
   (a whole buffer) without a shape; its calls still see the buffer, so its size comes from them."""
-  from tinygrad.uop.ops import Ops
   from tinygrad.engine.realize import get_call_arg_uops
+  from tinygrad.uop.ops import Ops
+
   from mrt.manifest import flatten_calls
   out: dict[int, int] = {}
   for call in flatten_calls(jit.linear):
@@ -78,6 +79,7 @@ def build_manifest(jit, onetime, cfg_target: dict, kernel_meta, device: str, nul
 def reference(onnx_path: str, inputs: list[dict], outputs: list[dict], seed: int, half: bool, blobs: dict, feeds: dict) -> dict:
   """Embed `feeds` (the capture inputs, drawn with `seed`) and onnxruntime's outputs for them."""
   import onnxruntime as ort
+
   from mrt.capture import InputSpec
   specs = [InputSpec(i["name"], tuple(i["shape"]), np.dtype(i["dtype"]).type, False) for i in inputs]
   feeds = {s.name: np.asarray(feeds[s.name]).astype(s.np_dtype) for s in specs}

@@ -7,8 +7,8 @@ onnxruntime itself departs from the ONNX reference, so they are refused by confi
 node tests (`cargo xtask conformance`, docs/conformance.md) where tinygrad's own eager run gives the wrong answer.
 `--trust-tinygrad` compiles them anyway.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from mrt.targets import ExportError
 

@@ -11,10 +11,9 @@ import re
 import sys
 
 import numpy as np
-
+from tinygrad.engine.realize import get_call_arg_uops, get_call_outs_ins, get_call_var_uops
 from tinygrad.helpers import is_image_shape, prod
 from tinygrad.uop.ops import Ops, UOp
-from tinygrad.engine.realize import get_call_arg_uops, get_call_outs_ins, get_call_var_uops
 
 from mrt.targets import ExportError
 
@@ -59,7 +58,7 @@ class _Intervals:
 
   def add(self, lo: int, hi: int):
     merged = []
-    for a, b in sorted(self.iv + [(lo, hi)]):
+    for a, b in sorted([*self.iv, (lo, hi)]):
       if merged and a <= merged[-1][1]: merged[-1] = (merged[-1][0], max(merged[-1][1], b))
       else: merged.append((a, b))
     self.iv = merged
@@ -151,7 +150,7 @@ class ManifestBuilder:
     # buffer appears twice, with the same call slot. tinygrad binds every entry (images to descriptors, buffers to
     # pointers), so each becomes its own param and arg here.
     nglob = len(sig) - len(info.vars)
-    if sorted(set(s[1] for s in sig[:nglob])) != sorted(info.globals):
+    if sorted({s[1] for s in sig[:nglob]}) != sorted(info.globals):
       raise ExportError(f"kernel {info.function_name}: signature slots {[s[1] for s in sig[:nglob]]} != globals {info.globals}")
     params = []
     for i, (_, _, dt, shape) in enumerate(sig):
@@ -182,7 +181,7 @@ class ManifestBuilder:
       if v.expr == "core_id": args.append({"int": 0})
       elif bound.op is Ops.CONST: args.append({"int": int(bound.arg)})
       else: raise ExportError(f"kernel {info.function_name} has an unbound symbolic variable '{v.expr}'")
-    gsize = [int(math.ceil(g)) if isinstance(g, (int, float)) else None for g in info.global_size]
+    gsize = [math.ceil(g) if isinstance(g, (int, float)) else None for g in info.global_size]
     if any(g is None for g in gsize): raise ExportError(f"kernel {info.function_name} has symbolic launch dims")
     local = info.local_size
     if local is None:

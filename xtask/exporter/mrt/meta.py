@@ -58,7 +58,7 @@ def _msgpack(data: bytes, pos: int = 0):
   if b >= 0xe0: return b - 0x100, pos + 1
   if 0x80 <= b <= 0x8f: return _map(data, pos + 1, b & 0x0f)
   if 0x90 <= b <= 0x9f: return _arr(data, pos + 1, b & 0x0f)
-  if 0xa0 <= b <= 0xbf: n = b & 0x1f; return data[pos + 1:pos + 1 + n].decode(), pos + 1 + n  # noqa: E702
+  if 0xa0 <= b <= 0xbf: n = b & 0x1f; return data[pos + 1:pos + 1 + n].decode(), pos + 1 + n
   if b == 0xc0: return None, pos + 1
   if b in (0xc2, 0xc3): return b == 0xc3, pos + 1
   simple = {0xcc: (">B", 1), 0xcd: (">H", 2), 0xce: (">I", 4), 0xcf: (">Q", 8), 0xd0: (">b", 1), 0xd1: (">h", 2),
@@ -70,8 +70,8 @@ def _msgpack(data: bytes, pos: int = 0):
   if b in (0xc4, 0xc5, 0xc6):
     n, p = rd(*{0xc4: (">B", 1), 0xc5: (">H", 2), 0xc6: (">I", 4)}[b])
     return data[p:p + n], p + n
-  if b in (0xdc, 0xdd): n, p = rd(*{0xdc: (">H", 2), 0xdd: (">I", 4)}[b]); return _arr(data, p, n)  # noqa: E702
-  if b in (0xde, 0xdf): n, p = rd(*{0xde: (">H", 2), 0xdf: (">I", 4)}[b]); return _map(data, p, n)  # noqa: E702
+  if b in (0xdc, 0xdd): n, p = rd(*{0xdc: (">H", 2), 0xdd: (">I", 4)}[b]); return _arr(data, p, n)
+  if b in (0xde, 0xdf): n, p = rd(*{0xde: (">H", 2), 0xdf: (">I", 4)}[b]); return _map(data, p, n)
   raise ExportError(f"unsupported msgpack byte 0x{b:02x} in AMDGPU metadata")
 
 

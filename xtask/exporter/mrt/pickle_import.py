@@ -24,7 +24,7 @@ import os
 import pickle
 import struct
 
-from mrt.targets import ExportError, TINYGRAD_VERSION
+from mrt.targets import TINYGRAD_VERSION, ExportError
 
 HOST_PREFIXES = ("CPU", "NPY", "PYTHON", "DISK")
 ALLOWED_BUILTINS = {"bytearray", "set", "frozenset", "slice", "complex", "range"}
@@ -98,6 +98,7 @@ def _check_version(seen: set, jit_args: list[int]):
 
 def _load(opcodes: bytes, bufs):
   import importlib
+
   from tinygrad.device import Buffer
 
   def rehomed_buffer(device, size, dtype, opaque=None, options=None, initial_value=None, uop_refcount=0, base=None, offset=0,
@@ -128,8 +129,9 @@ def _elf_machine(lib: bytes):
 
 def _target_from_kernels(calls, device: str):
   """Infer the manifest target + meta function from the compiled kernels in the pickle."""
-  from mrt import meta as mrt_meta
   from tinygrad.uop.ops import Ops
+
+  from mrt import meta as mrt_meta
   progs = [c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM]
   if not progs: raise ExportError("the pickled program has no kernels")
   p0 = progs[0]
@@ -181,9 +183,10 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   log(f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
       + (f", {len(bufs)} out-of-band buffers" if bufs is not None else ""))
   _check_version(*_probe(opcodes, bufs))
-  from tinygrad.engine.jit import _TinyJit, CapturedJit
-  from tinygrad.uop.ops import Ops
+  from tinygrad.engine.jit import CapturedJit, _TinyJit
   from tinygrad.engine.realize import get_call_arg_uops
+  from tinygrad.uop.ops import Ops
+
   from mrt.export import build_manifest, write_out
   from mrt.manifest import NeedsMaterialize, flatten_calls
   from mrt.state import log_state

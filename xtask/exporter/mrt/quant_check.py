@@ -117,6 +117,7 @@ def tolerances(onnx_path: str, feeds: dict, fused: dict, log) -> dict[str, Toler
   """Output name -> Tolerance for the stepped outputs of a quantised graph ({} otherwise). `fused`: onnxruntime's
   ordinary (optimised) outputs for `feeds`; its unfused run on the same feeds calibrates the tolerance."""
   import onnx
+
   from mrt.verify import ort_outputs
   steps = output_steps(onnx.load(onnx_path, load_external_data=False))
   steps = {n: s for n, s in (steps or {}).items() if n in fused}

@@ -143,6 +143,7 @@ class _NumpyTensors:
   tinygrad reads them from their bytes."""
   def __enter__(self):
     from tinygrad import Tensor
+
     from mrt.capture import NUMPY_DTYPES
     self.seen, self.orig = [], Tensor.__init__
     seen, orig = self.seen, self.orig
@@ -160,6 +161,7 @@ class _NumpyTensors:
 
   def buffers(self) -> dict:
     from tinygrad.uop.ops import Ops
+
     from mrt.capture import NUMPY_DTYPES
     data = {}
     for i, (t, arr) in enumerate(self.seen):
@@ -179,7 +181,7 @@ def _compare(what: str, got: list[np.ndarray], want: list[np.ndarray], names: li
 
 
 def capture_script(spec: str, null: bool, seed: int) -> ScriptCapture:
-  from tinygrad import TinyJit, Device
+  from tinygrad import Device, TinyJit
   from tinygrad.helpers import Context
   steps_b, _ = load_build(spec)
   steps = draw_steps(steps_b, seed, CHECK_STEPS)

@@ -6,12 +6,12 @@ from types import SimpleNamespace
 import numpy as np
 from tinygrad import Device
 
-from mrt.targets import ExportError
 from mrt.export import build_manifest, write_out
 from mrt.manifest import NeedsMaterialize, safe_name
 from mrt.meta import kernel_meta_for
 from mrt.script import capture_script, carried_closure_check
 from mrt.state import log_state
+from mrt.targets import ExportError
 from mrt.verify import verify_lowered_outputs
 
 REF_TOL = (1e-4, 5e-2)  # (fp32, FLOAT16) tolerance recorded for `modelrt verify`

@@ -64,7 +64,7 @@ def verify_lowered_outputs(builder, body: dict, want: dict, log):
 
 
 def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtypes, zero_d, seed, to_tensors, draw):
-  from tinygrad import Tensor, Device
+  from tinygrad import Device, Tensor
   from tinygrad.nn.onnx import OnnxRunner
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}

@@ -45,7 +45,7 @@ class ElfKernel:
     names = [sname(s[0], shstr) for s in secs]
     # lay out allocated sections
     addr, size = {}, 0
-    for i, (_, typ, flags, _, off, sz, _, _, align, _) in enumerate(secs):
+    for i, (_, typ, flags, _, _off, sz, _, _, align, _) in enumerate(secs):
       if flags & SHF_ALLOC and typ in (SHT_PROGBITS, SHT_NOBITS) and sz:
         size = (size + max(align, 1) - 1) // max(align, 1) * max(align, 1)
         addr[i] = size
@@ -70,7 +70,7 @@ class ElfKernel:
       if shndx not in addr:
         raise LoadError(f"symbol {n!r} in non-allocated section {names[shndx]}")
       return self.base + addr[shndx] + val
-    for i, (_, typ, _, _, off, sz, _, info, _, entsize) in enumerate(secs):
+    for i, (_, typ, _, _, off, sz, _, info, _, _entsize) in enumerate(secs):
       if typ == SHT_REL: raise LoadError("SHT_REL relocations are not supported")
       if typ != SHT_RELA or info not in addr: continue
       if names[i] == ".rela.eh_frame": continue

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import ClassVar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTER = os.path.dirname(HERE)  # export.py and the mrt package; tools/ holds the test-data generators
@@ -61,7 +62,7 @@ def same_tree(a, b) -> bool:
 
 def make_unsupported_model(path):
   import onnx
-  from onnx import helper, TensorProto
+  from onnx import TensorProto, helper
   g = helper.make_graph([helper.make_node("Det", ["x"], ["y"])], "det",
                         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
@@ -75,7 +76,7 @@ def make_constantofshape_model(path):
   (float_data, raw_data, int64_data)."""
   import numpy as np
   import onnx
-  from onnx import helper, numpy_helper, TensorProto
+  from onnx import TensorProto, helper, numpy_helper
   shp = numpy_helper.from_array(np.array([2, 8], dtype=np.int64), "shp")
   values = {"c1": helper.make_tensor("value", TensorProto.FLOAT, [1], [0.5]),
             "c2": helper.make_tensor("value", TensorProto.FLOAT, [1], np.float32([0.25]).tobytes(), raw=True),
@@ -202,7 +203,7 @@ class CompileCorrectnessTests(unittest.TestCase):
       r, _, out = export_model("dtype_float64", d)
       ins, outs, _ = manifest_io(out)
       self.assertEqual((ins["x"][0], outs["z"][0]), ("float64", "float64"))
-      r, path, out = export_model("dtype_float16", d, "--compile3-dtypes")
+      r, _, out = export_model("dtype_float16", d, "--compile3-dtypes")
       self.assertEqual(r.returncode, 0, r.stderr)
       ins, outs, m = manifest_io(out)
       self.assertEqual((ins["x"][0], outs["z"][0]), ("float32", "float32"))
@@ -211,15 +212,19 @@ class CompileCorrectnessTests(unittest.TestCase):
   def test_zero_and_one_dimensional_shapes_are_recorded(self):
     with tempfile.TemporaryDirectory() as d:
       r, _, out = export_model("input_0d_clip", d)
+      self.assertEqual(r.returncode, 0, r.stderr)
       ins, _, _ = manifest_io(out)
       self.assertEqual(ins["lo"], ("float32", []))
       r, _, out = export_model("output_0d", d)
+      self.assertEqual(r.returncode, 0, r.stderr)
       _, outs, _ = manifest_io(out)
       self.assertEqual(outs["z"], ("float32", []))
       r, _, out = export_model("input_1d_broadcast", d)
+      self.assertEqual(r.returncode, 0, r.stderr)
       ins, _, _ = manifest_io(out)
       self.assertEqual(ins["y"], ("float32", [4]))
       r, _, out = export_model("constant_size", d)
+      self.assertEqual(r.returncode, 0, r.stderr)
       _, outs, _ = manifest_io(out)
       self.assertEqual(outs["n"], ("int64", []))
 
@@ -232,6 +237,7 @@ class CompileCorrectnessTests(unittest.TestCase):
 
   def test_const_folds_a_fixed_value(self):
     import hashlib
+
     import numpy as np
     with tempfile.TemporaryDirectory() as d:
       val = np.array([3, 4], dtype=np.int64)
@@ -246,8 +252,10 @@ class CompileCorrectnessTests(unittest.TestCase):
       import onnxruntime as ort
       x = np.random.default_rng(5).standard_normal((2, 6)).astype(np.float32)
       want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x, "s": val})[0]
-      ref_in = np.frombuffer(open(os.path.join(out, m["reference"]["inputs"]["x"]), "rb").read(), np.float32).reshape(2, 6)
-      ref_out = np.frombuffer(open(os.path.join(out, m["reference"]["outputs"]["z"]), "rb").read(), np.float32).reshape(3, 4)
+      with open(os.path.join(out, m["reference"]["inputs"]["x"]), "rb") as f:
+        ref_in = np.frombuffer(f.read(), np.float32).reshape(2, 6)
+      with open(os.path.join(out, m["reference"]["outputs"]["z"]), "rb") as f:
+        ref_out = np.frombuffer(f.read(), np.float32).reshape(3, 4)
       np.testing.assert_array_equal(ref_out, ref_in.reshape(3, 4))
       self.assertEqual(want.shape, (3, 4))
       c = check(out)
@@ -259,8 +267,9 @@ class CompileCorrectnessTests(unittest.TestCase):
       ErrorTests.assert_user_error(self, r, "no graph input named 'nope'")
 
   def test_taint_analysis(self):
-    import onnx
     import make_correctness_models as mcm
+    import onnx
+
     from mrt.baked import baked_inputs
     with tempfile.TemporaryDirectory() as d:
       def found(name): return baked_inputs(onnx.load(mcm.make(name, d)), [i.name for i in onnx.load(mcm.make(name, d)).graph.input])
@@ -288,8 +297,9 @@ class CompileCorrectnessTests(unittest.TestCase):
       self.assertEqual(m["producer"]["flags"]["TRUST_TINYGRAD"], "1")
 
   def test_cross_check_refuses_a_result_onnxruntime_disagrees_with(self):
-    import numpy as np
     import make_correctness_models as mcm
+    import numpy as np
+
     from mrt.targets import ExportError
     from mrt.verify import check_against_onnxruntime
     with tempfile.TemporaryDirectory() as d:
@@ -306,13 +316,13 @@ class CompileCorrectnessTests(unittest.TestCase):
     with tempfile.TemporaryDirectory() as d:
       r, _, _ = export_model("random_op", d)
       ErrorTests.assert_user_error(self, r, "RandomNormalLike", "draws random numbers")
-      r, path, out = export_model("scatter_indices_input", d)
+      r, _, _ = export_model("scatter_indices_input", d)
       self.assertEqual(r.returncode, 0, r.stderr)
       self.assertIn("not cross-checked with onnxruntime: random capture values are not valid ScatterElements indices", r.stderr)
 
   def test_sequence_output_is_refused(self):
     import onnx
-    from onnx import helper, TensorProto
+    from onnx import TensorProto, helper
     with tempfile.TemporaryDirectory() as d:
       g = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["s"])], "seq",
                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
@@ -323,8 +333,9 @@ class CompileCorrectnessTests(unittest.TestCase):
       ErrorTests.assert_user_error(self, r, "output 's' is a sequence_type, not a tensor")
 
   def test_internal_error_is_one_line_with_exit_3(self):
-    import io
     import contextlib
+    import io
+
     import export as export_mod
     with tempfile.TemporaryDirectory() as d:
       err = io.StringIO()
@@ -343,6 +354,7 @@ def make_qdq_model(d: str, kind: str, seed: int) -> str:
   `mobilenet` is the MobileNetV2-shaped CI net at 16x16, `conv` one 3x3 convolution at 8x8."""
   import onnx
   from onnx import helper
+
   from tools import dsp_models as mdm
   if kind == "mobilenet": model, shape = mdm.mobilenet(16, False, seed), [1, 3, 16, 16]
   else:
@@ -398,8 +410,9 @@ class QuantisedCrossCheckTests(unittest.TestCase):
   --trust-tinygrad: a right compile passes and `modelrt verify`'s rule accepts it, a wrong answer is refused."""
   def test_qdq_model_compiles_without_trust_and_verifies_within_its_tolerance(self):
     import numpy as np
-    from tests import check_manifest
+
     from mrt.quant_check import FLAG, K_STEPS
+    from tests import check_manifest
     with tempfile.TemporaryDirectory() as d:
       # model seed 4: on the capture inputs tinygrad and onnxruntime differ by one step in 2 of the 10 logits
       path = make_qdq_model(d, "mobilenet", 4)
@@ -445,10 +458,11 @@ class QuantisedCrossCheckTests(unittest.TestCase):
   def test_tolerance_bounds_and_step_detection(self):
     import numpy as np
     import onnx
-    from onnx import helper, TensorProto
+    from onnx import TensorProto, helper
+
+    from mrt.quant_check import FLAG, output_steps
     from mrt.targets import ExportError
     from mrt.verify import check_against_onnxruntime
-    from mrt.quant_check import FLAG, output_steps
     with tempfile.TemporaryDirectory() as d:
       path = make_qdq_model(d, "mobilenet", 4)
       step = float(initializer(path, "logits_scale"))
@@ -607,7 +621,7 @@ class StateTests(unittest.TestCase):
   the manifest, replayed step after step by check_manifest's independent replayer, equals tinygrad's own replay of the
   unpickled jit. Before mrt/state.py, a queue the jit also returned became an output buffer without its bytes and a
   queue passed in as an input stayed an input whose updates were lost."""
-  CPU = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
+  CPU: ClassVar[dict] = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
 
   def _pickle(self, d, variant, steps=4):
     pkl = os.path.join(d, f"{variant}.pkl")
@@ -618,6 +632,7 @@ class StateTests(unittest.TestCase):
 
   def _replay(self, out, golden, n_out):
     import numpy as np
+
     from tests.check_manifest import Replayer
     r = Replayer(out)
     for i, x in enumerate(golden["x"]):

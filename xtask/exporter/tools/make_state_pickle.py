@@ -18,8 +18,8 @@ os.environ.setdefault("JIT_BATCH_SIZE", "0")
 os.environ.setdefault("NUM_CPU_THREADS", "4")
 os.environ.setdefault("BEAM", "0")
 os.environ.setdefault("CACHELEVEL", "0")
-import numpy as np  # noqa: E402
-from tinygrad import Tensor, TinyJit  # noqa: E402
+import numpy as np
+from tinygrad import Tensor, TinyJit
 
 ROWS, WIDTH = 4, 8
 

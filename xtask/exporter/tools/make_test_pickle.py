@@ -15,9 +15,9 @@ os.environ.setdefault("JIT_BATCH_SIZE", "0")
 os.environ.setdefault("NUM_CPU_THREADS", "4")
 os.environ.setdefault("BEAM", "0")
 os.environ.setdefault("CACHELEVEL", "0")
-import numpy as np  # noqa: E402
-from tinygrad import Tensor, TinyJit, Context, Device, dtypes  # noqa: E402
-from tinygrad.nn.onnx import OnnxRunner  # noqa: E402
+import numpy as np
+from tinygrad import Context, Device, Tensor, TinyJit, dtypes
+from tinygrad.nn.onnx import OnnxRunner
 
 
 def dump_pickle(obj, f, oob: bool):

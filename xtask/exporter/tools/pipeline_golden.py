@@ -39,7 +39,8 @@ def main(argv):
   pin_environment(cfg.flags, cfg.dev)
   import numpy as np
   from tinygrad import TinyJit
-  from mrt.script import draw_steps, feed, fresh_state, load_build, run_steps, as_list
+
+  from mrt.script import as_list, draw_steps, feed, fresh_state, load_build, run_steps
   b, _ = load_build(a.spec)
   if a.cmd == "pickle":
     jit = TinyJit(b["fn"], prune=True)

@@ -16,6 +16,7 @@ def main(argv) -> int:
     return 2
   from tinygrad import Tensor
   from tinygrad.nn.onnx import OnnxRunner
+
   from mrt.quant_check import distance, quant_mismatch, tolerances
   from mrt.verify import ort_outputs
   path, seeds = argv[0], int(argv[1]) if len(argv) > 1 else 5
