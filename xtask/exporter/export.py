@@ -18,6 +18,7 @@ check_manifest_aarch64.py + replay_aarch64.c, cpu-aarch64 manifests under qemu-a
 such as make_test_pickle.py), and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
 init phase / python constants / ONNX weight bytes can be replayed here).
 """
+
 import argparse
 import os
 import sys
@@ -26,7 +27,8 @@ import time
 from mrt.targets import FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, TARGETS, ExportError, make_target
 
 
-def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
+def log(msg: str):
+  print(f"exporter: {msg}", file=sys.stderr, flush=True)
 
 
 class _OneLineErrorParser(argparse.ArgumentParser):
@@ -40,8 +42,11 @@ def parse_args(argv):
   src = ap.add_mutually_exclusive_group(required=True)
   src.add_argument("--onnx", help="ONNX model to compile")
   src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")
-  src.add_argument("--tinygrad", metavar="SCRIPT.py:FN", help="tinygrad program to capture: FN() returns the function and its "
-                   "example inputs and state (mrt/script.py)")
+  src.add_argument(
+    "--tinygrad",
+    metavar="SCRIPT.py:FN",
+    help="tinygrad program to capture: FN() returns the function and its example inputs and state (mrt/script.py)",
+  )
   ap.add_argument("--target", help=f"one of {', '.join(TARGETS)} (required with --onnx)")
   ap.add_argument("--out", required=True, help="output directory (manifest.json + blobs/)")
   ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
@@ -50,16 +55,26 @@ def parse_args(argv):
   ap.add_argument("--float16", action="store_true", help="FLOAT16=1")
   ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
   ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
-  ap.add_argument("--const", action="append", metavar="NAME=FILE.npy",
-                  help="fold a fixed value for graph input NAME into the graph before capture (repeatable)")
-  ap.add_argument("--trust-tinygrad", action="store_true",
-                  help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime")
-  ap.add_argument("--state-init", action="append", metavar="NAME=zeros|FILE.npy",
-                  help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
-                       "call) and the bundle keeps as state (repeatable)")
-  ap.add_argument("--compile3-dtypes", action="store_true",
-                  help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
+  ap.add_argument(
+    "--const", action="append", metavar="NAME=FILE.npy", help="fold a fixed value for graph input NAME into the graph before capture (repeatable)"
+  )
+  ap.add_argument(
+    "--trust-tinygrad",
+    action="store_true",
+    help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime",
+  )
+  ap.add_argument(
+    "--state-init",
+    action="append",
+    metavar="NAME=zeros|FILE.npy",
+    help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
+    "call) and the bundle keeps as state (repeatable)",
+  )
+  ap.add_argument(
+    "--compile3-dtypes", action="store_true", help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32"
+  )
   from mrt.beam import add_args
+
   add_args(ap)
   return ap.parse_args(argv)
 
@@ -67,13 +82,16 @@ def parse_args(argv):
 def pin_environment(flags: dict, dev: str) -> dict:
   """Set the compile-affecting environment before tinygrad is imported; returns the flags recorded in the manifest."""
   for k, why in FORBIDDEN_FLAGS.items():
-    if os.environ.get(k, "0") not in ("", "0"): raise ExportError(f"environment variable {k} must not be set ({why})")
-  for k in ("DEV", "CPU", "NULL", "AMD", "QCOM", "CACHEDB"): os.environ.pop(k, None)
+    if os.environ.get(k, "0") not in ("", "0"):
+      raise ExportError(f"environment variable {k} must not be set ({why})")
+  for k in ("DEV", "CPU", "NULL", "AMD", "QCOM", "CACHEDB"):
+    os.environ.pop(k, None)
   os.environ.update(flags)
   os.environ["DEV"] = dev
   recorded = dict(sorted(flags.items()))
   for k in sorted(os.environ):
-    if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()): recorded[k] = os.environ[k]
+    if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()):
+      recorded[k] = os.environ[k]
   return recorded
 
 
@@ -81,12 +99,19 @@ def check_versions(needs_mesa: bool):
   from importlib.metadata import PackageNotFoundError, version
 
   from mrt.targets import TINYGRAD_VERSION, TINYMESA_VERSION
-  try: tg = version("tinygrad")
-  except PackageNotFoundError: raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
-  if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
-  try: mesa_v = version("tinymesa")
-  except PackageNotFoundError: mesa_v = None
-  if needs_mesa and mesa_v != TINYMESA_VERSION: raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
+
+  try:
+    tg = version("tinygrad")
+  except PackageNotFoundError:
+    raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
+  if tg != TINYGRAD_VERSION:
+    raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
+  try:
+    mesa_v = version("tinymesa")
+  except PackageNotFoundError:
+    mesa_v = None
+  if needs_mesa and mesa_v != TINYMESA_VERSION:
+    raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
   return tg, mesa_v
 
 
@@ -96,11 +121,14 @@ INTERNAL_ERROR_EXIT = 3
 def internal_error(e: BaseException, out_dir: str) -> int:
   """One `error:` line naming where the traceback went; exit code 3 (2 is a user error)."""
   import traceback
+
   where = os.path.join(out_dir, "exporter-traceback.txt")
   try:
     os.makedirs(out_dir, exist_ok=True)
-    with open(where, "w") as f: f.write(traceback.format_exc())
-  except OSError: where = None
+    with open(where, "w") as f:
+      f.write(traceback.format_exc())
+  except OSError:
+    where = None
   msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
   print(f"error: the exporter failed on this model: {msg}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
   return INTERNAL_ERROR_EXIT
@@ -110,33 +138,42 @@ def main(argv) -> int:
   t0 = time.monotonic()
   try:
     ap = parse_args(argv)
-  except SystemExit as e: return 2 if e.code not in (0, None) else 0
+  except SystemExit as e:
+    return 2 if e.code not in (0, None) else 0
   try:
     if ap.pickle is not None:
-      if ap.beam is not None or ap.beam_cache is not None: raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
+      if ap.beam is not None or ap.beam_cache is not None:
+        raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
       from mrt.pickle_import import export_pickle
       from mrt.state import parse_state_init
+
       export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
-    if ap.target is None: raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
+    if ap.target is None:
+      raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
     cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
-    if ap.tinygrad is None and not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
+    if ap.tinygrad is None and not os.path.isfile(ap.onnx):
+      raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
     from mrt.beam import configure
+
     flags.update(configure(ap, cfg))
     if cfg.target["kind"] == "hexagon":  # helper object, mock CC wrapper and the alignment fix, before any compile
       from mrt.dsp import prepare
+
       flags.update(prepare(ap.out))
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
       from mrt.script_export import export_script
+
       export_script(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
     from mrt.export import export_onnx
+
     export_onnx(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)

@@ -12,6 +12,7 @@ computed from. Shape and Size outputs depend only on shapes, which a bundle fixe
 subgraphs (If/Loop/Scan) taint their outputs with everything their subgraphs read from the outer scope.
 See docs/hw/tinygrad-export.md §11.
 """
+
 from mrt.targets import ExportError
 
 SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
@@ -21,12 +22,14 @@ EXTRA_PYTHON_CONSTS = {"If": (0,)}
 
 def _python_const_table() -> dict:
   from tinygrad.nn.onnx import required_input_python_consts
+
   return {**required_input_python_consts, **EXTRA_PYTHON_CONSTS}
 
 
 def _subgraph_reads(node) -> set[str]:
   """Names a node's subgraphs read (a superset of their outer-scope reads)."""
   from onnx import AttributeProto
+
   names: set[str] = set()
   for a in node.attribute:
     graphs = [a.g] if a.type == AttributeProto.GRAPH else list(a.graphs) if a.type == AttributeProto.GRAPHS else []
@@ -41,12 +44,14 @@ def value_taint(model, input_names: list[str]) -> dict[str, frozenset]:
   """tensor name -> the graph inputs its values depend on (absent or empty: none)."""
   taint: dict[str, frozenset] = {n: frozenset([n]) for n in input_names}
   for node in model.graph.node:
-    if node.op_type in SHAPE_ONLY_OPS: src = frozenset()
+    if node.op_type in SHAPE_ONLY_OPS:
+      src = frozenset()
     else:
       src = frozenset().union(*(taint.get(i, frozenset()) for i in node.input if i))
       src = src.union(*(taint.get(i, frozenset()) for i in _subgraph_reads(node)))
     for o in node.output:
-      if o: taint[o] = src
+      if o:
+        taint[o] = src
   return taint
 
 
@@ -72,11 +77,16 @@ INDEX_INPUTS = {"MaxUnpool": 1, "ScatterND": 1, "ScatterElements": 1, "Scatter":
 
 def _training_dropout(node, inits: dict) -> bool:
   """Dropout in training mode (its third input is not a constant False) with a ratio that is not a constant 0."""
-  if node.op_type != "Dropout" or len(node.input) < 3 or not node.input[2]: return False
+  if node.op_type != "Dropout" or len(node.input) < 3 or not node.input[2]:
+    return False
   from onnx import numpy_helper
-  def const(i): return numpy_helper.to_array(inits[node.input[i]]) if node.input[i] in inits else None
+
+  def const(i):
+    return numpy_helper.to_array(inits[node.input[i]]) if node.input[i] in inits else None
+
   training, ratio = const(2), const(1) if node.input[1] else None
-  if training is not None and not training.any(): return False
+  if training is not None and not training.any():
+    return False
   return ratio is None or bool(ratio.any())
 
 
@@ -84,22 +94,30 @@ def refuse_random_ops(model):
   inits = {i.name: i for i in model.graph.initializer}
   for k, node in enumerate(model.graph.node):
     if node.op_type in RANDOM_OPS or _training_dropout(node, inits):
-      raise ExportError(f"node '{node.name or f'#{k}'}' ({node.op_type}{' in training mode' if node.op_type == 'Dropout' else ''}) "
-                        "draws random numbers: a bundle would repeat the capture's one draw on every run")
+      raise ExportError(
+        f"node '{node.name or f'#{k}'}' ({node.op_type}{' in training mode' if node.op_type == 'Dropout' else ''}) "
+        "draws random numbers: a bundle would repeat the capture's one draw on every run"
+      )
 
 
 def random_index_inputs(model, input_names: list[str]) -> list[str]:
   """Ops whose index input comes from a graph input (random capture values are not valid indices for them)."""
   taint = value_taint(model, input_names)
-  return [n.op_type for n in model.graph.node
-          if n.op_type in INDEX_INPUTS and len(n.input) > INDEX_INPUTS[n.op_type] and taint.get(n.input[INDEX_INPUTS[n.op_type]])]
+  return [
+    n.op_type
+    for n in model.graph.node
+    if n.op_type in INDEX_INPUTS and len(n.input) > INDEX_INPUTS[n.op_type] and taint.get(n.input[INDEX_INPUTS[n.op_type]])
+  ]
 
 
 def refuse_baked_inputs(model, input_names: list[str]):
   found = baked_inputs(model, input_names)
-  if not found: return
+  if not found:
+    return
   inp, op, idx, node = found[0]
   names = sorted({f[0] for f in found})
   fix = " ".join(f"--const {n}=FILE.npy" for n in names)
-  raise ExportError(f"input '{inp}' sets a shape-like parameter (input {idx} of {op} node '{node}'), so its value at capture "
-                    f"would be baked into the bundle; fix its value at compile time with {fix}")
+  raise ExportError(
+    f"input '{inp}' sets a shape-like parameter (input {idx} of {op} node '{node}'), so its value at capture "
+    f"would be baked into the bundle; fix its value at compile time with {fix}"
+  )

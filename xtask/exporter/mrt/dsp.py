@@ -14,6 +14,7 @@ Two fixes are applied before anything is compiled (mock and device alike):
 
 Imported only after the environment is pinned; `prepare` must run before tinygrad compiles anything.
 """
+
 import hashlib
 import os
 import re
@@ -31,8 +32,23 @@ TARGET_FLAGS = ["--target=hexagon", f"-mcpu=hexagonv{HEXAGON_VERSION}", f"-mhvx=
 KERNEL_FLAGS = [*TARGET_FLAGS, "-fuse-ld=lld", "-nostdlib", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-O2", "-Wall", "-Werror"]
 HELPER_FLAGS = [*TARGET_FLAGS, "-O2", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-nostdlib", "-fno-stack-protector", "-fPIC"]
 # every used section in its own 4 KiB-aligned output section from address 0, notes/.gnu.hash/.comment dropped
-SECTIONS = ("text", "rela.plt", "rela.dyn", "plt", "data", "bss", "hash", "dynamic", "got", "got.plt", "dynsym", "dynstr", "symtab",
-            "shstrtab", "strtab")
+SECTIONS = (
+  "text",
+  "rela.plt",
+  "rela.dyn",
+  "plt",
+  "data",
+  "bss",
+  "hash",
+  "dynamic",
+  "got",
+  "got.plt",
+  "dynsym",
+  "dynstr",
+  "symtab",
+  "shstrtab",
+  "strtab",
+)
 ALLOWED_IMPORTS = {"HAP_power_set", "HAP_mmap", "HAP_munmap", "HAP_perf_get_time_us"}
 HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qcom", "dsp", "hexrt.c")
 RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "hexsched.c")
@@ -60,8 +76,10 @@ class _State:
 
 
 def _run(cmd: list[str], what: str, cwd: str | None = None, stdin: bytes | None = None):
-  try: p = subprocess.run(cmd, input=stdin, capture_output=True, cwd=cwd)
-  except FileNotFoundError: raise ExportError(f"{cmd[0]} is missing ({what}); install it with `cargo xtask setup`") from None
+  try:
+    p = subprocess.run(cmd, input=stdin, capture_output=True, cwd=cwd)
+  except FileNotFoundError:
+    raise ExportError(f"{cmd[0]} is missing ({what}); install it with `cargo xtask setup`") from None
   if p.returncode != 0:
     err = " ".join(p.stderr.decode(errors="replace").split())[:300]
     raise ExportError(f"{what} failed: {err}")
@@ -74,16 +92,19 @@ def prepare(out_dir: str) -> dict:
   os.makedirs(work, exist_ok=True)
   shutil.copyfile(HELPER_SOURCE, os.path.join(work, "hexrt.c"))  # compiled by relative name: no path inside the object
   _run([CLANG, *HELPER_FLAGS, "-c", "hexrt.c", "-o", "hexrt.o"], "compiling the Hexagon helper library", cwd=work)
-  with open(os.path.join(work, "dsp.ld"), "w") as f: f.write(linker_script())
+  with open(os.path.join(work, "dsp.ld"), "w") as f:
+    f.write(linker_script())
   _State.work, _State.helper, _State.script = work, os.path.join(work, "hexrt.o"), os.path.join(work, "dsp.ld")
   os.environ["CC"] = f"{CLANG} {_State.helper}"  # tinygrad splits CC on spaces: the helper object joins every mock link
   from tinygrad.runtime.ops_dsp import DSPRenderer
+
   fix = os.environ.get("MODELRT_DSP_NO_ALIGN_FIX") != "1"  # "1": tests only, shows the false-alignment bug is real
   if fix and not getattr(DSPRenderer, "_modelrt_aligned", False):
     plain = DSPRenderer.render_vector_prefix
     DSPRenderer.render_vector_prefix = lambda self, dt, count: lower_vector_alignment(plain(self, dt, count), dt.itemsize)
     DSPRenderer._modelrt_aligned = True
-  if (fixture := os.environ.get("MODELRT_DSP_FIXTURE")): record_mock_launches(fixture)
+  if fixture := os.environ.get("MODELRT_DSP_FIXTURE"):
+    record_mock_launches(fixture)
   return {"DSP_ALIGN_FIX": "1" if fix else "0"}
 
 
@@ -95,6 +116,7 @@ def record_mock_launches(out_dir: str, keep: int = 64):
   import ctypes
 
   from tinygrad.runtime.ops_dsp import MockDSPProgram
+
   calls: list = []
   init, call = MockDSPProgram.__init__, MockDSPProgram.__call__
 
@@ -113,9 +135,11 @@ def record_mock_launches(out_dir: str, keep: int = 64):
     os.makedirs(out_dir, exist_ok=True)
     lines = []
     for i, (name, before, after, vals) in enumerate(calls):
-      with open(os.path.join(out_dir, f"{i:03}.bin"), "wb") as f: f.write(b"".join(before + after))
+      with open(os.path.join(out_dir, f"{i:03}.bin"), "wb") as f:
+        f.write(b"".join(before + after))
       lines.append(f"{name} {i:03}.bin {','.join(str(len(b)) for b in before) or '-'} {','.join(map(str, vals)) or '-'}\n")
-    with open(os.path.join(out_dir, "index.txt"), "w") as f: f.write("".join(lines))
+    with open(os.path.join(out_dir, "index.txt"), "w") as f:
+      f.write("".join(lines))
 
   MockDSPProgram.__init__, MockDSPProgram.__call__ = init_named, call_recorded
   atexit.register(write)
@@ -125,38 +149,48 @@ def device_source(prg) -> str:
   """The device C for a captured PROGRAM: the same linearized kernel rendered by the real DSPRenderer (FastRPC entry)."""
   from tinygrad.helpers import Target
   from tinygrad.runtime.ops_dsp import DSPRenderer
+
   src = DSPRenderer(Target("DSP")).render(list(prg.src[1].src))
-  if "int entry(" not in src: raise ExportError(f"kernel {prg.arg.function_name}: the DSP renderer produced no entry wrapper")
+  if "int entry(" not in src:
+    raise ExportError(f"kernel {prg.arg.function_name}: the DSP renderer produced no entry wrapper")
   return src
 
 
 def dynamic_imports(lib: bytes) -> set[str]:
   """Undefined symbols of the shared object's .dynsym (ELF32 little-endian)."""
   import struct
-  shoff, = struct.unpack_from("<I", lib, 32)
+
+  (shoff,) = struct.unpack_from("<I", lib, 32)
   shentsize, shnum = struct.unpack_from("<HH", lib, 46)
   secs = [struct.unpack_from("<IIIIIIIIII", lib, shoff + i * shentsize) for i in range(shnum)]
   out = set()
   for s in secs:
-    if s[1] != 11: continue  # SHT_DYNSYM
+    if s[1] != 11:
+      continue  # SHT_DYNSYM
     strtab = secs[s[6]]
     for i in range(1, s[5] // 16):
       name, _value, _size, _info, _other, shndx = struct.unpack_from("<IIIBBH", lib, s[4] + i * 16)
       if shndx == 0:
         end = lib.index(b"\0", strtab[4] + name)
-        out.add(lib[strtab[4] + name:end].decode())
+        out.add(lib[strtab[4] + name : end].decode())
   return out
 
 
 def compile_device(src: str, name: str) -> bytes:
   """Device C -> Hexagon v65 shared object (helper linked hidden); refuses imports other than the HAP_* calls."""
   key = hashlib.sha256(src.encode()).hexdigest()
-  if key in _State.cache: return _State.cache[key]
+  if key in _State.cache:
+    return _State.cache[key]
   with tempfile.TemporaryDirectory(dir=_State.work) as d:
-    _run([CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", "-x", "c", "-", "-x", "none", _State.helper, "-o", "k.so"],
-         f"compiling DSP kernel {name}", cwd=d, stdin=src.encode())
-    with open(os.path.join(d, "k.so"), "rb") as f: lib = f.read()
-  if (extra := dynamic_imports(lib) - ALLOWED_IMPORTS):
+    _run(
+      [CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", "-x", "c", "-", "-x", "none", _State.helper, "-o", "k.so"],
+      f"compiling DSP kernel {name}",
+      cwd=d,
+      stdin=src.encode(),
+    )
+    with open(os.path.join(d, "k.so"), "rb") as f:
+      lib = f.read()
+  if extra := dynamic_imports(lib) - ALLOWED_IMPORTS:
     raise ExportError(f"DSP kernel {name} imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
   _State.cache[key] = lib
   return lib
@@ -184,23 +218,30 @@ def add_model_library(body: dict, blobs: dict, log):
     objs = []
     for k, rec in enumerate(kernels):
       src = blobs[rec["source"]].decode()
-      _run([CLANG, *cflags, f"-Dentry=mrt_k{k}", f"-D{rec['entry']}=mrt_f{k}", "-c", "-x", "c", "-",
-            "-o", f"k{k}.o"], f"compiling DSP kernel {rec['name']} for the model library", cwd=d, stdin=src.encode())
+      _run(
+        [CLANG, *cflags, f"-Dentry=mrt_k{k}", f"-D{rec['entry']}=mrt_f{k}", "-c", "-x", "c", "-", "-o", f"k{k}.o"],
+        f"compiling DSP kernel {rec['name']} for the model library",
+        cwd=d,
+        stdin=src.encode(),
+      )
       objs.append(f"k{k}.o")
-    with open(os.path.join(d, "dispatch.c"), "w") as f: f.write(_dispatcher(len(kernels)))
+    with open(os.path.join(d, "dispatch.c"), "w") as f:
+      f.write(_dispatcher(len(kernels)))
     shutil.copyfile(RUNNER_SOURCE, os.path.join(d, "hexsched.c"))  # by relative name: no path inside the object
     for c in ("dispatch", "hexsched"):
-      _run([CLANG, *cflags, "-fno-jump-tables", "-c", f"{c}.c", "-o", f"{c}.o"],
-           "compiling the DSP schedule runner", cwd=d)
-    _run([CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "hexsched.o", _State.helper, "-o", "model.so"],
-         "linking the DSP model library", cwd=d)
-    with open(os.path.join(d, "model.so"), "rb") as f: lib = f.read()
-  if (extra := dynamic_imports(lib) - ALLOWED_IMPORTS):
+      _run([CLANG, *cflags, "-fno-jump-tables", "-c", f"{c}.c", "-o", f"{c}.o"], "compiling the DSP schedule runner", cwd=d)
+    _run(
+      [CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "hexsched.o", _State.helper, "-o", "model.so"],
+      "linking the DSP model library",
+      cwd=d,
+    )
+    with open(os.path.join(d, "model.so"), "rb") as f:
+      lib = f.read()
+  if extra := dynamic_imports(lib) - ALLOWED_IMPORTS:
     raise ExportError(f"the DSP model library imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
   path = "blobs/model.so"
   blobs[path] = lib
-  kernels.append({"name": MODEL_LIBRARY, "entry": "entry", "binary": path, "source": None, "params": [],
-                  "meta": {"cpu": {"threads": 1}}})
+  kernels.append({"name": MODEL_LIBRARY, "entry": "entry", "binary": path, "source": None, "params": [], "meta": {"cpu": {"threads": 1}}})
   log(f"DSP model library: {len(kernels) - 1} kernels + schedule runner, {len(lib)} bytes")
 
 

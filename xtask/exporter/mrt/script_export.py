@@ -1,5 +1,6 @@
 """`export.py --tinygrad SCRIPT.py:FN`: capture a tinygrad program (mrt/script.py), lower it to a manifest with its state
 buffers, check the lowering, and write manifest.json + blobs/ like an ONNX compile (docs/hw/tinygrad-export.md §12)."""
+
 import time
 from types import SimpleNamespace
 
@@ -36,6 +37,7 @@ def _reference(body: dict, cap, half: bool, blobs: dict) -> dict:
 
 def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   from mrt.script import load_build
+
   _, sha = load_build(ap.tinygrad)
   device = Device.DEFAULT
   renderer = type(Device[device].renderer).__name__
@@ -46,25 +48,42 @@ def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   b = cap.build
   shapes = {k: SimpleNamespace(shape=tuple(v.shape)) for k, v in {**b["inputs"], **b.get("state", {})}.items()}
   try:
-    body, blobs, builder = build_manifest(cap.jit, cap.onetime, cfg.target, kernel_meta_for(cfg, renderer), device, cfg.null,
-                                          cap.weight_bytes, {}, cap.output_names, shapes, state_init=b.get("state", {}))
+    body, blobs, builder = build_manifest(
+      cap.jit,
+      cap.onetime,
+      cfg.target,
+      kernel_meta_for(cfg, renderer),
+      device,
+      cfg.null,
+      cap.weight_bytes,
+      {},
+      cap.output_names,
+      shapes,
+      state_init=b.get("state", {}),
+    )
   except NeedsMaterialize as e:
     raise ExportError(f"fn returns {', '.join(e.names)} as non-contiguous views; return `.contiguous()` of them") from None
   carried_closure_check(builder)
   if cap.reference is not None:
     verify_lowered_outputs(builder, body, dict(zip(cap.output_names, cap.reference[0][-1])), log)
-    log(f"self-check: {len(cap.steps)} consecutive steps of the captured program equal tinygrad's unjitted run "
-        "(outputs and state)")
-  else: log(f"self-check: {len(cap.steps)} consecutive steps of a CPU twin of the program equal tinygrad's unjitted run; "
-            "the NULL-device capture itself computes nothing")
+    log(f"self-check: {len(cap.steps)} consecutive steps of the captured program equal tinygrad's unjitted run (outputs and state)")
+  else:
+    log(
+      f"self-check: {len(cap.steps)} consecutive steps of a CPU twin of the program equal tinygrad's unjitted run; "
+      "the NULL-device capture itself computes nothing"
+    )
   flags = {**flags, "SOURCE": "tinygrad-script"}
-  manifest = {"format": 1, "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev,
-                                        "renderer": renderer, "flags": flags},
-              "target": cfg.target, **body, "reference": None}
+  manifest = {
+    "format": 1,
+    "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev, "renderer": renderer, "flags": flags},
+    "target": cfg.target,
+    **body,
+    "reference": None,
+  }
   if ap.reference:
-    if cap.reference is None: raise ExportError("--reference with --tinygrad needs a CPU target that computes (cpu-x86_64 on x86-64)")
+    if cap.reference is None:
+      raise ExportError("--reference with --tinygrad needs a CPU target that computes (cpu-x86_64 on x86-64)")
     manifest["reference"] = _reference(body, cap, flags.get("FLOAT16") == "1", blobs)
   write_out(ap.out, manifest, blobs)
-  log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers, "
-      f"{sum(len(x) for x in blobs.values())} blob bytes")
+  log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers, {sum(len(x) for x in blobs.values())} blob bytes")
   log_state(body["buffers"], log)

@@ -18,6 +18,7 @@ NULL (offline) targets compute nothing; their outputs are checked structurally h
 docs/hw/tinygrad-export.md §11), and `cargo xtask compile` then runs adreno-a630/amd-gfx1100 bundles on their device
 models against onnxruntime (xtask/src/emu_check.rs, §11.2).
 """
+
 import numpy as np
 
 from mrt.targets import ExportError
@@ -27,15 +28,20 @@ TOL = {np.dtype(np.float16): (1e-2, 1e-3), np.dtype(np.float32): (1e-4, 1e-5), n
 
 def mismatch(got: np.ndarray, want: np.ndarray) -> str | None:
   """None when equal (floats: within TOL, NaNs in the same places), else a short description."""
-  if got.dtype != want.dtype: return f"dtype {got.dtype} != {want.dtype}"
-  if got.shape != want.shape: return f"shape {list(got.shape)} != {list(want.shape)}"
+  if got.dtype != want.dtype:
+    return f"dtype {got.dtype} != {want.dtype}"
+  if got.shape != want.shape:
+    return f"shape {list(got.shape)} != {list(want.shape)}"
   if got.dtype in TOL:
     rtol, atol = TOL[got.dtype]
-    if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True): return None
+    if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+      return None
     g, w = got.astype(np.float64), want.astype(np.float64)
-    with np.errstate(invalid="ignore"): err = np.nanmax(np.abs(g - w)) if g.size else 0.0
+    with np.errstate(invalid="ignore"):
+      err = np.nanmax(np.abs(g - w)) if g.size else 0.0
     return f"max abs error {err:.3g}"
-  if np.array_equal(got, want): return None
+  if np.array_equal(got, want):
+    return None
   return f"{int(np.sum(got != want))} of {got.size} elements differ"
 
 
@@ -50,37 +56,55 @@ def _lowered(builder, body: dict, rec: dict) -> np.ndarray:
   dt = np.dtype(rec["dtype"])
   n = int(np.prod(rec["shape"], dtype=np.int64))
   mem = bytes(base.buffer.as_memoryview())
-  if off + n * dt.itemsize > len(mem): raise ExportError(f"output '{rec['name']}' lies outside its buffer")
+  if off + n * dt.itemsize > len(mem):
+    raise ExportError(f"output '{rec['name']}' lies outside its buffer")
   return np.frombuffer(mem, dtype=dt, count=n, offset=off).reshape(rec["shape"])
 
 
 def verify_lowered_outputs(builder, body: dict, want: dict, log):
   for rec in body["outputs"]:
     ref = np.asarray(want[rec["name"]])
-    if (bad := mismatch(_lowered(builder, body, rec), ref.reshape(rec["shape"]) if ref.size == np.prod(rec["shape"]) else ref)):
-      raise ExportError(f"self-check failed: output '{rec['name']}' as the bundle would read it differs from tinygrad's own "
-                        f"result ({bad}); refusing to write a wrong bundle (please report this model)")
+    if bad := mismatch(_lowered(builder, body, rec), ref.reshape(rec["shape"]) if ref.size == np.prod(rec["shape"]) else ref):
+      raise ExportError(
+        f"self-check failed: output '{rec['name']}' as the bundle would read it differs from tinygrad's own "
+        f"result ({bad}); refusing to write a wrong bundle (please report this model)"
+      )
   log(f"self-check: {len(body['outputs'])} output(s) read as the bundle lays them out equal tinygrad's own result")
 
 
 def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtypes, zero_d, seed, to_tensors, draw):
   from tinygrad import Device, Tensor
   from tinygrad.nn.onnx import OnnxRunner
+
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}
   from mrt.capture import as_numpy
+
   fresh = OnnxRunner(onnx_path)
   outs = fresh({s.name: Tensor(arrays[s.name], device=Device.DEFAULT) for s in specs})
   for n in output_names:
     want = as_numpy(n, outs[n], out_dtypes[n])
-    if (bad := mismatch(replay[n], want)):
-      raise ExportError(f"the captured program does not generalise: on fresh inputs output '{n}' differs from tinygrad's own "
-                        f"run ({bad}), so a value computed from the inputs was baked in at capture; fix such inputs with --const")
+    if bad := mismatch(replay[n], want):
+      raise ExportError(
+        f"the captured program does not generalise: on fresh inputs output '{n}' differs from tinygrad's own "
+        f"run ({bad}), so a value computed from the inputs was baked in at capture; fix such inputs with --const"
+      )
 
 
-ORT_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64, "tensor(uint8)": np.uint8,
-             "tensor(int8)": np.int8, "tensor(uint16)": np.uint16, "tensor(int16)": np.int16, "tensor(uint32)": np.uint32,
-             "tensor(int32)": np.int32, "tensor(uint64)": np.uint64, "tensor(int64)": np.int64, "tensor(bool)": np.bool_}
+ORT_TYPES = {
+  "tensor(float)": np.float32,
+  "tensor(float16)": np.float16,
+  "tensor(double)": np.float64,
+  "tensor(uint8)": np.uint8,
+  "tensor(int8)": np.int8,
+  "tensor(uint16)": np.uint16,
+  "tensor(int16)": np.int16,
+  "tensor(uint32)": np.uint32,
+  "tensor(int32)": np.int32,
+  "tensor(uint64)": np.uint64,
+  "tensor(int64)": np.int64,
+  "tensor(bool)": np.bool_,
+}
 # tinygrad vs onnxruntime on random capture inputs: accumulation order and transcendental implementations differ
 ORT_TOL = {np.dtype(np.float16): (2e-2, 2e-2), np.dtype(np.float32): (1e-3, 1e-4), np.dtype(np.float64): (1e-6, 1e-9)}
 HALF_TOL = (5e-2, 5e-2)  # FLOAT16 targets compute float32 models in half precision
@@ -91,9 +115,11 @@ def ort_outputs(onnx_path: str, feeds: dict, fuse: bool = True) -> tuple[dict | 
   `fuse=False` disables its graph optimisations (a QDQ graph then runs as float ops, unfused; mrt/quant_check.py)."""
   try:
     import onnxruntime as ort
+
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    if not fuse: opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if not fuse:
+      opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
     types = {i.name: i.type for i in sess.get_inputs()}
     res = sess.run(None, {n: np.asarray(a).astype(ORT_TYPES.get(types[n], np.asarray(a).dtype)) for n, a in feeds.items()})
@@ -104,18 +130,22 @@ def ort_outputs(onnx_path: str, feeds: dict, fuse: bool = True) -> tuple[dict | 
 
 def _ort_mismatch(got: np.ndarray, want: np.ndarray, half: bool) -> str | None:
   want = np.asarray(want)
-  if got.shape != want.shape: return f"shape {list(got.shape)} != onnxruntime's {list(want.shape)}"
+  if got.shape != want.shape:
+    return f"shape {list(got.shape)} != onnxruntime's {list(want.shape)}"
   if got.dtype.kind == "f":
     rtol, atol = HALF_TOL if half else ORT_TOL.get(got.dtype, (1e-3, 1e-4))
     g, w = got.astype(np.float64), want.astype(np.float64)
-    if np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True): return None
+    if np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+      return None
     with np.errstate(invalid="ignore"):
       d = np.abs(g - w)
       d[np.isnan(g) & np.isnan(w)] = 0.0
     return f"max abs error {np.nanmax(d):.3g}, {int(np.sum(~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)))} of {g.size} values"
   if got.dtype.kind in "iu" and got.dtype.itemsize == 1:  # quantised results: float rounding may differ by one step
-    if np.all(np.abs(got.astype(np.int64) - want.astype(np.int64)) <= 1): return None
-  elif np.array_equal(got, want.astype(got.dtype)): return None
+    if np.all(np.abs(got.astype(np.int64) - want.astype(np.int64)) <= 1):
+      return None
+  elif np.array_equal(got, want.astype(got.dtype)):
+    return None
   return f"{int(np.sum(got != want.astype(got.dtype)))} of {got.size} values differ"
 
 
@@ -123,26 +153,34 @@ def check_against_onnxruntime(onnx_path: str, feeds: dict, tinygrad_out: dict, h
   """Refuse the compile when tinygrad's result disagrees with onnxruntime's. Outputs of a quantised graph that have a
   quantisation step are compared in steps (mrt/quant_check.py). Returns the producer flags to record."""
   from mrt.quant_check import FLAG, describe, quant_mismatch, tolerances
+
   want, why = ort_outputs(onnx_path, feeds)
   if want is None:
     log(f"note: not cross-checked with onnxruntime, which cannot run this model ({why})")
     return {}
   tols = tolerances(onnx_path, feeds, want, log)
   for n, got in tinygrad_out.items():
-    if n not in want: continue
+    if n not in want:
+      continue
     got = np.asarray(got)
     if n in tols:
-      if (bad := quant_mismatch(got, want[n], tols[n], half)):
-        raise ExportError(f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs beyond the "
-                          f"quantisation tolerance ({bad}); the bundle would compute the same wrong answer, so it is refused "
-                          "(--trust-tinygrad compiles anyway)")
+      if bad := quant_mismatch(got, want[n], tols[n], half):
+        raise ExportError(
+          f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs beyond the "
+          f"quantisation tolerance ({bad}); the bundle would compute the same wrong answer, so it is refused "
+          "(--trust-tinygrad compiles anyway)"
+        )
       log(f"cross-check (quantised): '{n}' vs onnxruntime: {describe(got, want[n], tols[n], half)}")
-    elif (bad := _ort_mismatch(got, want[n], half)):
-      raise ExportError(f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs ({bad}); "
-                        "the bundle would compute the same wrong answer, so it is refused (--trust-tinygrad compiles anyway)")
-  if (quantised := [n for n in tinygrad_out if n in want and n in tols]):
-    log(f"cross-check: tinygrad's result agrees with onnxruntime's on the capture inputs ({len(tinygrad_out)} output(s), "
-        f"{len(quantised)} compared in quantisation steps)")
+    elif bad := _ort_mismatch(got, want[n], half):
+      raise ExportError(
+        f"tinygrad's result for output '{n}' disagrees with onnxruntime on the capture inputs ({bad}); "
+        "the bundle would compute the same wrong answer, so it is refused (--trust-tinygrad compiles anyway)"
+      )
+  if quantised := [n for n in tinygrad_out if n in want and n in tols]:
+    log(
+      f"cross-check: tinygrad's result agrees with onnxruntime's on the capture inputs ({len(tinygrad_out)} output(s), "
+      f"{len(quantised)} compared in quantisation steps)"
+    )
     return {"ORT_TOLERANCE": FLAG}
   log(f"cross-check: tinygrad's result equals onnxruntime's on the capture inputs ({len(tinygrad_out)} output(s))")
   return {}

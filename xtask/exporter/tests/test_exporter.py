@@ -10,6 +10,7 @@ errors, byte-identical repeated exports, and numerical agreement with onnxruntim
 independent ELF loader + ctypes replayer that does not import tinygrad) and, for cpu-aarch64, check_manifest_aarch64.py
 (qemu-aarch64).
 """
+
 import filecmp
 import glob
 import json
@@ -37,9 +38,11 @@ def skip_or_fail(test: unittest.TestCase, reason: str):
   ci = os.environ.get("CI", "") not in ("", "0", "false") or os.environ.get("MODELRT_REQUIRE_PYTHON") == "1"
   line = f"SKIPPED test_exporter::{test.id().split('.')[-1]}: {reason}"
   print(line, file=sys.stderr)
-  if (log := os.environ.get("MODELRT_SKIP_LOG")):
-    with open(log, "a") as f: f.write(line + "\n")
-  if ci: test.fail(f"{reason}, and CI runs every test")
+  if log := os.environ.get("MODELRT_SKIP_LOG"):
+    with open(log, "a") as f:
+      f.write(line + "\n")
+  if ci:
+    test.fail(f"{reason}, and CI runs every test")
   test.skipTest(reason)
 
 
@@ -54,7 +57,10 @@ def check(out_dir, onnx_path=None):
 
 def same_tree(a, b) -> bool:
   cmp = filecmp.dircmp(a, b)
-  def ok(c): return not (c.left_only or c.right_only or c.diff_files or c.funny_files) and all(ok(s) for s in c.subdirs.values())
+
+  def ok(c):
+    return not (c.left_only or c.right_only or c.diff_files or c.funny_files) and all(ok(s) for s in c.subdirs.values())
+
   # dircmp compares shallowly by stat; force byte comparison of every file
   files = [os.path.relpath(os.path.join(d, f), a) for d, _, fs in os.walk(a) for f in fs]
   return ok(cmp) and all(filecmp.cmp(os.path.join(a, f), os.path.join(b, f), shallow=False) for f in files)
@@ -63,9 +69,13 @@ def same_tree(a, b) -> bool:
 def make_unsupported_model(path):
   import onnx
   from onnx import TensorProto, helper
-  g = helper.make_graph([helper.make_node("Det", ["x"], ["y"])], "det",
-                        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
-                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+
+  g = helper.make_graph(
+    [helper.make_node("Det", ["x"], ["y"])],
+    "det",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+  )
   onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -77,21 +87,34 @@ def make_constantofshape_model(path):
   import numpy as np
   import onnx
   from onnx import TensorProto, helper, numpy_helper
+
   shp = numpy_helper.from_array(np.array([2, 8], dtype=np.int64), "shp")
-  values = {"c1": helper.make_tensor("value", TensorProto.FLOAT, [1], [0.5]),
-            "c2": helper.make_tensor("value", TensorProto.FLOAT, [1], np.float32([0.25]).tobytes(), raw=True),
-            "c3i": helper.make_tensor("value", TensorProto.INT64, [1], [3])}
+  values = {
+    "c1": helper.make_tensor("value", TensorProto.FLOAT, [1], [0.5]),
+    "c2": helper.make_tensor("value", TensorProto.FLOAT, [1], np.float32([0.25]).tobytes(), raw=True),
+    "c3i": helper.make_tensor("value", TensorProto.INT64, [1], [3]),
+  }
   nodes = [helper.make_node("ConstantOfShape", ["shp"], [out], value=v) for out, v in values.items()]
-  nodes += [helper.make_node("Cast", ["c3i"], ["c3"], to=TensorProto.FLOAT), helper.make_node("Mul", ["x", "c1"], ["m"]),
-            helper.make_node("Add", ["m", "c2"], ["a"]), helper.make_node("Mul", ["a", "c3"], ["y"])]
-  g = helper.make_graph(nodes, "constantofshape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
-                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])], [shp])
+  nodes += [
+    helper.make_node("Cast", ["c3i"], ["c3"], to=TensorProto.FLOAT),
+    helper.make_node("Mul", ["x", "c1"], ["m"]),
+    helper.make_node("Add", ["m", "c2"], ["a"]),
+    helper.make_node("Mul", ["a", "c3"], ["y"]),
+  ]
+  g = helper.make_graph(
+    nodes,
+    "constantofshape",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+    [shp],
+  )
   onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
   # expected initial bytes of each attribute buffer, straight from the values above
   return {"c1": struct.pack("<f", 0.5), "c2": struct.pack("<f", 0.25), "c3i": struct.pack("<q", 3)}
 
 
-def global_op(module, name): return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+def global_op(module, name):
+  return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
 
 
 class ErrorTests(unittest.TestCase):
@@ -99,7 +122,8 @@ class ErrorTests(unittest.TestCase):
     self.assertEqual(r.returncode, 2, r.stderr)
     last = r.stderr.strip().splitlines()[-1]
     self.assertTrue(last.startswith("error: "), last)
-    for n in needles: self.assertIn(n, last)
+    for n in needles:
+      self.assertIn(n, last)
 
   def test_missing_model(self):
     self.assert_user_error(export("--onnx", "/nonexistent/m.onnx", "--target", "cpu-x86_64", "--out", "/tmp/x"), "model not found")
@@ -120,20 +144,33 @@ class ErrorTests(unittest.TestCase):
 
   def test_hcq2_environment_rejected(self):
     env = dict(os.environ, HCQ2="1")
-    r = subprocess.run([PY, os.path.join(EXPORTER, "export.py"), "--onnx", os.path.join(MODELS, "policy.onnx"), "--target", "cpu-x86_64",
-                        "--out", "/tmp/x"], capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+      [PY, os.path.join(EXPORTER, "export.py"), "--onnx", os.path.join(MODELS, "policy.onnx"), "--target", "cpu-x86_64", "--out", "/tmp/x"],
+      capture_output=True,
+      text=True,
+      env=env,
+      timeout=60,
+    )
     self.assert_user_error(r, "HCQ2")
 
   def _pickle_error(self, data, *needles):
     with tempfile.TemporaryDirectory() as d:
       p = os.path.join(d, "m.pkl")
-      with open(p, "wb") as f: f.write(data)
+      with open(p, "wb") as f:
+        f.write(data)
       self.assert_user_error(export("--pickle", p, "--out", os.path.join(d, "o")), *needles)
 
   def test_old_tinygrad_pickle_names_versions(self):
     # a <= 0.12-style CapturedJit: 6 constructor fields (ret, jit_cache[ExecItem], input_replace, ...)
-    data = (b"\x80\x02" + global_op("tinygrad.engine.jit", "CapturedJit") + b"(N]" + global_op("tinygrad.engine.realize", "ExecItem")
-            + b")Ra" + b"NNNNt" + b"R.")
+    data = (
+      b"\x80\x02"
+      + global_op("tinygrad.engine.jit", "CapturedJit")
+      + b"(N]"
+      + global_op("tinygrad.engine.realize", "ExecItem")
+      + b")Ra"
+      + b"NNNNt"
+      + b"R."
+    )
     self._pickle_error(data, "tinygrad 0.12.x", "only tinygrad 0.14.0")
 
   def test_0_13_pickle_names_versions(self):
@@ -146,32 +183,62 @@ class ErrorTests(unittest.TestCase):
     self._pickle_error(struct.pack("<q", len(ops)) + ops + struct.pack("<q", 100) + b"abc", "truncated PICKLE_OOB buffer")
 
   def test_pickle_refuses_foreign_callables(self):
-    data = (b"\x80\x02" + global_op("tinygrad.engine.jit", "CapturedJit") + b"(NNNNtR"
-            + global_op("tinygrad.uop.ops", "ParamArg") + b"0" + global_op("os", "system") + b"(X\x04\x00\x00\x00truetR.")
+    data = (
+      b"\x80\x02"
+      + global_op("tinygrad.engine.jit", "CapturedJit")
+      + b"(NNNNtR"
+      + global_op("tinygrad.uop.ops", "ParamArg")
+      + b"0"
+      + global_op("os", "system")
+      + b"(X\x04\x00\x00\x00truetR."
+    )
     self._pickle_error(data, "os.system", "does not allow")
 
 
 def export_model(name, d, *extra, target="cpu-x86_64"):
   """Build make_correctness_models' `name` in d and export it; returns (completed process, onnx path, out dir)."""
   import make_correctness_models as mcm
+
   path = mcm.make(name, d)
   out = os.path.join(d, f"{name}-{target}")
   return export("--onnx", path, "--target", target, "--reference", "--out", out, *extra), path, out
 
 
 def manifest_io(out):
-  with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+  with open(os.path.join(out, "manifest.json")) as f:
+    m = json.load(f)
   return {i["name"]: (i["dtype"], i["shape"]) for i in m["inputs"]}, {o["name"]: (o["dtype"], o["shape"]) for o in m["outputs"]}, m
 
 
 class CompileCorrectnessTests(unittest.TestCase):
   """Issue 10: graphs that once compiled into silently wrong bundles or crashed. Every expected value is onnxruntime's:
   check_manifest.py replays the manifest without tinygrad and compares with onnxruntime on fresh inputs."""
-  ACCEPTED = ("view_depth_to_space", "view_space_to_depth", "view_transpose", "view_expand", "view_strided_slice",
-              "view_concat_two_outputs", "view_split", "constant_output", "input_passthrough", "input_1d_batchnorm",
-              "input_1d_broadcast", "input_1d_gather", "input_1d_matmul", "input_0d_clip", "output_0d", "dtype_float16",
-              "dtype_float64", "shape_of_input_is_fine", "constant_eyelike", "constant_no_inputs", "constant_size", "python_number_output",
-              "int_division")
+
+  ACCEPTED = (
+    "view_depth_to_space",
+    "view_space_to_depth",
+    "view_transpose",
+    "view_expand",
+    "view_strided_slice",
+    "view_concat_two_outputs",
+    "view_split",
+    "constant_output",
+    "input_passthrough",
+    "input_1d_batchnorm",
+    "input_1d_broadcast",
+    "input_1d_gather",
+    "input_1d_matmul",
+    "input_0d_clip",
+    "output_0d",
+    "dtype_float16",
+    "dtype_float64",
+    "shape_of_input_is_fine",
+    "constant_eyelike",
+    "constant_no_inputs",
+    "constant_size",
+    "python_number_output",
+    "int_division",
+  )
 
   def test_every_class_matches_onnxruntime_on_cpu(self):
     for name in self.ACCEPTED:
@@ -239,6 +306,7 @@ class CompileCorrectnessTests(unittest.TestCase):
     import hashlib
 
     import numpy as np
+
     with tempfile.TemporaryDirectory() as d:
       val = np.array([3, 4], dtype=np.int64)
       np.save(os.path.join(d, "s.npy"), val)
@@ -250,6 +318,7 @@ class CompileCorrectnessTests(unittest.TestCase):
       self.assertEqual(m["producer"]["flags"]["const.s"], hashlib.sha256(val.tobytes()).hexdigest())
       # onnxruntime on the original model with s=[3,4] is the reference for the folded bundle
       import onnxruntime as ort
+
       x = np.random.default_rng(5).standard_normal((2, 6)).astype(np.float32)
       want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x, "s": val})[0]
       with open(os.path.join(out, m["reference"]["inputs"]["x"]), "rb") as f:
@@ -271,12 +340,16 @@ class CompileCorrectnessTests(unittest.TestCase):
     import onnx
 
     from mrt.baked import baked_inputs
+
     with tempfile.TemporaryDirectory() as d:
-      def found(name): return baked_inputs(onnx.load(mcm.make(name, d)), [i.name for i in onnx.load(mcm.make(name, d)).graph.input])
-      self.assertEqual(found("shape_of_input_is_fine"), [])    # Shape depends on the shape only
+
+      def found(name):
+        return baked_inputs(onnx.load(mcm.make(name, d)), [i.name for i in onnx.load(mcm.make(name, d)).graph.input])
+
+      self.assertEqual(found("shape_of_input_is_fine"), [])  # Shape depends on the shape only
       self.assertEqual([f[:3] for f in found("shape_input_via_cast_pad")], [("p", "Pad", 1)])
       self.assertEqual([f[:3] for f in found("shape_input_reshape")], [("s", "Reshape", 1)])
-      self.assertEqual(found("input_0d_clip"), [])              # Clip's limits are tensors in tinygrad, not constants
+      self.assertEqual(found("input_0d_clip"), [])  # Clip's limits are tensors in tinygrad, not constants
 
   def test_constant_models_hold_their_outputs(self):
     with tempfile.TemporaryDirectory() as d:
@@ -302,11 +375,12 @@ class CompileCorrectnessTests(unittest.TestCase):
 
     from mrt.targets import ExportError
     from mrt.verify import check_against_onnxruntime
+
     with tempfile.TemporaryDirectory() as d:
       path = mcm.make("input_1d_broadcast", d)
       x, y = np.ones((2, 4), np.float32), np.arange(4, dtype=np.float32)
       lines = []
-      check_against_onnxruntime(path, {"x": x, "y": y}, {"z": x * y}, False, lines.append)   # right: accepted
+      check_against_onnxruntime(path, {"x": x, "y": y}, {"z": x * y}, False, lines.append)  # right: accepted
       self.assertIn("cross-check", lines[-1])
       with self.assertRaises(ExportError) as e:
         check_against_onnxruntime(path, {"x": x, "y": y}, {"z": x * y + 1e-2}, False, lines.append)
@@ -323,10 +397,14 @@ class CompileCorrectnessTests(unittest.TestCase):
   def test_sequence_output_is_refused(self):
     import onnx
     from onnx import TensorProto, helper
+
     with tempfile.TemporaryDirectory() as d:
-      g = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["s"])], "seq",
-                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                            [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])])
+      g = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x", "x"], ["s"])],
+        "seq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])],
+      )
       p = os.path.join(d, "seq.onnx")
       onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), p)
       r = export("--onnx", p, "--target", "cpu-x86_64", "--out", os.path.join(d, "o"))
@@ -337,16 +415,20 @@ class CompileCorrectnessTests(unittest.TestCase):
     import io
 
     import export as export_mod
+
     with tempfile.TemporaryDirectory() as d:
       err = io.StringIO()
-      try: raise RuntimeError("boom\nsecond line")
+      try:
+        raise RuntimeError("boom\nsecond line")
       except RuntimeError as e:
-        with contextlib.redirect_stderr(err): code = export_mod.internal_error(e, d)
+        with contextlib.redirect_stderr(err):
+          code = export_mod.internal_error(e, d)
       self.assertEqual(code, 3)
       lines = err.getvalue().strip().splitlines()
       self.assertEqual(len(lines), 1, lines)
       self.assertTrue(lines[0].startswith("error: the exporter failed on this model: RuntimeError: boom second line"), lines[0])
-      with open(os.path.join(d, "exporter-traceback.txt")) as f: self.assertIn("Traceback", f.read())
+      with open(os.path.join(d, "exporter-traceback.txt")) as f:
+        self.assertIn("Traceback", f.read())
 
 
 def make_qdq_model(d: str, kind: str, seed: int) -> str:
@@ -356,7 +438,9 @@ def make_qdq_model(d: str, kind: str, seed: int) -> str:
   from onnx import helper
 
   from tools import dsp_models as mdm
-  if kind == "mobilenet": model, shape = mdm.mobilenet(16, False, seed), [1, 3, 16, 16]
+
+  if kind == "mobilenet":
+    model, shape = mdm.mobilenet(16, False, seed), [1, 3, 16, 16]
   else:
     net = mdm.Net(seed)
     net.nodes.append(helper.make_node("Identity", [net.conv("input", 3, 8, 3, 1, relu6=False)], ["logits"]))
@@ -369,15 +453,18 @@ def make_qdq_model(d: str, kind: str, seed: int) -> str:
 
 def ort_run(path: str, feeds: dict, fuse: bool = True):
   import onnxruntime as ort
+
   o = ort.SessionOptions()
   o.log_severity_level = 3
-  if not fuse: o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+  if not fuse:
+    o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
   return ort.InferenceSession(path, o, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
 
 
 def initializer(path: str, name: str):
   import onnx
   from onnx import numpy_helper
+
   return next(numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer if i.name == name)
 
 
@@ -408,11 +495,13 @@ sys.exit(export.main(sys.argv[3:]))
 class QuantisedCrossCheckTests(unittest.TestCase):
   """QDQ graphs are cross-checked with onnxruntime in quantisation steps (mrt/quant_check.py), not skipped with
   --trust-tinygrad: a right compile passes and `modelrt verify`'s rule accepts it, a wrong answer is refused."""
+
   def test_qdq_model_compiles_without_trust_and_verifies_within_its_tolerance(self):
     import numpy as np
 
     from mrt.quant_check import FLAG, K_STEPS
     from tests import check_manifest
+
     with tempfile.TemporaryDirectory() as d:
       # model seed 4: on the capture inputs tinygrad and onnxruntime differ by one step in 2 of the 10 logits
       path = make_qdq_model(d, "mobilenet", 4)
@@ -463,6 +552,7 @@ class QuantisedCrossCheckTests(unittest.TestCase):
     from mrt.quant_check import FLAG, output_steps
     from mrt.targets import ExportError
     from mrt.verify import check_against_onnxruntime
+
     with tempfile.TemporaryDirectory() as d:
       path = make_qdq_model(d, "mobilenet", 4)
       step = float(initializer(path, "logits_scale"))
@@ -470,21 +560,29 @@ class QuantisedCrossCheckTests(unittest.TestCase):
       feeds = {"input": np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)}
       want = ort_run(path, feeds)
       self.assertEqual(check_against_onnxruntime(path, feeds, {"logits": want}, False, lambda _: None), {"ORT_TOLERANCE": FLAG})
-      for shift, needle in ((np.eye(1, 10, 3, dtype=np.float32) * 5, "5 quantisation steps"),
-                            (np.full((1, 10), 2, np.float32), "root mean square 2 steps")):
+      for shift, needle in (
+        (np.eye(1, 10, 3, dtype=np.float32) * 5, "5 quantisation steps"),
+        (np.full((1, 10), 2, np.float32), "root mean square 2 steps"),
+      ):
         with self.subTest(needle=needle), self.assertRaises(ExportError) as e:
           check_against_onnxruntime(path, feeds, {"logits": want + shift * step}, False, lambda _: None)
         self.assertIn(needle, str(e.exception))
         self.assertNotIn("\n", str(e.exception))
+
     # integer outputs of QuantizeLinear step by 1; MatMulInteger's exact int32 result and a float graph's outputs have none
     def graph(nodes, out_type, inits=()):
-      return helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-                                                 [helper.make_tensor_value_info("y", out_type, [4])], list(inits)))
+      return helper.make_model(
+        helper.make_graph(
+          nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])], [helper.make_tensor_value_info("y", out_type, [4])], list(inits)
+        )
+      )
+
     s = helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])
     self.assertEqual(output_steps(graph([helper.make_node("QuantizeLinear", ["x", "s"], ["y"])], TensorProto.UINT8, [s]))["y"].scale.max(), 1)
     self.assertEqual(output_steps(graph([helper.make_node("Relu", ["x"], ["y"])], TensorProto.FLOAT)), None)
-    mm_int = graph([helper.make_node("Cast", ["x"], ["q"], to=TensorProto.UINT8), helper.make_node("MatMulInteger", ["q", "q"], ["y"])],
-                   TensorProto.INT32)
+    mm_int = graph(
+      [helper.make_node("Cast", ["x"], ["q"], to=TensorProto.UINT8), helper.make_node("MatMulInteger", ["q", "q"], ["y"])], TensorProto.INT32
+    )
     self.assertEqual(output_steps(mm_int), {})
 
 
@@ -508,7 +606,8 @@ class ExportTests(unittest.TestCase):
       onnx_path = os.path.join(MODELS, "policy.onnx")
       r = export("--onnx", onnx_path, "--target", "cpu-x86_64-null", "--image", "--out", d, "--reference")
       self.assertEqual(r.returncode, 0, r.stderr)
-      with open(os.path.join(d, "manifest.json")) as f: m = json.load(f)
+      with open(os.path.join(d, "manifest.json")) as f:
+        m = json.load(f)
       self.assertTrue(any(o["phase"] == "init" for o in m["ops"]), "IMAGE=1 must produce one-time (init) kernels")
       self.assertTrue(all(b["blob"] for b in m["buffers"] if b["kind"] == "weight"))
       c = check(d, onnx_path)
@@ -525,13 +624,17 @@ class ExportTests(unittest.TestCase):
           out = os.path.join(d, target)
           r = export("--onnx", onnx_path, "--target", target, "--out", out, "--reference")
           last = (r.stderr.strip().splitlines() or [""])[-1]
-          if target.startswith("amd-") and r.returncode != 0 and "LLVM" in last: skip_or_fail(self, "libllvm19 not installed")
+          if target.startswith("amd-") and r.returncode != 0 and "LLVM" in last:
+            skip_or_fail(self, "libllvm19 not installed")
           self.assertEqual(r.returncode, 0, r.stderr)
-          with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+          with open(os.path.join(out, "manifest.json")) as f:
+            m = json.load(f)
           got = {}
           for b in m["buffers"]:
-            if b["kind"] != "weight": continue
-            with open(os.path.join(out, b["blob"]), "rb") as f: got[b["label"]] = f.read()
+            if b["kind"] != "weight":
+              continue
+            with open(os.path.join(out, b["blob"]), "rb") as f:
+              got[b["label"]] = f.read()
           self.assertEqual(got, {f"onnx:ConstantOfShape({k}).value": v for k, v in want.items()})
       again = os.path.join(d, "again")
       self.assertEqual(export("--onnx", onnx_path, "--target", "cpu-x86_64-null", "--out", again, "--reference").returncode, 0)
@@ -540,15 +643,19 @@ class ExportTests(unittest.TestCase):
       self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
       self.assertIn("PASS", c.stdout)
       import shutil
+
       if shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc"):
-        c = subprocess.run([PY, os.path.join(HERE, "check_manifest_aarch64.py"), os.path.join(d, "cpu-aarch64")], capture_output=True,
-                           text=True, timeout=300)
+        c = subprocess.run(
+          [PY, os.path.join(HERE, "check_manifest_aarch64.py"), os.path.join(d, "cpu-aarch64")], capture_output=True, text=True, timeout=300
+        )
         self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
         self.assertIn("PASS", c.stdout)
 
   def test_aarch64_export_runs_under_qemu(self):
     import shutil
-    if not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc")): skip_or_fail(self, "qemu-aarch64 / cross gcc missing")
+
+    if not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc")):
+      skip_or_fail(self, "qemu-aarch64 / cross gcc missing")
     with tempfile.TemporaryDirectory() as d:
       r = export("--onnx", os.path.join(MODELS, "dmonitor.onnx"), "--target", "cpu-aarch64", "--out", d, "--reference")
       self.assertEqual(r.returncode, 0, r.stderr)
@@ -565,7 +672,8 @@ class ExportTests(unittest.TestCase):
         r = export("--onnx", onnx_path, "--target", "adreno-a630", *args, "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
       self.assertTrue(same_tree(a, b))
-      with open(os.path.join(a, "manifest.json")) as f: m = json.load(f)
+      with open(os.path.join(a, "manifest.json")) as f:
+        m = json.load(f)
       for k in m["kernels"]:
         ir3 = k["meta"]["ir3"]
         self.assertEqual(os.path.getsize(os.path.join(a, k["binary"])), ir3["image_size"])  # binary = ISA only
@@ -579,12 +687,15 @@ class ExportTests(unittest.TestCase):
       # Skip only when libLLVM itself is missing (tinygrad then cannot find the library); `cargo xtask ci` installs
       # libllvm19, so there this test always runs.
       no_llvm = not any(glob.glob(f"/usr/lib/*/libLLVM-{v}.so*") or glob.glob(f"/usr/lib/*/libLLVM.so.{v}*") for v in range(18, 22))
-      if no_llvm and os.environ.get("MODELRT_REQUIRE_PYTHON") != "1": skip_or_fail(self, "libllvm19 not installed")
+      if no_llvm and os.environ.get("MODELRT_REQUIRE_PYTHON") != "1":
+        skip_or_fail(self, "libllvm19 not installed")
       self.assertEqual(r.returncode, 0, r.stderr)
-      with open(os.path.join(d, "manifest.json")) as f: m = json.load(f)
+      with open(os.path.join(d, "manifest.json")) as f:
+        m = json.load(f)
       for k in m["kernels"]:
         amd = k["meta"]["amd"]
-        with open(os.path.join(d, k["binary"]), "rb") as f: lib = f.read()
+        with open(os.path.join(d, k["binary"]), "rb") as f:
+          lib = f.read()
         self.assertEqual(struct.unpack_from("<H", lib, 18)[0], 0xE0)  # EM_AMDGPU
         self.assertEqual(struct.unpack_from("<I", lib, 48)[0] & 0xFF, 0x41)  # gfx1100 mach
         self.assertEqual(amd["wavefront_size"], 32)
@@ -598,8 +709,7 @@ class ExportTests(unittest.TestCase):
       env = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
       for oob in ([], ["--oob"]):
         pkl = os.path.join(d, f"m{len(oob)}.pkl")
-        subprocess.run([PY, os.path.join(TOOLS, "make_test_pickle.py"), onnx_path, pkl, *oob], check=True, capture_output=True,
-                       env=env, timeout=300)
+        subprocess.run([PY, os.path.join(TOOLS, "make_test_pickle.py"), onnx_path, pkl, *oob], check=True, capture_output=True, env=env, timeout=300)
         out = os.path.join(d, f"o{len(oob)}")
         r = export("--pickle", pkl, "--out", out)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -610,10 +720,14 @@ class ExportTests(unittest.TestCase):
     # tinygrad's default DEV=CPU compiles with -march=native; the pickle cannot say which CPU that was
     with tempfile.TemporaryDirectory() as d:
       pkl = os.path.join(d, "native.pkl")
-      subprocess.run([PY, os.path.join(TOOLS, "make_test_pickle.py"), os.path.join(MODELS, "policy.onnx"), pkl], check=True,
-                     capture_output=True, env=dict(os.environ, DEV="CPU"), timeout=300)
-      ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", os.path.join(d, "o")), "-march=native",
-                                   "DEV=CPU:CLANG:x86_64,x86-64-v3")
+      subprocess.run(
+        [PY, os.path.join(TOOLS, "make_test_pickle.py"), os.path.join(MODELS, "policy.onnx"), pkl],
+        check=True,
+        capture_output=True,
+        env=dict(os.environ, DEV="CPU"),
+        timeout=300,
+      )
+      ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", os.path.join(d, "o")), "-march=native", "DEV=CPU:CLANG:x86_64,x86-64-v3")
 
 
 class StateTests(unittest.TestCase):
@@ -621,19 +735,23 @@ class StateTests(unittest.TestCase):
   the manifest, replayed step after step by check_manifest's independent replayer, equals tinygrad's own replay of the
   unpickled jit. Before mrt/state.py, a queue the jit also returned became an output buffer without its bytes and a
   queue passed in as an input stayed an input whose updates were lost."""
+
   CPU: ClassVar[dict] = dict(os.environ, DEV="CPU:CLANG:x86_64,x86-64-v3")
 
   def _pickle(self, d, variant, steps=4):
     pkl = os.path.join(d, f"{variant}.pkl")
-    subprocess.run([PY, os.path.join(TOOLS, "make_state_pickle.py"), variant, pkl, str(steps)], check=True, capture_output=True,
-                   env=self.CPU, timeout=300)
+    subprocess.run(
+      [PY, os.path.join(TOOLS, "make_state_pickle.py"), variant, pkl, str(steps)], check=True, capture_output=True, env=self.CPU, timeout=300
+    )
     import numpy as np
+
     return pkl, np.load(pkl + ".init.npy"), np.load(pkl + ".replay.npz")
 
   def _replay(self, out, golden, n_out):
     import numpy as np
 
     from tests.check_manifest import Replayer
+
     r = Replayer(out)
     for i, x in enumerate(golden["x"]):
       got = r.run({"x": x})
@@ -643,16 +761,19 @@ class StateTests(unittest.TestCase):
 
   def test_held_queue_returned_by_the_jit_keeps_its_captured_bytes(self):
     import numpy as np
+
     with tempfile.TemporaryDirectory() as d:
       pkl, init, golden = self._pickle(d, "held")
       out = os.path.join(d, "o")
       r = export("--pickle", pkl, "--out", out)
       self.assertEqual(r.returncode, 0, r.stderr)
       self.assertIn("state: 1 buffer(s) persist", r.stderr)
-      with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+      with open(os.path.join(out, "manifest.json")) as f:
+        m = json.load(f)
       st = [b for b in m["buffers"] if b["kind"] == "state"]
       self.assertEqual(len(st), 1)
-      with open(os.path.join(out, st[0]["blob"]), "rb") as f: self.assertEqual(f.read(), init.tobytes())
+      with open(os.path.join(out, st[0]["blob"]), "rb") as f:
+        self.assertEqual(f.read(), init.tobytes())
       self.assertNotIn(st[0]["id"], [o["buffer"] for o in m["outputs"]])  # the returned queue is a copy of the state
       rep = self._replay(out, golden, 3)
       q = rep.bufs[st[0]["id"]][1].view(np.float32).reshape(init.shape)
@@ -660,15 +781,18 @@ class StateTests(unittest.TestCase):
 
   def test_queue_passed_as_input_becomes_state_or_is_refused(self):
     import numpy as np
+
     with tempfile.TemporaryDirectory() as d:
       pkl, init, golden = self._pickle(d, "input")
       out = os.path.join(d, "o")
       ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", out), "advances input(s) q", "--state-init")
-      ErrorTests.assert_user_error(self, export("--pickle", pkl, "--out", out, "--state-init", "q=zeros", "--state-init", "x=zeros"),
-                                   "--state-init names x")
+      ErrorTests.assert_user_error(
+        self, export("--pickle", pkl, "--out", out, "--state-init", "q=zeros", "--state-init", "x=zeros"), "--state-init names x"
+      )
       r = export("--pickle", pkl, "--out", out, "--state-init", f"q={pkl}.init.npy")
       self.assertEqual(r.returncode, 0, r.stderr)
-      with open(os.path.join(out, "manifest.json")) as f: m = json.load(f)
+      with open(os.path.join(out, "manifest.json")) as f:
+        m = json.load(f)
       self.assertEqual([i["name"] for i in m["inputs"]], ["x"])
       st = [b for b in m["buffers"] if b["kind"] == "state"]
       self.assertEqual([b["label"] for b in st], ["state:q"])
@@ -680,12 +804,18 @@ class StateTests(unittest.TestCase):
     with tempfile.TemporaryDirectory() as d:
       script = os.path.join(d, "held.py")
       with open(script, "w") as f:
-        f.write("import numpy as np\nfrom tinygrad import Tensor\n"
-                "def build():\n  q = Tensor(np.ones((3, 4), np.float32)).contiguous().realize()\n"
-                "  def fn(x):\n    q.assign(q[1:].cat(x.reshape(1, 4), dim=0).contiguous())\n    return q.sum(0).contiguous()\n"
-                "  return {'fn': fn, 'inputs': {'x': np.zeros(4, np.float32)}}\n")
-      ErrorTests.assert_user_error(self, export("--tinygrad", f"{script}:build", "--target", "cpu-x86_64", "--out", os.path.join(d, "o")),
-                                   "advances tensors it captured", "'state'")
+        f.write(
+          "import numpy as np\nfrom tinygrad import Tensor\n"
+          "def build():\n  q = Tensor(np.ones((3, 4), np.float32)).contiguous().realize()\n"
+          "  def fn(x):\n    q.assign(q[1:].cat(x.reshape(1, 4), dim=0).contiguous())\n    return q.sum(0).contiguous()\n"
+          "  return {'fn': fn, 'inputs': {'x': np.zeros(4, np.float32)}}\n"
+        )
+      ErrorTests.assert_user_error(
+        self,
+        export("--tinygrad", f"{script}:build", "--target", "cpu-x86_64", "--out", os.path.join(d, "o")),
+        "advances tensors it captured",
+        "'state'",
+      )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ inverted residuals (t,c,n,s) = (1,16,1,1) (6,24,2,2) (6,32,3,2) (6,64,4,2) (6,96
 t=6 block, a residual t=6 block, head conv, pool, Gemm 10) for CI. ReLU6 is `Clip(0, 6)`. Also `--dwtrap`: a single
 QDQ depthwise 3x3 conv over 576 channels at 7x7 (the shape that exposes tinygrad 0.14's false vector alignment).
 """
+
 import argparse
 import os
 
@@ -42,9 +43,11 @@ class Net:
   def conv(self, x: str, cin: int, cout: int, k: int, stride: int, groups: int = 1, relu6: bool = True) -> str:
     w = self.weight((cout, cin // groups, k, k), cin // groups * k * k)
     y = self.name("conv")
-    self.nodes.append(helper.make_node("Conv", [x, w, self.bias(cout)], [y], kernel_shape=[k, k], strides=[stride, stride],
-                                       pads=[k // 2] * 4, group=groups))
-    if not relu6: return y
+    self.nodes.append(
+      helper.make_node("Conv", [x, w, self.bias(cout)], [y], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=groups)
+    )
+    if not relu6:
+      return y
     lo, hi = self.name("lo"), self.name("hi")
     self.inits += [numpy_helper.from_array(np.array(0, np.float32), lo), numpy_helper.from_array(np.array(6, np.float32), hi)]
     out = self.name("relu6")
@@ -66,7 +69,7 @@ def mobilenet(res: int, full: bool, seed: int) -> onnx.ModelProto:
   net = Net(seed)
   x = net.conv("input", 3, 32 if full else 16, 3, 2)
   c = 32 if full else 16
-  for t, cout, n, s in (FULL if full else SMALL):
+  for t, cout, n, s in FULL if full else SMALL:
     for i in range(n):
       x = net.block(x, c, t, cout, s if i == 0 else 1)
       c = cout
@@ -89,8 +92,13 @@ def dwtrap(seed: int) -> onnx.ModelProto:
 
 
 def _model(net: Net, in_shape, out_shape) -> onnx.ModelProto:
-  g = helper.make_graph(net.nodes, "mobilenet_like", [helper.make_tensor_value_info("input", TensorProto.FLOAT, in_shape)],
-                        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, out_shape)], net.inits)
+  g = helper.make_graph(
+    net.nodes,
+    "mobilenet_like",
+    [helper.make_tensor_value_info("input", TensorProto.FLOAT, in_shape)],
+    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, out_shape)],
+    net.inits,
+  )
   m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="modelrt-dsp-test")
   m.ir_version = 8
   onnx.checker.check_model(m)
@@ -105,10 +113,20 @@ def quantize(float_path: str, qdq_path: str, shape, seed: int):
       rng = np.random.default_rng(seed + 1000)
       self.data = iter([{"input": rng.standard_normal(shape).astype(np.float32)} for _ in range(4)])
 
-    def get_next(self): return next(self.data, None)
+    def get_next(self):
+      return next(self.data, None)
 
-  quantize_static(float_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=False, reduce_range=False,
-                  activation_type=QuantType.QUInt8, weight_type=QuantType.QUInt8, extra_options={"ActivationSymmetric": False})
+  quantize_static(
+    float_path,
+    qdq_path,
+    Reader(),
+    quant_format=QuantFormat.QDQ,
+    per_channel=False,
+    reduce_range=False,
+    activation_type=QuantType.QUInt8,
+    weight_type=QuantType.QUInt8,
+    extra_options={"ActivationSymmetric": False},
+  )
 
 
 def main():

@@ -10,6 +10,7 @@ computes on the GPU (outputs, and weights it derives by kernels, e.g. FLOAT16 ca
 OUT.pkl.out.npy is garbage. --image sets IMAGE=1 FLOAT16=1 (openpilot's configuration). Capture and pickle layout are
 make_test_pickle.py's (--oob = PICKLE_OOB=1 layout).
 """
+
 import importlib.util
 import os
 import sys
@@ -31,11 +32,14 @@ def main():
   flags = {a for a in sys.argv[1:] if a.startswith("--")}
   if len(args) != 2 or not flags <= {"--oob", "--image"}:
     sys.exit("usage: make_qcom_pickle.py MODEL.onnx OUT.pkl [--oob] [--image]")
-  for k in ("CPU", "NULL", "AMD", "QCOM", "CACHEDB", "IMAGE", "FLOAT16"): os.environ.pop(k, None)
+  for k in ("CPU", "NULL", "AMD", "QCOM", "CACHEDB", "IMAGE", "FLOAT16"):
+    os.environ.pop(k, None)
   os.environ["DEV"] = "QCOM:IR3"
-  if "--image" in flags: os.environ.update(IMAGE="1", FLOAT16="1")
+  if "--image" in flags:
+    os.environ.update(IMAGE="1", FLOAT16="1")
   load_fake_kgsl().install(None)  # before tinygrad opens the device; the submitted streams are not needed here
   from make_test_pickle import make_pickle  # next to this script, so on Python's path
+
   make_pickle(args[0], args[1], "--oob" in flags)
 
 

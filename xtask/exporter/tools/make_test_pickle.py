@@ -5,6 +5,7 @@ examples/openpilot/compile3.py, which is not shipped in the PyPI package), so `e
   DEV=CPU:CLANG:x86_64,x86-64-v3 make_test_pickle.py MODEL.onnx OUT.pkl [--oob]
 --oob writes the PICKLE_OOB=1 layout: i64 len(opcodes) | protocol-5 opcodes | per out-of-band buffer: i64 nbytes | bytes.
 """
+
 import io
 import os
 import pickle
@@ -25,15 +26,18 @@ def dump_pickle(obj, f, oob: bool):
     pickle.dump(obj, f)
     return
   chunks = []
+
   def buffer_callback(pb: pickle.PickleBuffer):
     m = pb.raw()
     chunks.append(struct.pack("<q", m.nbytes) + bytes(m))
     pb.release()
+
   stream = io.BytesIO()
   pickle.Pickler(stream, protocol=5, buffer_callback=buffer_callback).dump(obj)
   f.write(struct.pack("<q", len(stream.getvalue())))
   f.write(stream.getvalue())
-  for c in chunks: f.write(c)
+  for c in chunks:
+    f.write(c)
 
 
 def make_pickle(onnx_file: str, out: str, oob: bool):
@@ -46,10 +50,14 @@ def make_pickle(onnx_file: str, out: str, oob: bool):
   inputs = {k: Tensor(v.numpy(), device=Device.DEFAULT).realize() if "img" in k else v for k, v in inputs.items()}
 
   @TinyJit(prune=True)
-  def run_onnx_jit(**kwargs): return next(iter(runner({k: v.to(Device.DEFAULT) for k, v in kwargs.items()}).values())).cast("float32")
+  def run_onnx_jit(**kwargs):
+    return next(iter(runner({k: v.to(Device.DEFAULT) for k, v in kwargs.items()}).values())).cast("float32")
+
   for _ in range(3):
-    with Context(OPENPILOT_HACKS=1): ret = run_onnx_jit(**inputs).numpy()
-  with open(out, "wb") as f: dump_pickle(run_onnx_jit, f, oob)
+    with Context(OPENPILOT_HACKS=1):
+      ret = run_onnx_jit(**inputs).numpy()
+  with open(out, "wb") as f:
+    dump_pickle(run_onnx_jit, f, oob)
   np.save(out + ".out.npy", ret)
   np.savez(out + ".in.npz", **{k: v.numpy() for k, v in inputs.items()})
   print(f"wrote {out} ({os.path.getsize(out)} bytes)")

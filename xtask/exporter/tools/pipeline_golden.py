@@ -15,6 +15,7 @@ Both pin the compile environment of `export.py --target cpu-x86_64` (DEV=CPU:CLA
 so the kernels are the ones `cargo xtask compile --tinygrad ... --target cpu-x86_64` puts in its bundle. It imports the
 exporter (export.py, mrt/): run it with PYTHONPATH=xtask/exporter, as its Rust callers do (xtask::exporter::python).
 """
+
 import argparse
 import os
 import pickle
@@ -41,26 +42,34 @@ def main(argv):
   from tinygrad import TinyJit
 
   from mrt.script import as_list, draw_steps, feed, fresh_state, load_build, run_steps
+
   b, _ = load_build(a.spec)
   if a.cmd == "pickle":
     jit = TinyJit(b["fn"], prune=True)
     state = fresh_state(b)
-    for step in draw_steps(b, a.seed, 3): as_list(jit(**state, **feed(b, step)))
-    with open(a.pkl, "wb") as f: pickle.dump(jit, f)
-    for k, v in b.get("state", {}).items(): np.save(f"{a.pkl}.state_{k}.npy", v)
+    for step in draw_steps(b, a.seed, 3):
+      as_list(jit(**state, **feed(b, step)))
+    with open(a.pkl, "wb") as f:
+      pickle.dump(jit, f)
+    for k, v in b.get("state", {}).items():
+      np.save(f"{a.pkl}.state_{k}.npy", v)
     print(f"wrote {a.pkl} ({os.path.getsize(a.pkl)} bytes)")
     return 0
-  with open(a.pkl, "rb") as f: jit = pickle.load(f)
+  with open(a.pkl, "rb") as f:
+    jit = pickle.load(f)
   steps = draw_steps(b, a.seed, a.frames)
   outs, state = run_steps(jit, b, steps)
   os.makedirs(a.out, exist_ok=True)
-  for k in steps[0]: np.save(os.path.join(a.out, f"in_{k}.npy"), np.stack([s[k] for s in steps]))
+  for k in steps[0]:
+    np.save(os.path.join(a.out, f"in_{k}.npy"), np.stack([s[k] for s in steps]))
   for i, name in enumerate(b.get("outputs") or [f"output{i}" for i in range(len(outs[0]))]):
     np.save(os.path.join(a.out, f"out_{name}.npy"), np.stack([o[i] for o in outs]))
-  for k, v in state.items(): np.save(os.path.join(a.out, f"state_{k}.npy"), v)
+  for k, v in state.items():
+    np.save(os.path.join(a.out, f"state_{k}.npy"), v)
   if a.alt_seed is not None:
     alt = draw_steps(b, a.alt_seed, a.alt_frames)
-    for k in alt[0]: np.save(os.path.join(a.out, f"alt_in_{k}.npy"), np.stack([s[k] for s in alt]))
+    for k in alt[0]:
+      np.save(os.path.join(a.out, f"alt_in_{k}.npy"), np.stack([s[k] for s in alt]))
   print(f"replayed {a.frames} steps -> {a.out}")
   return 0
 

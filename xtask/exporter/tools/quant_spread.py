@@ -5,6 +5,7 @@ and what mrt/quant_check.py's cross-check allows and decides, over N seeded inpu
   DEV=CPU PYTHONPATH=xtask/exporter quant_spread.py MODEL.onnx [N]
       (run with the exporter venv's python, from the repository root; standard-normal inputs, seeds 0..N-1)
 """
+
 import sys
 
 import numpy as np
@@ -19,6 +20,7 @@ def main(argv) -> int:
 
   from mrt.quant_check import distance, quant_mismatch, tolerances
   from mrt.verify import ort_outputs
+
   path, seeds = argv[0], int(argv[1]) if len(argv) > 1 else 5
   runner = OnnxRunner(path)
   shapes = {n: [int(d) for d in s.shape] for n, s in runner.graph_inputs.items()}
@@ -32,10 +34,13 @@ def main(argv) -> int:
       return 1
     for n, tol in tolerances(path, feeds, want, lambda m: print(m, file=sys.stderr)).items():
       d = distance(got[n], want[n], tol.step, False)
-      print(f"seed {seed} '{n}': step {float(tol.step.scale.max()):.4g}; tinygrad vs onnxruntime max {d.max():.3g} rms "
-            f"{np.sqrt(np.mean(d * d)):.3g} within one {np.mean(d <= 1 + 1e-6):.1%}; onnxruntime fused vs unfused max "
-            f"{tol.ort_max:.3g} rms {tol.ort_rms:.3g}; allowed max {tol.max_steps:.3g} rms {tol.rms_steps:.3g}; "
-            f"{quant_mismatch(got[n], want[n], tol, False) or 'accepted'}", flush=True)
+      print(
+        f"seed {seed} '{n}': step {float(tol.step.scale.max()):.4g}; tinygrad vs onnxruntime max {d.max():.3g} rms "
+        f"{np.sqrt(np.mean(d * d)):.3g} within one {np.mean(d <= 1 + 1e-6):.1%}; onnxruntime fused vs unfused max "
+        f"{tol.ort_max:.3g} rms {tol.ort_rms:.3g}; allowed max {tol.max_steps:.3g} rms {tol.rms_steps:.3g}; "
+        f"{quant_mismatch(got[n], want[n], tol, False) or 'accepted'}",
+        flush=True,
+      )
   return 0
 
 

@@ -22,6 +22,7 @@ graph, its inputs and every other node are unchanged, so onnxruntime's reference
 ending in a global pool (squeezenet), whose graph holds no spatial constants; it cuts the work of an emulated run so
 that a CI test fits its time budget.
 """
+
 import sys
 
 import numpy as np
@@ -45,7 +46,8 @@ def randomize(model: onnx.ModelProto, seed: int) -> int:
     fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
     a = np.sqrt(3.0 / max(fan_in, 1))
     arr = rng.uniform(-a, a, size=shape)
-    if len(shape) == 1: arr = rng.uniform(0.5, 1.0, size=shape)  # biases, BatchNorm scale/mean/variance: positive
+    if len(shape) == 1:
+      arr = rng.uniform(0.5, 1.0, size=shape)  # biases, BatchNorm scale/mean/variance: positive
     new_inits.append(numpy_helper.from_array(arr.astype(np.asarray(value).dtype), node.output[0]))
   del model.graph.node[:]
   model.graph.node.extend(keep)
@@ -54,8 +56,10 @@ def randomize(model: onnx.ModelProto, seed: int) -> int:
     model.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in new_inits)
   used = {i for n in model.graph.node for i in n.input} | {o.name for o in model.graph.output}
   dead = {i.name for i in model.graph.initializer if i.name not in used}
-  for i in [i for i in model.graph.initializer if i.name in dead]: model.graph.initializer.remove(i)
-  for i in [i for i in model.graph.input if i.name in dead]: model.graph.input.remove(i)
+  for i in [i for i in model.graph.initializer if i.name in dead]:
+    model.graph.initializer.remove(i)
+  for i in [i for i in model.graph.input if i.name in dead]:
+    model.graph.input.remove(i)
   onnx.checker.check_model(model)
   return len(new_inits)
 
@@ -64,8 +68,10 @@ def resize_input(model: onnx.ModelProto, size: int):
   """Set the spatial dims of the one NCHW graph input that is not an initializer."""
   inits = {i.name for i in model.graph.initializer}
   data = [i for i in model.graph.input if i.name not in inits]
-  if len(data) != 1 or len(data[0].type.tensor_type.shape.dim) != 4: sys.exit("error: --size needs one NCHW data input")
-  for d in data[0].type.tensor_type.shape.dim[2:]: d.dim_value = size
+  if len(data) != 1 or len(data[0].type.tensor_type.shape.dim) != 4:
+    sys.exit("error: --size needs one NCHW data input")
+  for d in data[0].type.tensor_type.shape.dim[2:]:
+    d.dim_value = size
   del model.graph.value_info[:]
 
 
@@ -75,14 +81,16 @@ def main():
     if k in argv:
       i = argv.index(k)
       opts[k] = int(argv[i + 1])
-      del argv[i:i + 2]
+      del argv[i : i + 2]
   args = argv
   if len(args) != 2 or any(a.startswith("--") for a in args):
     sys.exit("usage: zoo_random_weights.py IN.onnx OUT.onnx [--seed N] [--size S]")
   model = onnx.load(args[0])
-  if opts["--size"]: resize_input(model, opts["--size"])
+  if opts["--size"]:
+    resize_input(model, opts["--size"])
   n = randomize(model, opts["--seed"])
-  if n == 0: sys.exit(f"error: {args[0]} has no ConstantOfShape weights to randomize")
+  if n == 0:
+    sys.exit(f"error: {args[0]} has no ConstantOfShape weights to randomize")
   onnx.save(model, args[1])
   print(n)
 
