@@ -197,7 +197,7 @@ class ErrorTests(unittest.TestCase):
 
 def export_model(name, d, *extra, target="cpu-x86_64"):
   """Build make_correctness_models' `name` in d and export it; returns (completed process, onnx path, out dir)."""
-  import make_correctness_models as mcm
+  from tools import make_correctness_models as mcm
 
   path = mcm.make(name, d)
   out = os.path.join(d, f"{name}-{target}")
@@ -336,10 +336,10 @@ class CompileCorrectnessTests(unittest.TestCase):
       ErrorTests.assert_user_error(self, r, "no graph input named 'nope'")
 
   def test_taint_analysis(self):
-    import make_correctness_models as mcm
     import onnx
 
     from mrt.baked import baked_inputs
+    from tools import make_correctness_models as mcm
 
     with tempfile.TemporaryDirectory() as d:
 
@@ -370,11 +370,11 @@ class CompileCorrectnessTests(unittest.TestCase):
       self.assertEqual(m["producer"]["flags"]["TRUST_TINYGRAD"], "1")
 
   def test_cross_check_refuses_a_result_onnxruntime_disagrees_with(self):
-    import make_correctness_models as mcm
     import numpy as np
 
     from mrt.targets import ExportError
     from mrt.verify import check_against_onnxruntime
+    from tools import make_correctness_models as mcm
 
     with tempfile.TemporaryDirectory() as d:
       path = mcm.make("input_1d_broadcast", d)
