@@ -50,7 +50,7 @@ SECTIONS = (
   "strtab",
 )
 ALLOWED_IMPORTS = {"HAP_power_set", "HAP_mmap", "HAP_munmap", "HAP_perf_get_time_us"}
-HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qcom", "dsp", "hexrt.c")
+HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "qcom", "dsp", "hexrt.c")
 RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "hexsched.c")
 # the model library: every kernel plus the DSP-side schedule runner, stored as one extra kernel record under this name
 MODEL_LIBRARY = "modelrt_schedule"
