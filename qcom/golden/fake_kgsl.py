@@ -6,7 +6,7 @@ tinygrad's QCOMDevice opens /dev/kgsl-3d0 through `FileIOInterface` (ops_qcom.py
 CPU VA, as with KGSL_MEMFLAGS_USE_CPU_MAP) and, on GPU_COMMAND, records the IB dwords and performs the two memory
 side effects a stream needs to make progress (CP_EVENT_WRITE CACHE_FLUSH_TS stores and CP_REG_TO_MEM timestamps).
 No shader executes: kernel outputs are garbage. Copy-in/copy-out are host memmoves into that memory, so uploaded
-bytes (e.g. weights) are real. Used by capture.py (golden streams) and xtask/exporter/make_qcom_pickle.py.
+bytes (e.g. weights) are real. Used by capture.py (golden streams) and xtask/exporter/tools/make_qcom_pickle.py.
 """
 import ctypes
 

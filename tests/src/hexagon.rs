@@ -32,20 +32,20 @@ pub fn dir() -> PathBuf {
     d
 }
 
-/// The small QDQ and float32 nets (`mrt_dsp_models.py --res 64`), built once per test process.
+/// The small QDQ and float32 nets (`xtask/exporter/tools/dsp_models.py --res 64`), built once per test process.
 pub fn models(py: &Path) -> &'static (PathBuf, PathBuf) {
     static M: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     M.get_or_init(|| {
         let out = dir().join("small");
-        let ok = Command::new(py)
-            .arg(root().join("xtask/exporter/mrt_dsp_models.py"))
+        let ok = xtask::exporter_python::command(py)
+            .arg(xtask::exporter_python::tool("dsp_models.py"))
             .args(["--out"])
             .arg(&out)
             .args(["--res", "64"])
             .status()
             .unwrap()
             .success();
-        assert!(ok, "mrt_dsp_models.py failed");
+        assert!(ok, "tools/dsp_models.py failed");
         (out.join("qdq.onnx"), out.join("float.onnx"))
     })
 }

@@ -1,7 +1,7 @@
 //! The ONNX light zoo through the IR3 interpreter of the KGSL model.
 //!
 //! The light models recreate every weight as a uniform `ConstantOfShape`, which lets tinygrad fold the whole
-//! network into one constant kernel (see `xtask/exporter/zoo_random_weights.py` for why). The helper rewrites
+//! network into one constant kernel (see `xtask/exporter/tools/zoo_random_weights.py` for why). The helper rewrites
 //! those weights as seeded random initializers, so the compiled net really computes. The result is compiled for
 //! `adreno-a630` with `--reference` (onnxruntime's outputs on seeded inputs, embedded) and run on the Adreno
 //! backend over the executing KGSL model, exactly as `modelrt verify --device qcom-emu` does. squeezenet (fully
@@ -31,7 +31,7 @@ fn randomized(py: &Path, model: &str, size: Option<u32>, tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(format!("{model}{tag}.onnx"));
     let mut cmd = Command::new(py);
-    cmd.arg(root().join("xtask/exporter/zoo_random_weights.py"))
+    cmd.arg(root().join("xtask/exporter/tools/zoo_random_weights.py"))
         .arg(light_zoo(py).join(format!("light_{model}.onnx")))
         .arg(&out);
     if let Some(s) = size {

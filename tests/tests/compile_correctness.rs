@@ -14,11 +14,11 @@ use modelrt_hal::target::DType;
 use modelrt_tests::{python, reference, root, run_cpu};
 use xtask::exporter::ExportArgs;
 
-/// Builds `xtask/exporter/make_correctness_models.py`'s graphs into `target/e2e/correctness/`.
+/// Builds `xtask/exporter/tools/make_correctness_models.py`'s graphs into `target/e2e/correctness/`.
 fn models(python: &Path) -> PathBuf {
     let dir = root().join("target/e2e/correctness");
     let st = Command::new(python)
-        .arg(root().join("xtask/exporter/make_correctness_models.py"))
+        .arg(root().join("xtask/exporter/tools/make_correctness_models.py"))
         .arg(&dir)
         .output()
         .expect("python runs");

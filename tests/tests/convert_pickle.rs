@@ -1,9 +1,9 @@
 //! `cargo xtask convert` on tinygrad 0.14 compile3 pickles made here.
 //!
-//! - CPU: plain and `PICKLE_OOB=1` pickles of policy.onnx (xtask/exporter/make_test_pickle.py) are converted and run
+//! - CPU: plain and `PICKLE_OOB=1` pickles of policy.onnx (xtask/exporter/tools/make_test_pickle.py) are converted and run
 //!   on the CPU with the pickle's own inputs; the outputs must match tinygrad's own output for those inputs (golden
 //!   check against the reference runtime).
-//! - QCOM/IR3: real QCOM pickles (xtask/exporter/make_qcom_pickle.py: tinygrad's QCOM backend + Mesa ir3 on the
+//! - QCOM/IR3: real QCOM pickles (xtask/exporter/tools/make_qcom_pickle.py: tinygrad's QCOM backend + Mesa ir3 on the
 //!   fake KGSL of qcom/golden/fake_kgsl.py) are converted to Adreno a630 bundles whose kernels decode, whose
 //!   weights are the model's bytes, and which load and run on the KGSL model (streams validated, shaders not run).
 //! - A pickle from another tinygrad version, or compiled on the NULL device (no weights), is refused with a clear error.
@@ -71,7 +71,7 @@ fn run_py(py: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
 
 fn script(name: &str) -> String {
     root()
-        .join("xtask/exporter")
+        .join("xtask/exporter/tools")
         .join(name)
         .display()
         .to_string()
@@ -336,7 +336,7 @@ fn qcom_ir3_pickles_convert_and_run_on_kgsl_model() {
     }
 }
 
-/// `global` opcode of a protocol-2 pickle (as xtask/exporter/test_exporter.py builds them).
+/// `global` opcode of a protocol-2 pickle (as xtask/exporter/tests/test_exporter.py builds them).
 fn global_op(module: &str, name: &str) -> Vec<u8> {
     format!("c{module}\n{name}\n").into_bytes()
 }

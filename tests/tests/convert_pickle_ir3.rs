@@ -1,6 +1,6 @@
 //! Converted QCOM/IR3 compile3 pickles through the IR3 interpreter of the KGSL model.
 //!
-//! - fp32: a pickle made with tinygrad's real QCOM backend on the fake KGSL (`xtask/exporter/make_qcom_pickle.py`)
+//! - fp32: a pickle made with tinygrad's real QCOM backend on the fake KGSL (`xtask/exporter/tools/make_qcom_pickle.py`)
 //!   holds the model's weights byte for byte (no derived weights in fp32), so its converted bundle, run on
 //!   `--device qcom-emu`, gives the outputs of the ONNX-compiled adreno-a630 bundle of the same model on the same
 //!   inputs — which in turn match onnxruntime's (the ONNX bundle's embedded reference) within fp32's 1e-4.
@@ -32,7 +32,7 @@ fn workdir(name: &str) -> PathBuf {
 fn qcom_pickle(py: &Path, model: &str, image: bool, dir: &Path) -> PathBuf {
     let pkl = dir.join(format!("{model}{}.pkl", if image { "-image" } else { "" }));
     let mut cmd = Command::new(py);
-    cmd.arg(root().join("xtask/exporter/make_qcom_pickle.py"))
+    cmd.arg(root().join("xtask/exporter/tools/make_qcom_pickle.py"))
         .arg(root().join(format!("xtask/models/{model}.onnx")))
         .arg(&pkl)
         .env("PYTHONDONTWRITEBYTECODE", "1");

@@ -101,15 +101,15 @@ fn an_output_the_model_computes_differently_is_refused_in_one_line() {
     );
 }
 
-/// A float16 MatMul+Add+Tanh model (xtask/exporter/make_correctness_models.py) compiled for
+/// A float16 MatMul+Add+Tanh model (xtask/exporter/tools/make_correctness_models.py) compiled for
 /// adreno-a630 was refused by the pre-write check (max abs err 9.8e-4 against the float32 tolerance 1e-4): its float16
 /// outputs are now compared at float16's own floor, and a --reference bundle verifies on qcom-emu the same way.
 #[test]
 fn a_float16_model_passes_the_adreno_check_at_its_own_resolution() {
     let Some(py) = python() else { return };
     let dir = root().join("target/e2e/emu-check/models");
-    let st = std::process::Command::new(&py)
-        .arg(root().join("xtask/exporter/make_correctness_models.py"))
+    let st = xtask::exporter_python::command(&py)
+        .arg(xtask::exporter_python::tool("make_correctness_models.py"))
         .arg(&dir)
         .output()
         .unwrap();
@@ -129,7 +129,7 @@ fn a_float16_model_passes_the_adreno_check_at_its_own_resolution() {
     assert!(check_embedded(&bytes, device_for("adreno-a630").unwrap()).is_ok());
 }
 
-/// A small stateless tinygrad program (matmul, bias, tanh) in the `--tinygrad` contract (xtask/exporter/mrt_script.py).
+/// A small stateless tinygrad program (matmul, bias, tanh) in the `--tinygrad` contract (xtask/exporter/mrt/script.py).
 fn tiny_script() -> String {
     let dir = root().join("target/e2e/emu-check");
     std::fs::create_dir_all(&dir).unwrap();

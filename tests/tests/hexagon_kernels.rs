@@ -13,7 +13,6 @@ use std::process::Command;
 
 use modelrt_hexagon::emu::harness::{self, BufArg, Helper, Schedule, Step};
 use modelrt_tests::hexagon::{dir, tools};
-use modelrt_tests::root;
 
 #[test]
 fn helper_library_matches_host_arithmetic() {
@@ -203,14 +202,13 @@ fn false_vector_alignment_is_lowered_by_the_exporter() {
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("k.c"), ALIGN_KERNEL).unwrap();
     // compile the kernel as tinygrad renders it and after the exporter's fix, with the exporter's own compile path
-    let script = "import sys, os\nsys.path.insert(0, sys.argv[1])\nimport mrt_dsp\nmrt_dsp.prepare(sys.argv[2])\n\
-                  src = open(os.path.join(sys.argv[2], 'k.c')).read()\n\
-                  open(os.path.join(sys.argv[2], 'raw.so'), 'wb').write(mrt_dsp.compile_device(src, 'raw'))\n\
+    let script = "import sys, os\nfrom mrt import dsp as mrt_dsp\nmrt_dsp.prepare(sys.argv[1])\n\
+                  src = open(os.path.join(sys.argv[1], 'k.c')).read()\n\
+                  open(os.path.join(sys.argv[1], 'raw.so'), 'wb').write(mrt_dsp.compile_device(src, 'raw'))\n\
                   fixed = mrt_dsp.lower_vector_alignment(src, 1)\nassert 'aligned(1),ext_vector_type(128)' in fixed\n\
-                  open(os.path.join(sys.argv[2], 'fixed.so'), 'wb').write(mrt_dsp.compile_device(fixed, 'fixed'))\n";
-    let st = Command::new(&py)
+                  open(os.path.join(sys.argv[1], 'fixed.so'), 'wb').write(mrt_dsp.compile_device(fixed, 'fixed'))\n";
+    let st = xtask::exporter_python::command(&py)
         .args(["-c", script])
-        .arg(root().join("xtask/exporter"))
         .arg(&d)
         .status()
         .unwrap();

@@ -202,15 +202,15 @@ fn two_compiles_give_identical_bundles() {
     let Some(py) = tools() else { return };
     // the depthwise 3x3 over 576 channels at 7x7 (MobileNetV2's last stage shape): small, so cheap to compile twice
     let out = dir().join("dw");
-    let ok = Command::new(&py)
-        .arg(root().join("xtask/exporter/mrt_dsp_models.py"))
+    let ok = xtask::exporter_python::command(&py)
+        .arg(xtask::exporter_python::tool("dsp_models.py"))
         .arg("--out")
         .arg(&out)
         .arg("--dwtrap")
         .status()
         .unwrap()
         .success();
-    assert!(ok, "mrt_dsp_models.py --dwtrap failed");
+    assert!(ok, "tools/dsp_models.py --dwtrap failed");
     let onnx = out.join("qdq.onnx");
     let one = compile(&py, &onnx, "dw-1", &[], true);
     let two = compile(&py, &onnx, "dw-2", &[], true);
@@ -246,7 +246,7 @@ fn two_compiles_give_identical_bundles() {
 }
 
 /// A tinygrad program (not an ONNX model) for `--tinygrad SCRIPT.py:build`: a dense layer with ReLU on fixed
-/// seeded weights, the script format of xtask/exporter/mrt_script.py.
+/// seeded weights, the script format of xtask/exporter/mrt/script.py.
 const TINY_SCRIPT: &str = r#"import numpy as np
 from tinygrad import Tensor
 
@@ -330,10 +330,10 @@ const DENSE_ONNX: &str = "import sys, numpy as np, onnx\nfrom onnx import helper
 /// Writes a compile3-style pickle of ONNX `argv[1]` captured on tinygrad's DSP device (its mock, which runs the
 /// kernels under qemu-hexagon) to `argv[2]`, with `argv[2].in.npz` and tinygrad's own outputs in `argv[2].out.npy`.
 /// The exporter's `prepare` first builds the helper object tinygrad's DSP compiles link against.
-const DSP_PICKLE: &str = "import os, sys\nsys.path.insert(0, sys.argv[3])\n\
+const DSP_PICKLE: &str = "import os, sys\n\
                           os.environ.update(DEV='DSP', MOCKDSP='1', PARALLEL='0')\n\
-                          import mrt_dsp\nmrt_dsp.prepare(os.path.dirname(sys.argv[2]))\n\
-                          import make_test_pickle\nmake_test_pickle.make_pickle(sys.argv[1], sys.argv[2], False)\n";
+                          from mrt import dsp as mrt_dsp\nmrt_dsp.prepare(os.path.dirname(sys.argv[2]))\n\
+                          from tools import make_test_pickle\nmake_test_pickle.make_pickle(sys.argv[1], sys.argv[2], False)\n";
 
 /// `cargo xtask convert` of a DSP pickle builds the DSP model library too: the bundle runs on `--device dsp-emu`
 /// and gives tinygrad's own outputs for the pickle's inputs.
@@ -352,11 +352,10 @@ fn dsp_pickle_converts_to_a_hexagon_bundle_that_runs_like_tinygrad() {
         .success();
     assert!(ok, "writing the ONNX model failed");
     let pkl = d.join("dsp.pkl");
-    let ok = Command::new(&py)
+    let ok = xtask::exporter_python::command(&py)
         .args(["-c", DSP_PICKLE])
         .arg(&onnx)
         .arg(&pkl)
-        .arg(root().join("xtask/exporter"))
         .status()
         .unwrap()
         .success();

@@ -1,7 +1,7 @@
 //! The openpilot pipeline's golden test, shaped like openpilot's compile_modeld.py self-test: the openpilot-shaped reference pipeline
 //! (xtask/models/modeld_pipeline.py: NV12 1928x1208 frame warp, vision-like net, feature/desire/frame queues advanced
 //! with `assign`) reaches modelrt two ways, and both bundles replay 20 consecutive frames exactly as tinygrad's own
-//! replay of the pickled JIT does (xtask/exporter/pipeline_golden.py), outputs AND state buffers, bit for bit:
+//! replay of the pickled JIT does (xtask/exporter/tools/pipeline_golden.py), outputs AND state buffers, bit for bit:
 //! - `cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build --target cpu-x86_64`;
 //! - `cargo xtask convert` of the compile_modeld-style pickle (queues passed in as JIT inputs, `--state-init`).
 //!
@@ -198,7 +198,7 @@ fn returned_queue_pickle_keeps_its_state_and_matches_tinygrad_step_by_step() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let pkl = dir.join("held.pkl");
-    let tool = root().join("xtask/exporter/make_state_pickle.py");
+    let tool = root().join("xtask/exporter/tools/make_state_pickle.py");
     let out = std::process::Command::new(&py)
         .arg(&tool)
         .args(["held", &pkl.display().to_string(), "4"])

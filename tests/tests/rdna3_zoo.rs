@@ -1,5 +1,5 @@
 //! The heavy run (not part of `cargo test`: `test = false` in usbgpu/Cargo.toml; minutes per model): ONNX light-zoo models with seeded random
-//! weights (`xtask/exporter/zoo_random_weights.py`) compiled for amd-gfx1100, every kernel checked
+//! weights (`xtask/exporter/tools/zoo_random_weights.py`) compiled for amd-gfx1100, every kernel checked
 //! against `llvm-objdump-19`, the whole model run on the RDNA3 interpreter and compared with
 //! onnxruntime. Results go to `target/rdna3-zoo.md`; the table in docs/hw/rdna3-isa.md is copied
 //! from there.
@@ -22,7 +22,7 @@ fn one(py: &std::path::Path, model: &str) -> Result<(usize, f64, f64, f64), Stri
     std::fs::create_dir_all(&dir).unwrap();
     let onnx = dir.join(format!("{model}.onnx"));
     let ok = Command::new(py)
-        .arg(root().join("xtask/exporter/zoo_random_weights.py"))
+        .arg(root().join("xtask/exporter/tools/zoo_random_weights.py"))
         .arg(light_zoo(py).join(format!("light_{model}.onnx")))
         .arg(&onnx)
         .status()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark export of a stateful tinygrad pipeline (`cargo xtask bench`, model `modeld_pipeline`): run the exporter's
-`--tinygrad SCRIPT.py:FN` path (xtask/exporter/mrt_script_export.py) unchanged, and from the very same capture also
+`--tinygrad SCRIPT.py:FN` path (xtask/exporter/mrt/script_export.py) unchanged, and from the very same capture also
 pickle the jit the way compile_modeld does, so tinygrad's own Python runtime replays exactly the bundle's kernels; then
 draw the frames both runtimes are fed.
 
@@ -11,6 +11,7 @@ Writes JIT.pkl.json next to the pickle: the environment tinygrad must be started
 and the sha256 of every kernel binary (the bench compares those with the bundle's); and DIR/NAME.npy per input holding
 the N frames stacked on a new leading axis (what `modelrt bench --steps N --input NAME=DIR/NAME.npy` reads).
 Exit codes follow export.py (2 = user error).
+Imports the exporter (export.py, mrt/): run with PYTHONPATH=xtask/exporter, as `cargo xtask bench` does.
 """
 import json
 import os
@@ -18,10 +19,6 @@ import sys
 from types import SimpleNamespace
 
 import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "exporter"))
-sys.path.insert(0, HERE)
 
 
 def take(argv: list, flag: str) -> tuple[str, list]:
@@ -36,17 +33,17 @@ def main(argv) -> int:
   frames_seed, argv = take(argv, "--frames-seed")
   frames_out, argv = take(argv, "--frames-out")
   import export  # the exporter's entry point (its module import does not touch tinygrad)
-  from mrt_targets import ExportError
+  from mrt.targets import ExportError
   from export_with_pickle import export_keeping_capture, kernel_hashes, pickle_jit
   ap = export.parse_args(argv)
   try:
     if ap.tinygrad is None or ap.target is None or not ap.target.startswith("cpu-"):
       raise ExportError("the pipeline benchmark export needs --tinygrad SCRIPT.py:FN and a --target cpu-*")
-    cfg, cap = export_keeping_capture(ap, "mrt_script_export", "capture_script", "export_script")
+    cfg, cap = export_keeping_capture(ap, "mrt.script_export", "capture_script", "export_script")
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
-  from mrt_script import draw_steps
+  from mrt.script import draw_steps
   pickle_jit(cap.jit, pkl_out)
   b = cap.build
   side = {"env": {**cfg.flags, "DEV": cfg.dev}, "spec": ap.tinygrad, "state": sorted(b.get("state", {})),

@@ -8,6 +8,7 @@ kernels that went into the bundle.
 Next to JIT.pkl it writes JIT.pkl.json: the environment tinygrad must be started with to load the pickle (the exporter's
 pinned flags and DEV string), the JIT's input specs, the seed, and the sha256 of every kernel binary in capture order
 (the bench compares those with the bundle's kernels). Exit codes follow export.py (2 = user error).
+Imports the exporter (export.py, mrt/): run with PYTHONPATH=xtask/exporter, as `cargo xtask bench` does.
 """
 import hashlib
 import json
@@ -16,9 +17,6 @@ import pickle
 import sys
 
 import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "exporter"))
 
 
 def split_argv(argv):
@@ -31,7 +29,7 @@ def split_argv(argv):
 def kernel_hashes(cap) -> list[dict]:
   """sha256 of each distinct compiled kernel binary (tinygrad's ELF object) of the init phase and the run schedule."""
   from tinygrad.uop.ops import Ops
-  from mrt_manifest import flatten_calls
+  from mrt.manifest import flatten_calls
   out, seen = [], set()
   calls = (flatten_calls(cap.onetime) if cap.onetime is not None else []) + flatten_calls(cap.jit.linear)
   for call in calls:
@@ -50,11 +48,11 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   (the pickle must hold the bundle's own jit). Returns (target config, capture); raises ExportError."""
   import importlib
   import export
-  from mrt_targets import make_target
+  from mrt.targets import make_target
   cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
   flags = export.pin_environment(cfg.flags, cfg.dev)
   tg_v, _ = export.check_versions(False)
-  from mrt_beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
+  from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
   mod = importlib.import_module(module)
   kept, orig = {}, getattr(mod, capture)
@@ -78,13 +76,13 @@ def pickle_jit(captured, path: str):
 def main(argv) -> int:
   pkl_out, export_argv = split_argv(argv)
   import export  # the exporter's entry point (its module import does not touch tinygrad)
-  from mrt_targets import ExportError
+  from mrt.targets import ExportError
   ap = export.parse_args(export_argv)
   try:
     if ap.onnx is None or ap.target is None or not ap.target.startswith("cpu-"):
       raise ExportError("the benchmark export needs --onnx MODEL and a --target cpu-*")
     if not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
-    cfg, cap = export_keeping_capture(ap, "mrt_export", "capture", "export_onnx")
+    cfg, cap = export_keeping_capture(ap, "mrt.export", "capture", "export_onnx")
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2

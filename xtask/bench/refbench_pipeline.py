@@ -10,16 +10,13 @@ the state buffers (queues) are device tensors passed to the jit on every call, w
 what modeld pays per camera frame: wrap the host inputs as tensors (the frame realized on the device, the small inputs
 as NPY tensors the jit copies in), run, and copy the outputs back to numpy. The warm-up runs from the initial state, then
 the state is re-created, so the timed frames start from it like `modelrt bench --steps`.
+Imports the exporter (export.py, mrt/): run with PYTHONPATH=xtask/exporter, as `cargo xtask bench` does.
 """
 import argparse
 import json
 import os
 import sys
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "exporter"))
-sys.path.insert(0, HERE)
 
 
 def main(argv) -> int:
@@ -33,7 +30,7 @@ def main(argv) -> int:
   os.environ.update(meta["env"])  # before tinygrad is imported: it reads these at import time
   import pickle
   import numpy as np
-  from mrt_script import as_list, feed, fresh_state, load_build
+  from mrt.script import as_list, feed, fresh_state, load_build
   from refbench import peak_rss_bytes, stats_ns
   b, _ = load_build(meta["spec"])
   stacked = {k: np.load(os.path.join(a.frames_dir, f"{k}.npy")) for k in meta["inputs"]}

@@ -13,23 +13,23 @@ at stderr so nothing printed by tinygrad, clang or onnx can corrupt the protocol
 pinned by export.py itself on the first request (every request uses the same target); the tinygrad worker must be
 started with DEV=CPU.
 """
+
 import io
 import json
 import os
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 
 def _export(req: dict) -> dict:
-  import export
+  import export  # export.py sits next to this script, and Python puts the script's directory on its path
+
   buf = io.StringIO()
   old = sys.stderr
   sys.stderr = buf
   try:
     rc = export.main(req["argv"])
-  except BaseException:  # noqa: BLE001 - a crash of the exporter is a result here, not a worker failure
+  except BaseException:
     sys.stderr = old
     return {"exception": traceback.format_exc(), "stderr": buf.getvalue()}
   finally:
@@ -41,6 +41,7 @@ def _tinygrad(req: dict) -> dict:
   import numpy as np
   from tinygrad import Tensor
   from tinygrad.nn.onnx import OnnxRunner
+
   try:
     runner = OnnxRunner(req["model"])
     feeds = {}
@@ -48,22 +49,26 @@ def _tinygrad(req: dict) -> dict:
       arr = np.load(path, allow_pickle=False)
       if req.get("bfloat16", {}).get(name):
         import ml_dtypes
+
         arr = arr.view(ml_dtypes.bfloat16)
       feeds[name] = arr
     outs = runner(feeds)
     replies = []
     for j, name in enumerate(runner.graph_outputs):
       v = outs[name]
-      if isinstance(v, Tensor): v = v.numpy()
-      elif isinstance(v, (list, tuple)): return {"error": f"output '{name}' is a sequence"}
+      if isinstance(v, Tensor):
+        v = v.numpy()
+      elif isinstance(v, (list, tuple)):
+        return {"error": f"output '{name}' is a sequence"}
       v = np.asarray(v)
       dtype = v.dtype.name
-      if dtype == "bfloat16": v = v.view(np.uint16)
+      if dtype == "bfloat16":
+        v = v.view(np.uint16)
       file = os.path.join(req["out_dir"], f"out_{j}.npy")
       np.save(file, v.copy(order="C"), allow_pickle=False)  # not ascontiguousarray: it turns 0-d into 1-d
       replies.append({"name": name, "file": file, "dtype": dtype})
     return {"outputs": replies}
-  except Exception as e:  # noqa: BLE001 - tinygrad's failure on a case is the result being recorded
+  except Exception as e:
     line = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
     return {"error": line[:300]}
 
@@ -77,7 +82,8 @@ def main(argv) -> int:
   os.dup2(2, 1)
   sys.stdout = sys.stderr
   for line in sys.stdin:
-    if not line.strip(): continue
+    if not line.strip():
+      continue
     req = json.loads(line)
     out = serve(req)
     reply.write(json.dumps(out) + "\n")

@@ -4,8 +4,8 @@
   export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
             [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
-  export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt_script.py)
-  cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt_beam.py)
+  export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
+  cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
@@ -13,21 +13,23 @@ CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the
 --reference tolerances: 1e-4 (fp32), 5e-2 with --image; comparisons raise them for float16/bfloat16 outputs
 (core/src/verify.rs).
 
-Test-only helpers next to this file: check_manifest.py (independent x86-64 replayer vs onnxruntime),
-check_manifest_aarch64.py + replay_aarch64.c (cpu-aarch64 manifests under qemu-aarch64), make_test_pickle.py,
-test_exporter.py, and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
+The library is the package mrt/ next to this file (importable because Python puts this script's directory on its
+path). Test-only helpers: tests/ (test_exporter.py; check_manifest.py, an independent x86-64 replayer vs onnxruntime;
+check_manifest_aarch64.py + replay_aarch64.c, cpu-aarch64 manifests under qemu-aarch64), tools/ (test-data generators
+such as make_test_pickle.py), and the validation-only target `cpu-x86_64-null` (the NULL-device recipe compiled for x86-64 so the
 init phase / python constants / ONNX weight bytes can be replayed here).
 """
+
 import argparse
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mrt_targets import ExportError, TARGETS, FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, make_target  # noqa: E402
+from mrt.targets import FORBIDDEN_FLAGS, PASSTHROUGH_FLAGS, TARGETS, ExportError, make_target
 
 
-def log(msg: str): print(f"exporter: {msg}", file=sys.stderr, flush=True)
+def log(msg: str):
+  print(f"exporter: {msg}", file=sys.stderr, flush=True)
 
 
 class _OneLineErrorParser(argparse.ArgumentParser):
@@ -41,29 +43,47 @@ def parse_args(argv):
   src = ap.add_mutually_exclusive_group(required=True)
   src.add_argument("--onnx", help="ONNX model to compile")
   src.add_argument("--pickle", help="existing openpilot compile3 pickle to import (plain or PICKLE_OOB=1 layout)")
-  src.add_argument("--tinygrad", metavar="SCRIPT.py:FN", help="tinygrad program to capture: FN() returns the function and its "
-                   "example inputs and state (mrt_script.py)")
+  src.add_argument(
+    "--tinygrad",
+    metavar="SCRIPT.py:FN",
+    help="tinygrad program to capture: FN() returns the function and its example inputs and state (mrt/script.py)",
+  )
   ap.add_argument("--target", help=f"one of {', '.join(TARGETS)} (required with --onnx)")
   ap.add_argument("--out", required=True, help="output directory (manifest.json + blobs/)")
   ap.add_argument("--reference", action="store_true", help="embed seeded random inputs and onnxruntime outputs")
   ap.add_argument("--seed", type=int, default=0, help="seed for reference/capture inputs (default 0)")
   ap.add_argument("--threads", type=int, default=None, help="CPU threads baked into CPU kernels (default 4)")
-  ap.add_argument("--float16", action="store_true", help="FLOAT16=1; tinygrad 0.14 uses it only with --image (which implies it), "
-                  "so alone it is refused")
+  ap.add_argument(
+    "--float16", action="store_true", help="FLOAT16=1; tinygrad 0.14 uses it only with --image (which implies it), so alone it is refused"
+  )
   ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
   ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
-  ap.add_argument("--const", action="append", metavar="NAME=FILE.npy",
-                  help="fold a fixed value for graph input NAME into the graph before capture (repeatable)")
-  ap.add_argument("--dim", action="append", metavar="NAME=VALUE",
-                  help="ONNX models: the value of the dynamic dimension NAME of the graph inputs (default 1; repeatable)")
-  ap.add_argument("--trust-tinygrad", action="store_true",
-                  help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime")
-  ap.add_argument("--state-init", action="append", metavar="NAME=zeros|FILE.npy",
-                  help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
-                       "call) and the bundle keeps as state (repeatable)")
-  ap.add_argument("--compile3-dtypes", action="store_true",
-                  help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32")
-  from mrt_beam import add_args
+  ap.add_argument(
+    "--const", action="append", metavar="NAME=FILE.npy", help="fold a fixed value for graph input NAME into the graph before capture (repeatable)"
+  )
+  ap.add_argument(
+    "--dim",
+    action="append",
+    metavar="NAME=VALUE",
+    help="ONNX models: the value of the dynamic dimension NAME of the graph inputs (default 1; repeatable)",
+  )
+  ap.add_argument(
+    "--trust-tinygrad",
+    action="store_true",
+    help="compile ops tinygrad is known to get wrong, and skip the cross-check of tinygrad's result with onnxruntime",
+  )
+  ap.add_argument(
+    "--state-init",
+    action="append",
+    metavar="NAME=zeros|FILE.npy",
+    help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
+    "call) and the bundle keeps as state (repeatable)",
+  )
+  ap.add_argument(
+    "--compile3-dtypes", action="store_true", help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32"
+  )
+  from mrt.beam import add_args
+
   add_args(ap)
   return ap.parse_args(argv)
 
@@ -71,27 +91,36 @@ def parse_args(argv):
 def pin_environment(flags: dict, dev: str) -> dict:
   """Set the compile-affecting environment before tinygrad is imported; returns the flags recorded in the manifest."""
   for k, why in FORBIDDEN_FLAGS.items():
-    if os.environ.get(k, "0") not in ("", "0"): raise ExportError(f"environment variable {k} must not be set ({why})")
-  for k in ("DEV", "CPU", "NULL", "AMD", "QCOM", "CACHEDB"): os.environ.pop(k, None)
+    if os.environ.get(k, "0") not in ("", "0"):
+      raise ExportError(f"environment variable {k} must not be set ({why})")
+  for k in ("DEV", "CPU", "NULL", "AMD", "QCOM", "CACHEDB"):
+    os.environ.pop(k, None)
   os.environ.update(flags)
   os.environ["DEV"] = dev
   recorded = dict(sorted(flags.items()))
   for k in sorted(os.environ):
-    if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()): recorded[k] = os.environ[k]
+    if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()):
+      recorded[k] = os.environ[k]
   return recorded
 
 
 def check_versions(needs_mesa: bool):
-  from importlib.metadata import version, PackageNotFoundError
-  from mrt_targets import TINYGRAD_VERSION, TINYMESA_VERSION
-  try: tg = version("tinygrad")
-  except PackageNotFoundError: raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
-  if tg != TINYGRAD_VERSION: raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
-  mesa_v = None
-  try: mesa_v = version("tinymesa")
-  except PackageNotFoundError: pass
-  if needs_mesa:
-    if mesa_v != TINYMESA_VERSION: raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
+  from importlib.metadata import PackageNotFoundError, version
+
+  from mrt.targets import TINYGRAD_VERSION, TINYMESA_VERSION
+
+  try:
+    tg = version("tinygrad")
+  except PackageNotFoundError:
+    raise ExportError(f"tinygrad is not installed (need tinygrad=={TINYGRAD_VERSION})") from None
+  if tg != TINYGRAD_VERSION:
+    raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
+  try:
+    mesa_v = version("tinymesa")
+  except PackageNotFoundError:
+    mesa_v = None
+  if needs_mesa and mesa_v != TINYMESA_VERSION:
+    raise ExportError(f"tinymesa {mesa_v} is installed but IR3 export needs tinymesa=={TINYMESA_VERSION}")
   return tg, mesa_v
 
 
@@ -101,11 +130,14 @@ INTERNAL_ERROR_EXIT = 3
 def internal_error(e: BaseException, out_dir: str) -> int:
   """One `error:` line naming where the traceback went; exit code 3 (2 is a user error)."""
   import traceback
+
   where = os.path.join(out_dir, "exporter-traceback.txt")
   try:
     os.makedirs(out_dir, exist_ok=True)
-    with open(where, "w") as f: f.write(traceback.format_exc())
-  except OSError: where = None
+    with open(where, "w") as f:
+      f.write(traceback.format_exc())
+  except OSError:
+    where = None
   msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
   print(f"error: the exporter failed on this model: {msg}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
   return INTERNAL_ERROR_EXIT
@@ -115,34 +147,44 @@ def main(argv) -> int:
   t0 = time.monotonic()
   try:
     ap = parse_args(argv)
-  except SystemExit as e: return 2 if e.code not in (0, None) else 0
+  except SystemExit as e:
+    return 2 if e.code not in (0, None) else 0
   try:
     if ap.pickle is not None:
-      if ap.beam is not None or ap.beam_cache is not None: raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
-      from mrt_pickle import export_pickle
-      from mrt_state import parse_state_init
+      if ap.beam is not None or ap.beam_cache is not None:
+        raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
+      from mrt.pickle_import import export_pickle
+      from mrt.state import parse_state_init
+
       export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
-    if ap.target is None: raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
+    if ap.target is None:
+      raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
     cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
-    if ap.tinygrad is None and not os.path.isfile(ap.onnx): raise ExportError(f"model not found: {ap.onnx}")
+    if ap.tinygrad is None and not os.path.isfile(ap.onnx):
+      raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
-    from mrt_beam import configure
+    from mrt.beam import configure
+
     flags.update(configure(ap, cfg))
     if cfg.target["kind"] == "hexagon":  # helper object, mock CC wrapper and the alignment fix, before any compile
-      from mrt_dsp import prepare
+      from mrt.dsp import prepare
+
       flags.update(prepare(ap.out))
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
-      if ap.dim: raise ExportError("--dim applies to ONNX models (their dynamic dimensions), not --tinygrad")
-      from mrt_script_export import export_script
+      if ap.dim:
+        raise ExportError("--dim applies to ONNX models (their dynamic dimensions), not --tinygrad")
+      from mrt.script_export import export_script
+
       export_script(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
-    from mrt_export import export_onnx
+    from mrt.export import export_onnx
+
     export_onnx(cfg, ap, flags, tg_v, mesa_v if cfg.needs_mesa else None, log)
   except ExportError as e:
     print(f"error: {e}", file=sys.stderr)

@@ -86,6 +86,22 @@ pub fn run(no_lint: bool) -> Result<()> {
                 "warnings",
             ]),
         )?;
+        // the exporter's Python: lint and format (xtask/exporter/ruff.toml; ruff is pinned in requirements.txt)
+        step(
+            "ruff check xtask/exporter",
+            Command::new(&python).args(["-m", "ruff", "check", "--no-cache", "xtask/exporter"]),
+        )?;
+        step(
+            "ruff format --check xtask/exporter",
+            Command::new(&python).args([
+                "-m",
+                "ruff",
+                "format",
+                "--check",
+                "--no-cache",
+                "xtask/exporter",
+            ]),
+        )?;
     }
     step(
         "no_std build of core+hal for aarch64-unknown-none",
@@ -165,8 +181,16 @@ pub fn run(no_lint: bool) -> Result<()> {
     skips?;
     step(
         "exporter unit tests (python -m unittest)",
-        Command::new(&python)
-            .args(["-m", "unittest", "xtask/exporter/test_exporter.py"])
+        xtask::exporter_python::command(&python)
+            .args([
+                "-m",
+                "unittest",
+                "discover",
+                "-s",
+                "xtask/exporter/tests",
+                "-t",
+                "xtask/exporter",
+            ])
             .env("MODELRT_REQUIRE_PYTHON", "1"),
     )?;
     step(

@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -40,7 +40,7 @@ pub enum Source {
     /// Import an existing openpilot compile3 pickle (plain or `PICKLE_OOB=1`).
     Pickle(PathBuf),
     /// Capture a tinygrad program: `SCRIPT.py:FN`, where `FN()` returns the function to capture, its example inputs
-    /// and its initial state (xtask/exporter/mrt_script.py).
+    /// and its initial state (xtask/exporter/mrt/script.py).
     Tinygrad(String),
 }
 
@@ -191,9 +191,7 @@ impl ExportArgs {
 
 /// Path of export.py inside this repository.
 pub fn script_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("exporter")
-        .join("export.py")
+    crate::exporter_python::exporter_dir().join("export.py")
 }
 
 /// Run export.py with `python`; returns the output directory holding manifest.json + blobs/.
@@ -210,10 +208,9 @@ fn run_script(
     if !script.is_file() {
         bail!("exporter script not found at {}", script.display());
     }
-    let mut child = Command::new(python)
+    let mut child = crate::exporter_python::command(python)
         .arg(script)
         .args(args.to_argv())
-        .env("PYTHONDONTWRITEBYTECODE", "1") // keep xtask/exporter free of __pycache__
         .stdin(Stdio::null())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())

@@ -40,10 +40,10 @@ fn max_abs(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// Generate the model with xtask/exporter/mrt_dsp_models.py.
+/// Generate the model with xtask/exporter/tools/dsp_models.py.
 fn make_model(py: &Path, dir: &Path, res: u32, full: bool) -> Result<PathBuf> {
-    let mut cmd = Command::new(py);
-    cmd.arg(crate::setup::workspace_root().join("xtask/exporter/mrt_dsp_models.py"))
+    let mut cmd = crate::exporter_python::command(py);
+    cmd.arg(crate::exporter_python::tool("dsp_models.py"))
         .arg("--out")
         .arg(dir)
         .args(["--res", &res.to_string()]);
@@ -51,7 +51,7 @@ fn make_model(py: &Path, dir: &Path, res: u32, full: bool) -> Result<PathBuf> {
         cmd.arg("--full");
     }
     if !cmd.status().context("cannot run python")?.success() {
-        bail!("mrt_dsp_models.py failed");
+        bail!("tools/dsp_models.py failed");
     }
     Ok(dir.join("qdq.onnx"))
 }

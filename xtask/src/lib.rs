@@ -14,6 +14,7 @@ pub mod dist;
 pub mod doc_section;
 pub mod emu_check;
 pub mod exporter;
+pub mod exporter_python;
 pub mod firmware;
 pub mod footprint;
 pub mod hexagon;

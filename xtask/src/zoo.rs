@@ -277,11 +277,11 @@ pub struct AdrenoRun {
     pub step_cpu_s: Option<f64>,
 }
 
-/// `light_{model}.onnx` with seeded random weights (xtask/exporter/zoo_random_weights.py explains why).
+/// `light_{model}.onnx` with seeded random weights (xtask/exporter/tools/zoo_random_weights.py explains why).
 fn randomized(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<PathBuf> {
     let out = out_dir.join(format!("{model}-random.onnx"));
-    let ok = Command::new(python)
-        .arg(workspace_root().join("xtask/exporter/zoo_random_weights.py"))
+    let ok = crate::exporter_python::command(python)
+        .arg(crate::exporter_python::tool("zoo_random_weights.py"))
         .arg(zoo.join(format!("light_{model}.onnx")))
         .arg(&out)
         .status()?

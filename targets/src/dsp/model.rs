@@ -19,7 +19,7 @@ use modelrt_hexagon::fastrpc::FastRpcIo;
 use crate::frame::{FrameInput, InputPath};
 use crate::runner::LoadedModel;
 
-/// The kernel record the exporter appends for the model library (xtask/exporter/mrt_dsp.py `MODEL_LIBRARY`).
+/// The kernel record the exporter appends for the model library (xtask/exporter/mrt/dsp.py `MODEL_LIBRARY`).
 pub const MODEL_LIBRARY: &str = "modelrt_schedule";
 /// How long the emulated device waits for a reverse call or a hung invoke.
 const EMU_WAIT: Duration = Duration::from_secs(120);

@@ -74,7 +74,7 @@ fn prepare(
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let manifest_dir = dir.join("manifest");
         eprintln!("[bench] exporting {spec} (bundle + tinygrad pickle + {frames} frames from one capture)");
-        let status = Command::new(python)
+        let status = crate::exporter_python::command(python)
             .arg(scripts.join("export_pipeline_with_pickle.py"))
             .arg("--pickle-out")
             .arg(&pickle)
@@ -135,7 +135,7 @@ fn prepare(
 fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<Value> {
     let warmup = ctx.opts.warmup.to_string();
     let mut cmd = if runtime == "tinygrad" {
-        let mut c = Command::new(ctx.python);
+        let mut c = crate::exporter_python::command(ctx.python);
         c.arg(ctx.refbench.with_file_name("refbench_pipeline.py"))
             .arg("--pickle")
             .arg(&p.pickle)

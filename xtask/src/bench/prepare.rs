@@ -135,15 +135,30 @@ pub(super) fn export_key(
     for f in bench_scripts {
         key.update(std::fs::read(scripts.join(f)).with_context(|| format!("cannot read {f}"))?);
     }
-    for entry in std::fs::read_dir(root.join("xtask").join("exporter"))
-        .context("cannot list the exporter")?
-    {
-        let p = entry?.path();
-        if p.extension().is_some_and(|e| e == "py") {
-            key.update(std::fs::read(&p)?);
-        }
+    for p in exporter_sources(&root.join("xtask").join("exporter"))? {
+        key.update(std::fs::read(&p)?);
     }
     Ok(key.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Every `.py` file under the exporter folder (entry points, the `mrt` package, tests, tools), in a fixed order.
+fn exporter_sources(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in
+            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?
+        {
+            let p = entry?.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|e| e == "py") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Export `onnx` (bundle + pickle of the same capture) into `dir`; with `beam_cache`, the kernels are the
@@ -183,7 +198,7 @@ pub(super) fn export_model(
             "[bench] exporting {} (bundle + tinygrad pickle from one capture)",
             onnx.display()
         );
-        let status = Command::new(python)
+        let status = crate::exporter_python::command(python)
             .arg(scripts.join("export_with_pickle.py"))
             .arg("--pickle-out")
             .arg(&pickle)

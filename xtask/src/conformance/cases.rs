@@ -1,9 +1,8 @@
 //! ONNX's backend node test cases, generated once from the installed `onnx` package (its wheel ships
-//! the generators, not the data) by `xtask/exporter/conformance_gen.py` into
+//! the generators, not the data) by `xtask/exporter/tools/conformance_gen.py` into
 //! `target/conformance/cases/`, and read back here. The generator writes `index.json` last, so a
 //! missing index means "generate (again)".
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -143,9 +142,7 @@ fn read_index(path: &Path) -> Result<Index> {
 pub fn ensure_generated(root: &Path, python: &Path) -> Result<Index> {
     let dir = cases_dir(root);
     let index = dir.join("index.json");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("exporter")
-        .join("conformance_gen.py");
+    let script = crate::exporter_python::tool("conformance_gen.py");
     let source =
         std::fs::read(&script).with_context(|| format!("cannot read {}", script.display()))?;
     let want = format!("{:x}", Sha256::digest(&source));
@@ -157,10 +154,9 @@ pub fn ensure_generated(root: &Path, python: &Path) -> Result<Index> {
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     eprintln!("generating ONNX node test cases into {}", dir.display());
-    let out = Command::new(python)
+    let out = crate::exporter_python::command(python)
         .arg(&script)
         .arg(&dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONWARNINGS", "ignore")
         .output()
         .with_context(|| format!("cannot run {}", script.display()))?;

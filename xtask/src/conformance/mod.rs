@@ -107,9 +107,7 @@ fn bar(mp: &MultiProgress, n: usize, what: &str) -> ProgressBar {
 }
 
 fn worker_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("exporter")
-        .join("conformance_worker.py")
+    crate::exporter_python::exporter_dir().join("conformance_worker.py")
 }
 
 fn python_worker(python: &Path, mode: &str, envs: Vec<(String, String)>, log: PathBuf) -> Worker {

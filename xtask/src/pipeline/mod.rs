@@ -1,13 +1,13 @@
 //! `cargo xtask pipeline`: the openpilot-shaped reference pipeline (`xtask/models/modeld_pipeline.py`) compiled from
 //! its tinygrad script for every target that computes here — cpu-x86_64 on the CPU backend, adreno-a630 (fp32 and
 //! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted) — and run for N consecutive
-//! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/pipeline_golden.py`). Writes the table
+//! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/tools/pipeline_golden.py`). Writes the table
 //! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/modeld_pipeline.rs` (bit-exact); the Adreno runs
 //! take minutes on two cores, so they live here.
 pub mod steps;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -53,9 +53,8 @@ pub fn script_spec() -> String {
 
 /// Run `python args..`, failing with its stderr.
 fn run_py(python: &Path, args: &[String]) -> Result<()> {
-    let out = Command::new(python)
+    let out = crate::exporter_python::command(python)
         .args(args)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("cannot start {}", python.display()))?;
@@ -77,8 +76,7 @@ pub fn golden(
     seed: u64,
     alt_seed: u64,
 ) -> Result<PathBuf> {
-    let tool = workspace_root()
-        .join("xtask/exporter/pipeline_golden.py")
+    let tool = crate::exporter_python::tool("pipeline_golden.py")
         .display()
         .to_string();
     let pkl = dir.join("modeld.pkl").display().to_string();

@@ -1,0 +1,308 @@
+"""Import an existing openpilot compile3 pickle (a pickled `_TinyJit`) into a modelrt manifest.
+
+Layouts (tinygrad master examples/openpilot/compile3.py `dump_pickle`):
+  plain      : pickle.dump(jit, f)
+  PICKLE_OOB : i64 len(opcodes) | protocol-5 opcodes | for each out-of-band buffer: i64 nbytes | nbytes raw bytes
+               (the buffers are the realized Buffers' contents, in the order the pickler met them)
+
+Loading is done in two passes:
+  1. a probe pass that instantiates nothing: it records which classes the pickle references and how `CapturedJit` is
+     constructed, which identifies pickles from other tinygrad versions (clean error naming the version found);
+  2. the real load with a restricted unpickler (tinygrad classes, bytearray and numpy array reconstruction only) that
+     re-homes device Buffers onto the host (PYTHON device) so weights written on e.g. a comma device (QCOM) keep their
+     bytes here without opening that device.
+Pickles have no init phase: compile3 already ran the one-time kernels, their results are held buffers with data.
+
+Supported kernel formats (inferred from the kernels, not from flags): CPU CLANG ELF objects (x86-64 / aarch64), AMD
+gfx1100/gfx1201 code objects, and QCOM Mesa IR3 (`DEV=QCOM:IR3`, fp32 or IMAGE=1 FLOAT16=1) -> adreno-a630 with the same
+decoded IR3 metadata as the ONNX path. Refused with a one-line reason: Qualcomm CL (QCOMCL, tinygrad's default QCOM
+renderer) kernels, NULL-device pickles (no weight bytes), multi-device pickles, other tinygrad versions.
+"""
+
+import hashlib
+import io
+import os
+import pickle
+import struct
+
+from mrt.targets import TINYGRAD_VERSION, ExportError
+
+HOST_PREFIXES = ("CPU", "NPY", "PYTHON", "DISK")
+ALLOWED_BUILTINS = {"bytearray", "set", "frozenset", "slice", "complex", "range"}
+ALLOWED_NUMPY = {
+  ("numpy", "dtype"),
+  ("numpy", "ndarray"),
+  ("numpy.core.multiarray", "_reconstruct"),
+  ("numpy._core.multiarray", "_reconstruct"),
+  ("numpy.core.multiarray", "scalar"),
+  ("numpy._core.multiarray", "scalar"),
+}
+
+
+def _read(path: str) -> tuple[bytes, list[bytes] | None]:
+  """Return (opcodes, out-of-band buffers or None for a plain pickle)."""
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+  except FileNotFoundError:
+    raise ExportError(f"pickle not found: {path}") from None
+  if data[:1] == b"\x80":
+    return data, None  # plain pickle starts with the PROTO opcode
+  if len(data) < 8:
+    raise ExportError(f"{path} is neither a pickle nor a PICKLE_OOB file")
+  (n,) = struct.unpack_from("<q", data, 0)
+  if not 0 < n <= len(data) - 8 or data[8:9] != b"\x80":
+    raise ExportError(f"{path} is neither a pickle nor a PICKLE_OOB file")
+  opcodes, pos, bufs = data[8 : 8 + n], 8 + n, []
+  while pos < len(data):
+    if pos + 8 > len(data):
+      raise ExportError(f"truncated PICKLE_OOB buffer header at byte {pos}")
+    (sz,) = struct.unpack_from("<q", data, pos)
+    if sz < 0 or pos + 8 + sz > len(data):
+      raise ExportError(f"truncated PICKLE_OOB buffer at byte {pos} ({sz} bytes)")
+    bufs.append(data[pos + 8 : pos + 8 + sz])
+    pos += 8 + sz
+  return opcodes, bufs
+
+
+class _Stub:
+  """Stands in for any object during the probe pass."""
+
+  def __init__(self, *a, **k):
+    pass
+
+  def __setstate__(self, state):
+    pass
+
+  def __call__(self, *a, **k):
+    return _Stub()
+
+  def __getattr__(self, name):
+    return _Stub()
+
+
+def _probe(opcodes: bytes, bufs) -> tuple[set, list[int]]:
+  seen, jit_args = set(), []
+
+  class Probe(pickle.Unpickler):
+    def find_class(self, module, name):
+      seen.add((module, name))
+      if (module, name) == ("tinygrad.engine.jit", "CapturedJit"):
+
+        def record(*args):
+          jit_args.append(len(args))
+          return _Stub()
+
+        return record
+      return type(name, (_Stub,), {})
+
+  try:
+    Probe(io.BytesIO(opcodes), buffers=iter(bufs) if bufs is not None else None).load()
+  except Exception as e:
+    raise ExportError(f"cannot read pickle: {type(e).__name__}: {e}") from None
+  return seen, jit_args
+
+
+def _check_version(seen: set, jit_args: list[int]):
+  if not any(m.startswith("tinygrad") for m, _ in seen):
+    raise ExportError("the pickle does not contain a tinygrad TinyJit")
+  if not jit_args:
+    raise ExportError("the pickle holds no captured TinyJit (CapturedJit); capture (3 calls) before pickling")
+  if jit_args[0] == 6:
+    found = (
+      "0.12.x"
+      if ("tinygrad.engine.realize", "ExecItem") in seen and ("tinygrad.shape.shapetracker", "ShapeTracker") not in seen
+      else "<= 0.12 (ExecItem/jit_cache layout)"
+    )
+    raise ExportError(f"pickle was written by tinygrad {found}; only tinygrad {TINYGRAD_VERSION} pickles are supported")
+  if jit_args[0] != 4:
+    raise ExportError(f"unknown CapturedJit layout ({jit_args[0]} fields); only tinygrad {TINYGRAD_VERSION} pickles are supported")
+  if ("tinygrad.uop.ops", "ParamArg") not in seen:
+    raise ExportError(f"pickle was written by tinygrad 0.13.x (no ParamArg buffers); only tinygrad {TINYGRAD_VERSION} pickles are supported")
+  import importlib
+
+  for module, name in sorted(seen):
+    if not module.startswith("tinygrad"):
+      continue
+    try:
+      getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+      raise ExportError(
+        f"pickle references {module}.{name}, which tinygrad {TINYGRAD_VERSION} does not have: it was written by a "
+        f"different tinygrad version; only {TINYGRAD_VERSION} pickles are supported"
+      ) from None
+
+
+def _load(opcodes: bytes, bufs):
+  import importlib
+
+  from tinygrad.device import Buffer
+
+  def rehomed_buffer(device, size, dtype, opaque=None, options=None, initial_value=None, uop_refcount=0, base=None, offset=0, preallocate=False):
+    if device.split(":")[0] not in HOST_PREFIXES:
+      device = "PYTHON"  # keep the bytes on the host, never open the target device
+    if base is not None:
+      device = base.device
+    return Buffer(device, size, dtype, opaque, None if device == "PYTHON" else options, initial_value, uop_refcount, base, offset, preallocate)
+
+  class Restricted(pickle.Unpickler):
+    def find_class(self, module, name):
+      if (module, name) == ("tinygrad.device", "Buffer"):
+        return rehomed_buffer
+      if module == "builtins" and name in ALLOWED_BUILTINS:
+        return super().find_class(module, name)
+      if (module, name) in ALLOWED_NUMPY:
+        return super().find_class(module, name)
+      if module == "tinygrad" or module.startswith("tinygrad."):
+        obj = getattr(importlib.import_module(module), name)
+        if isinstance(obj, type):
+          return obj
+      raise ExportError(f"pickle references {module}.{name}, which the importer does not allow (only tinygrad classes)")
+
+  try:
+    return Restricted(io.BytesIO(opcodes), buffers=iter(bufs) if bufs is not None else None).load()
+  except ExportError:
+    raise
+  except Exception as e:
+    raise ExportError(f"cannot load pickle with tinygrad {TINYGRAD_VERSION}: {type(e).__name__}: {e}") from None
+
+
+def _elf_machine(lib: bytes):
+  if lib[:4] != b"\x7fELF":
+    return None, None
+  return struct.unpack_from("<H", lib, 18)[0], struct.unpack_from("<I", lib, 48)[0]
+
+
+def _target_from_kernels(calls, device: str):
+  """Infer the manifest target + meta function from the compiled kernels in the pickle."""
+  from tinygrad.uop.ops import Ops
+
+  from mrt import meta as mrt_meta
+
+  progs = [c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM]
+  if not progs:
+    raise ExportError("the pickled program has no kernels")
+  p0 = progs[0]
+  machine, flags = _elf_machine(bytes(p0.src[3].arg))
+  arch = p0.arg.target.arch or ""
+  if machine in (62, 183):
+    baseline = arch.split(",")[1] if "," in arch else "native"
+    if baseline in ("native", ""):
+      fix = "CPU:CLANG:x86_64,x86-64-v3" if machine == 62 else "CPU:CLANG:arm64,cortex-a76"
+      raise ExportError(
+        "the pickle's CPU kernels were compiled for the capturing machine's own CPU (tinygrad's default "
+        f"-march=native), which the pickle does not record, so no runtime can check they fit the CPU they "
+        f"run on; capture it again with DEV={fix} (a fixed CPU baseline) and convert that pickle"
+      )
+    tgt = {"kind": "cpu", "arch": "x86_64" if machine == 62 else "aarch64", "baseline": baseline}
+    return tgt, mrt_meta._cpu_meta
+  if machine == 0xE0:
+    gfx = {0x41: "gfx1100", 0x4E: "gfx1201"}.get(flags & 0xFF)
+    if gfx is None:
+      raise ExportError(f"AMD kernels for mach 0x{flags & 0xFF:x} are not supported (gfx1100/gfx1201 only)")
+    return {"kind": "amd", "gfx": gfx}, mrt_meta._amd_meta
+  if machine == 164:  # EM_HEXAGON: rebuilt from the same kernels as an ONNX compile, plus the DSP model library
+    from mrt.dsp import hexagon_meta
+
+    return {"kind": "hexagon", "version": 65}, hexagon_meta
+  src = p0.src[2].arg if isinstance(p0.src[2].arg, str) else ""
+  if "__kernel" in src:
+    raise ExportError(
+      "the pickle holds Qualcomm CL (QCOMCL) kernels, which manifest format 1 does not describe; "
+      "compile the ONNX model with --target adreno-a630 (mesa ir3) instead"
+    )
+  if device.split(":")[0] in ("QCOM", "NULL"):
+    mrt_meta._check_mesa_layout()
+    from tinygrad.helpers import is_image_shape
+
+    sigs = [s for p in progs for s in p.to_elf().signature[: len(p.arg.globals)]]
+    image = any(is_image_shape(s[3]) for s in sigs)
+    half = any(s[2].name == "half" for s in sigs)
+    return {"kind": "adreno", "chip": 630, "image": image, "half": half}, mrt_meta._ir3_meta
+  raise ExportError(f"cannot tell the kernel format of the pickle (device {device})")
+
+
+def _warn_zero_weights(buffers: list, blobs: dict, log):
+  """One warning line when weight buffers hold only zeros: a pickle captured on a device that ran no kernels (e.g. the
+  fake KGSL of make_qcom_pickle.py) has zeros wherever tinygrad derives weights on the GPU (IMAGE re-layouts, FLOAT16
+  casts), and its bundle then computes wrong outputs. Not an error: a real model may have an all-zero weight."""
+  zero = [b for b in buffers if b["kind"] == "weight" and blobs[b["blob"]].count(0) == len(blobs[b["blob"]])]
+  if zero:
+    log(
+      f"warning: {len(zero)} weight buffer(s) ({sum(b['size'] for b in zero)} bytes) hold only zeros, as when the pickle "
+      "was captured on a device that ran no kernels (e.g. a fake KGSL): weights tinygrad computes on the GPU (IMAGE "
+      "re-layouts, FLOAT16 casts) are then missing and this bundle computes wrong outputs"
+    )
+
+
+def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
+  from importlib.metadata import version
+
+  tg = version("tinygrad")
+  if tg != TINYGRAD_VERSION:
+    raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
+  opcodes, bufs = _read(path)
+  log(
+    f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
+    + (f", {len(bufs)} out-of-band buffers" if bufs is not None else "")
+  )
+  _check_version(*_probe(opcodes, bufs))
+  from tinygrad.engine.jit import CapturedJit, _TinyJit
+  from tinygrad.engine.realize import get_call_arg_uops
+  from tinygrad.uop.ops import Ops
+
+  from mrt.export import build_manifest, write_out
+  from mrt.manifest import NeedsMaterialize, flatten_calls
+  from mrt.state import log_state
+
+  obj = _load(opcodes, bufs)
+  jit = obj.captured if isinstance(obj, _TinyJit) else obj
+  if not isinstance(jit, CapturedJit):
+    raise ExportError(f"the pickle holds a {type(obj).__name__}, not a TinyJit")
+  calls = flatten_calls(jit.linear)
+  devices = sorted({str(u.device) for c in calls for u in get_call_arg_uops(c) if str(u.device).split(":")[0] not in ("NPY", "PYTHON", "DISK")})
+  if len(devices) != 1:
+    raise ExportError(f"expected exactly one compute device in the pickle, found {devices}")
+  device = devices[0]
+  if device.startswith("NULL"):
+    raise ExportError("the pickle was compiled on a NULL (data-less) device: its buffers hold no weights")
+  target, meta_fn = _target_from_kernels(calls, device)
+  with open(path, "rb") as f:
+    sha = hashlib.sha256(f.read()).hexdigest()
+  flags = {"SOURCE": "pickle"}
+  if target["kind"] == "hexagon":  # the helper object the kernels link, before any kernel is compiled
+    from mrt.dsp import prepare
+
+    flags.update(prepare(out_dir))
+  try:
+    body, blobs, _ = build_manifest(jit, None, target, meta_fn, device, False, {}, {}, [], state_init=state_init)
+  except NeedsMaterialize as e:
+    raise ExportError(
+      f"the pickled program returns {', '.join(e.names)} as non-contiguous views of its buffers, which a bundle "
+      "cannot express; capture it with `.contiguous()` on those outputs, or compile the ONNX model instead"
+    ) from None
+  _warn_zero_weights(body["buffers"], blobs, log)
+  if target["kind"] == "hexagon" and body["kernels"]:  # as for ONNX: one library with every kernel + the schedule runner
+    from mrt.dsp import add_model_library
+
+    add_model_library(body, blobs, log)
+  p0 = next(c.src[0] for c in calls if c.src[0].op is Ops.PROGRAM)
+  manifest = {
+    "format": 1,
+    "producer": {
+      "tinygrad": tg,
+      "tinymesa": None,
+      "onnx_sha256": sha,
+      "dev": device,
+      "renderer": p0.arg.target.renderer or "unknown",
+      "flags": flags,
+    },
+    "target": target,
+    **body,
+    "reference": None,
+  }
+  if target["kind"] == "adreno":
+    manifest["producer"]["tinymesa"] = version("tinymesa")
+  write_out(out_dir, manifest, blobs)
+  log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers")
+  log_state(body["buffers"], log)

@@ -1,0 +1,1 @@
+"""Test-data generators and measurement tools that use the exporter or its environment (not part of a compile)."""
