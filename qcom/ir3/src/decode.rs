@@ -407,7 +407,8 @@ fn cat3_src(w: u64, v: u64, half: bool, immed: bool, r: bool) -> D<Src> {
                 last: bit(v, 10),
             }
         }
-        0b10 if immed => Src::Imm {
+        // The alt group's immediate is bits 0-11 whenever bit 12 is set (so bit 11 is part of the value).
+        0b10 | 0b11 if immed => Src::Imm {
             val: bits(v, 0, 11) as i32,
             half,
             r,
