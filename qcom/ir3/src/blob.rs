@@ -68,7 +68,7 @@ fn sext(v: u64, width: u32) -> i64 {
 }
 
 /// Whether a described instruction only makes sense in a graphics stage (varying interpolation, screen-space
-/// derivatives, geometry output, tessellation-stage local memory, LOD queries), judged by its printed name.
+/// derivatives, geometry output, varying storage, LOD queries), judged by its printed name.
 pub fn graphics_only(text: &str) -> bool {
     let mut t = text.trim_start();
     // Skip the flag groups: (sy)(ss)(jp)(sat)(nopN) (rptN)(ul)…

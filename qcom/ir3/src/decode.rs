@@ -34,7 +34,10 @@ pub fn decode(w: u64) -> D<Instr> {
         3 => cat3(w)?,
         4 => cat4(w)?,
         5 => cat5(w)?,
-        6 => cat6(w)?,
+        6 => match cat6(w) {
+            Ok(i) => i,
+            Err(e) => Instr::new(Op::Ext(super::blob_decode::cat6(w).ok_or(e)?)),
+        },
         _ => cat7(w)?,
     };
     i.jp = bit(w, 59);

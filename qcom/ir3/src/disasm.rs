@@ -547,6 +547,7 @@ impl Display for Instr {
                     Gpr(*coord)
                 )
             }
+            Op::Ext(e) => f.write_str(&super::blob::describe(e.raw).unwrap_or_default()),
             Op::Bar { fence, g, l, r, w } => {
                 self.flags(f, "ysj")?;
                 f.write_str(if *fence { "fence" } else { "bar" })?;

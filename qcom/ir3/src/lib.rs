@@ -5,6 +5,8 @@
 //!
 //! Files: `instr` (the typed instruction), `decode` (bits → instruction), `disasm` (Mesa-syntax printing),
 //! `blob` (text of the encodings the interpreter does not execute, so every word of a blob kernel is named),
+//! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
+//! local atomics),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
 //! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
@@ -18,6 +20,8 @@
 pub mod alu;
 mod alu_exec;
 mod blob;
+mod blob_decode;
+mod blob_exec;
 pub mod decode;
 mod disasm;
 pub mod exec;

@@ -1,0 +1,291 @@
+//! Execution vectors for the blob-compiler forms the interpreter runs beyond Mesa's subset (issue 28;
+//! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a` address forms, `ldlw`/`stlw` local memory and local atomics.
+//! Programs are assembled here from the field layout of §16.9; expected values follow from the ISA semantics
+//! (address = base + ((index << SHIFT) + OFF) << element-size shift; an atomic returns the old word and leaves
+//! OP(old, operand)), computed by hand below, not by running the interpreter.
+use modelrt_ir3::{run, GpuMemory, Launch, Program, SharedMemory};
+
+const OUT: u64 = 0x10_0000;
+const WORDS: usize = 1024;
+
+struct Mem(Vec<u8>);
+
+fn offset(size: usize, addr: u64, len: usize) -> Result<usize, String> {
+    let o = addr
+        .checked_sub(OUT)
+        .filter(|o| o + len as u64 <= size as u64);
+    Ok(o.ok_or_else(|| format!("address {addr:#x} outside the test object"))? as usize)
+}
+
+impl GpuMemory for Mem {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let o = offset(self.0.len(), addr, out.len())?;
+        out.copy_from_slice(&self.0[o..o + out.len()]);
+        Ok(())
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        let o = offset(self.0.len(), addr, data.len())?;
+        self.0[o..o + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
+        None
+    }
+}
+
+fn r(n: u64, c: u64) -> u64 {
+    n * 4 + c
+}
+const U16: u64 = 2;
+const U32: u64 = 3;
+const S32: u64 = 5;
+const U8: u64 = 6;
+const F32: u64 = 1;
+const END: u64 = 0b0110 << 55;
+/// cat7 `bar` with `.l` and `.w`.
+const BAR: u64 = 7 << 61 | 1 << 49 | 1 << 51 | 1 << 53;
+
+/// cat1 `mov` of an immediate (`ty` → `ty`).
+fn mov_imm(ty: u64, dst: u64, v: u32) -> u64 {
+    v as u64 | dst << 32 | ty << 46 | ty << 50 | 0b10 << 53 | 1 << 61
+}
+/// cat1 `mov.u32u32 dst, cN` (constant component N).
+fn mov_c(dst: u64, c: u64) -> u64 {
+    c | dst << 32 | U32 << 46 | U32 << 50 | 0b01 << 53 | 1 << 61
+}
+/// cat2 full-precision op with a GPR and an immediate source.
+fn alu_ri(opc: u64, dst: u64, s: u64, imm: i64) -> u64 {
+    s | (0b100 << 11 | (imm as u64 & 0x7FF)) << 16 | dst << 32 | 1 << 52 | opc << 53 | 2 << 61
+}
+const ADD_U: u64 = 0b010000;
+const MULL_U: u64 = 0b110010;
+
+/// `ldg.a.TY dst, g[base + ((idx << shift) + off) << ts], size` (bit 0, idx 1–8, OFF 9–10, SHIFT 12–13, base
+/// 14–21, bits 22 and 23 set, SIZE 24–26, DST 32–39, TYPE 49–51, opcode 0).
+fn ldg_a(ty: u64, dst: u64, base: u64, idx: u64, shift: u64, off: u64, size: u64) -> u64 {
+    1 | idx << 1
+        | off << 9
+        | shift << 12
+        | base << 14
+        | 1 << 22
+        | 1 << 23
+        | size << 24
+        | dst << 32
+        | ty << 49
+        | 6 << 61
+}
+/// `stg.a.TY g[base + …], src, size` (value 1–8, OFF 9–10, SHIFT 12–13, bit 23, SIZE 24–26, index 32–39, bit
+/// 40, base 41–48, TYPE 49–51, bit 52 set, opcode 3).
+fn stg_a(ty: u64, base: u64, idx: u64, shift: u64, off: u64, src: u64, size: u64) -> u64 {
+    src << 1
+        | off << 9
+        | shift << 12
+        | 1 << 23
+        | size << 24
+        | idx << 32
+        | 1 << 40
+        | base << 41
+        | ty << 49
+        | 1 << 52
+        | 3 << 54
+        | 6 << 61
+}
+/// `ldlw`/`ldl` (opcode 10 / 1): bit 0, OFF 1–13, address 14–21, bit 23, SIZE 24–31, DST 32–39.
+fn ld_local(opc: u64, dst: u64, addr: u64, off: u64, size: u64) -> u64 {
+    1 | off << 1 | addr << 14 | 1 << 23 | size << 24 | dst << 32 | U32 << 49 | opc << 54 | 6 << 61
+}
+/// `stlw`/`stl` (opcode 11 / 4): value 1–8, OFF_HI 9–13, bit 23, SIZE 24–31, OFF_LO 32–39, bit 40, address 41–48.
+fn st_local(opc: u64, addr: u64, off: u64, src: u64) -> u64 {
+    src << 1
+        | (off >> 8) << 9
+        | 1 << 23
+        | 1 << 24
+        | (off & 0xFF) << 32
+        | 1 << 40
+        | addr << 41
+        | U32 << 49
+        | opc << 54
+        | 6 << 61
+}
+/// Local atomic `atomic.OP.untyped.1d.TY.1.l dst, l[addr], src` (bit 0, address 14–21, operand 24–31, DST 32–39).
+fn atomic_l(opc: u64, ty: u64, dst: u64, addr: u64, src: u64) -> u64 {
+    1 | addr << 14 | src << 24 | dst << 32 | ty << 49 | opc << 54 | 6 << 61
+}
+
+/// r2.xy ← the address OUT + `byte` (c0.x = OUT, c0.y = 0).
+fn addr_in(reg: u64, byte: i64) -> [u64; 2] {
+    [alu_ri(ADD_U, reg, 1 << 12, byte), mov_c(reg + 1, 1)]
+}
+
+/// Run `words` on `lanes` fibers of one work group; memory starts as `init` (dwords); returns all dwords.
+fn exec(words: &[u64], lanes: u32, init: &[u32]) -> Result<Vec<u32>, String> {
+    let image: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let prog = Program::decode("blob", &image)?;
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    let mut mem = Mem(vec![0u8; WORDS * 4]);
+    for (k, v) in init.iter().enumerate() {
+        mem.0[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    let launch = Launch {
+        consts: &c,
+        groups: [1, 1, 1],
+        local: [lanes, 1, 1],
+        wgid_reg: Some(192),
+        lid_reg: Some(0),
+        textures: &[],
+        uavs: &[],
+        shared_bytes: 256,
+    };
+    run(&prog, &launch, &mut mem)?;
+    Ok(mem
+        .0
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// Appends "dword[OUT_DW + lid] = r1.x; dword[OUT_DW + 16 + lid] = r1.y" with plain `stg` and `end`.
+fn store_r1xy(mut p: Vec<u64>, out_dw: i64) -> Vec<u64> {
+    p.extend(addr_in(r(2, 0), 4 * out_dw));
+    p.extend([
+        stg_a(U32, r(2, 0), r(0, 0), 0, 0, r(1, 0), 1),
+        alu_ri(ADD_U, r(2, 0), r(2, 0), 64),
+        stg_a(U32, r(2, 0), r(0, 0), 0, 0, r(1, 1), 1),
+        END,
+    ]);
+    p
+}
+
+#[test]
+fn ldg_a_scales_index_and_offset_by_the_element_size() {
+    // d[k] = 1000 + k from dword 64. ldg.a.u32 r1.x, g[base + (((lid << 1) + 3) << 2)]: d[2·lid + 3];
+    // ldg.a.u32 with SHIFT 0, OFF 1: d[lid + 1].
+    let init: Vec<u32> = (0..64)
+        .map(|_| 0)
+        .chain((0..64).map(|k| 1000 + k))
+        .collect();
+    let mut p = addr_in(r(3, 0), 256).to_vec();
+    p.extend([
+        ldg_a(U32, r(1, 0), r(3, 0), r(0, 0), 1, 3, 1),
+        ldg_a(U32, r(1, 1), r(3, 0), r(0, 0), 0, 1, 1),
+    ]);
+    let out = exec(&store_r1xy(p, 0), 4, &init).unwrap();
+    assert_eq!(&out[..4], &[1003, 1005, 1007, 1009]);
+    assert_eq!(&out[16..20], &[1001, 1002, 1003, 1004]);
+}
+
+#[test]
+fn ldg_a_u16_and_stg_a_u8_use_two_and_one_byte_units() {
+    // Halfwords h[k] = 0x4000 + k from byte 256: ldg.a.u16 hr4.x, g[base + ((lid << 2) + 1) << 1] = h[4·lid + 1];
+    // widened by storing it with stg.a.u8 (low byte) at byte 4·lid + 1 of dword lid: dword = (low byte) << 8.
+    let mut init = vec![0u32; 64];
+    init.extend((0..64).map(|k| (0x4000 + 2 * k) | (0x4000 + 2 * k + 1) << 16));
+    let mut p = addr_in(r(3, 0), 256).to_vec();
+    p.extend(addr_in(r(2, 0), 0));
+    p.extend([
+        ldg_a(U16, r(4, 0), r(3, 0), r(0, 0), 2, 1, 1),
+        alu_ri(MULL_U, r(5, 0), r(0, 0), 4),
+        stg_a(U8, r(2, 0), r(5, 0), 0, 1, r(4, 0), 1),
+        END,
+    ]);
+    let out = exec(&p, 4, &init).unwrap();
+    let want: Vec<u32> = (0..4).map(|l| ((4 * l + 1) & 0xFF) << 8).collect();
+    assert_eq!(&out[..4], &want[..]);
+}
+
+#[test]
+fn stg_a_f32_writes_at_the_scaled_address() {
+    // stg.a.f32 g[base + (((lid << 1) + 3) << 2)], r4.x with r4.x = lid·7 (a bit pattern; the type only sizes it).
+    let mut p = addr_in(r(2, 0), 0).to_vec();
+    p.extend([
+        alu_ri(MULL_U, r(4, 0), r(0, 0), 7),
+        stg_a(F32, r(2, 0), r(0, 0), 1, 3, r(4, 0), 1),
+        END,
+    ]);
+    let out = exec(&p, 4, &[]).unwrap();
+    for l in 0..4u32 {
+        assert_eq!(out[(2 * l + 3) as usize], 7 * l);
+    }
+    assert_eq!(out[0], 0);
+}
+
+#[test]
+fn ldlw_and_stlw_are_work_group_local_memory() {
+    // stlw.u32 l[8·lid + 8], 100 + lid; ldlw.u32 r1.x, l[8·lid + 8]; ldl.u32 r1.y from the same address.
+    let p = store_r1xy(
+        vec![
+            alu_ri(MULL_U, r(5, 0), r(0, 0), 8),
+            alu_ri(ADD_U, r(4, 0), r(0, 0), 100),
+            st_local(11, r(5, 0), 8, r(4, 0)),
+            ld_local(10, r(1, 0), r(5, 0), 8, 1),
+            ld_local(1, r(1, 1), r(5, 0), 8, 1),
+        ],
+        0,
+    );
+    let out = exec(&p, 4, &[]).unwrap();
+    assert_eq!(&out[..4], &[100, 101, 102, 103]);
+    assert_eq!(&out[16..20], &[100, 101, 102, 103]);
+}
+
+/// Every fiber applies `atomic.OP` with operand `operand(lid)` to l[0] = `init`; returns (final word as each
+/// fiber reads it after `bar`, the old values the fibers got).
+fn atomic_run(opc: u64, ty: u64, init: u32, operands: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let n = operands.len();
+    let mut p = vec![mov_imm(U32, r(5, 0), 0), mov_imm(U32, r(4, 0), init)];
+    p.push(st_local(4, r(5, 0), 0, r(4, 0)));
+    p.push(BAR);
+    // r4.x = operand of this fiber, read from dwords 64.. of memory.
+    p.extend(addr_in(r(3, 0), 256));
+    p.push(ldg_a(U32, r(4, 0), r(3, 0), r(0, 0), 0, 0, 1));
+    p.push(atomic_l(opc, ty, r(1, 1), r(5, 0), r(4, 0)));
+    p.push(BAR);
+    p.push(ld_local(1, r(1, 0), r(5, 0), 0, 1));
+    let mut init_mem = vec![0u32; 64];
+    init_mem.extend_from_slice(operands);
+    let out = exec(&store_r1xy(p, 0), n as u32, &init_mem).unwrap();
+    (out[..n].to_vec(), out[16..16 + n].to_vec())
+}
+
+#[test]
+fn local_atomics_return_the_old_word_and_combine_every_operand() {
+    let ops = [5u32, 7, 11, 13];
+    let sorted = |mut v: Vec<u32>| {
+        v.sort();
+        v
+    };
+    // add: final = 1000 + 36; the olds are the running sums before each fiber's turn, so old + operand is the
+    // next one and the largest old + its operand is the final word.
+    let (fin, old) = atomic_run(16, U32, 1000, &ops);
+    assert_eq!(fin, vec![1036; 4]);
+    assert!(old.iter().all(|&o| (1000..1036).contains(&o)));
+    let mut ends: Vec<u32> = old.iter().zip(ops).map(|(o, v)| o + v).collect();
+    ends.sort();
+    let mut starts = sorted(old.clone());
+    starts.remove(0);
+    starts.push(1036);
+    assert_eq!(
+        ends, starts,
+        "each fiber's old + operand is the next fiber's old"
+    );
+    // sub wraps: 10 − 36.
+    let (fin, _) = atomic_run(17, U32, 10, &ops);
+    assert_eq!(fin, vec![10u32.wrapping_sub(36); 4]);
+    // xchg: the olds and the final word are the initial word and the operands, each once.
+    let (fin, old) = atomic_run(18, U32, 99, &ops);
+    let mut all = old.clone();
+    all.push(fin[0]);
+    assert_eq!(sorted(all), vec![5, 7, 11, 13, 99]);
+    // min/max: unsigned vs signed on −2 (0xFFFF_FFFE).
+    let neg = [3u32, 0xFFFF_FFFE, 9, 1];
+    assert_eq!(atomic_run(22, U32, 50, &neg).0[0], 1);
+    assert_eq!(atomic_run(22, S32, 50, &neg).0[0], 0xFFFF_FFFE);
+    assert_eq!(atomic_run(23, U32, 50, &neg).0[0], 0xFFFF_FFFE);
+    assert_eq!(atomic_run(23, S32, 50, &neg).0[0], 50);
+    // and/or/xor.
+    let bitsv = [0b1010u32, 0b0110, 0b1000, 0b0001];
+    assert_eq!(atomic_run(24, U32, 0xFF, &bitsv).0[0], 0);
+    assert_eq!(atomic_run(25, U32, 0x100, &bitsv).0[0], 0x10F);
+    // 1010 ^ 0110 = 1100, ^ 1000 = 0100, ^ 0001 = 0101.
+    assert_eq!(atomic_run(26, U32, 0, &bitsv).0[0], 0b0101);
+}
