@@ -1,5 +1,6 @@
 //! Bits → [`Ext`] for the blob-compiler cat6 forms the interpreter executes (field layouts in
-//! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a`, `ldlw`/`stlw` and local atomics on registers. Anything
+//! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a`, `ldlw`/`stlw`, local atomics on registers and the typed
+//! 2-D `ldib`. Anything
 //! else stays an unknown encoding for [`crate::decode`] (and is named by `blob`).
 use super::instr::*;
 
@@ -21,10 +22,10 @@ fn reg(v: u64) -> RegNum {
 
 /// The executed operation of a cat6 word, if it is one of the forms above.
 pub fn cat6(w: u64) -> Option<Ext> {
-    if bit(w, 53) {
-        return None;
-    }
     let ty = Ty::from_bits(bits(w, 49, 51));
+    if bit(w, 53) {
+        return ldib(w, ty).map(|kind| Ext { raw: w, kind });
+    }
     // ldg.a/stg.a scale their offset and index by the element size: 8-bit types 0, 16-bit 1, else 2.
     let ts = match ty {
         Ty::U8 | Ty::U8x32 => 0,
@@ -115,4 +116,22 @@ pub fn cat6(w: u64) -> Option<Ext> {
         _ => return None,
     };
     Some(Ext { raw: w, kind })
+}
+
+/// `ldib.b.typed.2d.{f32,f16}.4.imm dst, coord, slot`: the a6xx UAV load of one RGBA texel from an image bound
+/// by immediate slot (not bindless, no immediate offset, no `.rck`), the load twin of the executed `stib`.
+fn ldib(w: u64, ty: Ty) -> Option<ExtKind> {
+    let plain = bits(w, 14, 19) == 6 && bits(w, 20, 22) == 0b110 && !bit(w, 52) && bit(w, 11);
+    let imm = bits(w, 6, 8) == 0
+        && !bit(w, 23)
+        && bits(w, 4, 5) == 0
+        && bits(w, 54, 58) == 0
+        && !bit(w, 40);
+    let shape = bits(w, 9, 10) == 1 && bits(w, 12, 13) == 3 && matches!(ty, Ty::F32 | Ty::F16);
+    (plain && imm && shape).then(|| ExtKind::Ldib {
+        ty,
+        dst: reg(bits(w, 32, 39)),
+        coord: reg(bits(w, 24, 31)),
+        slot: bits(w, 41, 48) as u8,
+    })
 }

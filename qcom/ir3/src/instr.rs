@@ -419,6 +419,14 @@ pub enum ExtKind {
         m: Access,
         index: Option<(RegNum, u8)>,
     },
+    /// `ldib.b.typed.2d.TY.4.imm`: the RGBA texel at the 2-D coordinates in `coord`, `coord+1` of UAV `slot` into
+    /// four registers from `dst` (half registers for f16); outside the image it reads zeros.
+    Ldib {
+        ty: Ty,
+        dst: RegNum,
+        coord: RegNum,
+        slot: u8,
+    },
     /// `atomic.OP…l dst, l[addr], src` on 32-bit words of shared memory: dst ← old, l[addr] ← OP(old, src).
     AtomicLocal {
         op: AtomicOp,

@@ -313,7 +313,12 @@ fn fault(lane: u32, e: String) -> String {
 }
 
 /// Fetch texel (x, y); outside the image the clamp-to-border sampler returns the (zero) border colour.
-fn read_texel(img: &Image, x: i32, y: i32, mem: &mut dyn GpuMemory) -> Result<[f32; 4], String> {
+pub(super) fn read_texel(
+    img: &Image,
+    x: i32,
+    y: i32,
+    mem: &mut dyn GpuMemory,
+) -> Result<[f32; 4], String> {
     if x < 0 || y < 0 || x as u32 >= img.width || y as u32 >= img.height {
         return Ok([0.0; 4]);
     }

@@ -3,7 +3,7 @@
 //! Programs are assembled here from the field layout of §16.9; expected values follow from the ISA semantics
 //! (address = base + ((index << SHIFT) + OFF) << element-size shift; an atomic returns the old word and leaves
 //! OP(old, operand)), computed by hand below, not by running the interpreter.
-use modelrt_ir3::{run, GpuMemory, Launch, Program, SharedMemory};
+use modelrt_ir3::{run, GpuMemory, Image, Launch, Program, SharedMemory};
 
 const OUT: u64 = 0x10_0000;
 const WORDS: usize = 1024;
@@ -119,6 +119,10 @@ fn addr_in(reg: u64, byte: i64) -> [u64; 2] {
 
 /// Run `words` on `lanes` fibers of one work group; memory starts as `init` (dwords); returns all dwords.
 fn exec(words: &[u64], lanes: u32, init: &[u32]) -> Result<Vec<u32>, String> {
+    exec_uavs(words, lanes, init, &[])
+}
+
+fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<Vec<u32>, String> {
     let image: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let prog = Program::decode("blob", &image)?;
     let mut c = vec![OUT as u32, 0, 0, 0];
@@ -134,7 +138,7 @@ fn exec(words: &[u64], lanes: u32, init: &[u32]) -> Result<Vec<u32>, String> {
         wgid_reg: Some(192),
         lid_reg: Some(0),
         textures: &[],
-        uavs: &[],
+        uavs,
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;
@@ -143,6 +147,22 @@ fn exec(words: &[u64], lanes: u32, init: &[u32]) -> Result<Vec<u32>, String> {
         .chunks_exact(4)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect())
+}
+
+/// `ldib.b.typed.2d.TY.4.imm dst, coord, slot` (a6xx UAV form: bit 53, opcode 6 in bits 14–19, bits 20–22 =
+/// 110, typed bit 11, dimensions − 1 in 9–10, components − 1 in 12–13, coordinate 24–31, value 32–39, slot 41–48).
+fn ldib(ty: u64, dst: u64, coord: u64, slot: u64) -> u64 {
+    6 << 61
+        | 1 << 53
+        | ty << 49
+        | slot << 41
+        | dst << 32
+        | coord << 24
+        | 0b110 << 20
+        | 6 << 14
+        | 3 << 12
+        | 1 << 11
+        | 1 << 9
 }
 
 /// Appends "dword[OUT_DW + lid] = r1.x; dword[OUT_DW + 16 + lid] = r1.y" with plain `stg` and `end`.
@@ -288,4 +308,40 @@ fn local_atomics_return_the_old_word_and_combine_every_operand() {
     assert_eq!(atomic_run(25, U32, 0x100, &bitsv).0[0], 0x10F);
     // 1010 ^ 0110 = 1100, ^ 1000 = 0100, ^ 0001 = 0101.
     assert_eq!(atomic_run(26, U32, 0, &bitsv).0[0], 0b0101);
+}
+
+#[test]
+fn ldib_typed_2d_reads_the_rgba_texel_and_zeros_outside() {
+    // A 3x2 RGBA32F UAV at dword 256 (pitch 48 bytes): texel (x, y) = (x + 10·y, 100 + x, −1, 0.5).
+    let mut init = vec![0u32; 256];
+    for y in 0..2 {
+        for x in 0..3 {
+            init.extend([(x + 10 * y) as f32, 100.0 + x as f32, -1.0, 0.5].map(f32::to_bits));
+        }
+    }
+    let img = Image {
+        base: OUT + 1024,
+        width: 3,
+        height: 2,
+        pitch: 48,
+        half: false,
+    };
+    // r6.x = lid, r6.y = 1; ldib.b.typed.2d.f32.4.imm r1.x, r6.x, 0 → r1.xyzw = texel (lid, 1); lid 3 is outside.
+    let p = store_r1xy(
+        vec![
+            alu_ri(ADD_U, r(6, 0), r(0, 0), 0),
+            mov_imm(U32, r(6, 1), 1),
+            ldib(F32, r(1, 0), r(6, 0), 0),
+        ],
+        0,
+    );
+    let out = exec_uavs(&p, 4, &init, &[img]).unwrap();
+    let want_x: Vec<u32> = [10.0f32, 11.0, 12.0, 0.0].map(f32::to_bits).to_vec();
+    let want_y: Vec<u32> = [100.0f32, 101.0, 102.0, 0.0].map(f32::to_bits).to_vec();
+    assert_eq!(&out[..4], &want_x[..]);
+    assert_eq!(&out[16..20], &want_y[..]);
+    // An unbound slot is an error, not a read of something else.
+    let p = store_r1xy(vec![ldib(F32, r(1, 0), r(6, 0), 5)], 0);
+    let e = exec_uavs(&p, 1, &init, &[img]).unwrap_err();
+    assert!(e.contains("UAV 5 is not bound"), "{e}");
 }
