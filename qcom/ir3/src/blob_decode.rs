@@ -1,6 +1,6 @@
 //! Bits → [`Ext`] for the blob-compiler cat6 forms the interpreter executes (field layouts in
-//! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a`, `ldlw`/`stlw`, local atomics on registers and the typed
-//! 2-D `ldib`. Anything
+//! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a`, `ldlw`/`stlw`, local atomics on registers, the typed
+//! 2-D `ldib`, and `dp2acc`/`dp4acc` on registers. Anything
 //! else stays an unknown encoding for [`crate::decode`] (and is named by `blob`).
 use super::instr::*;
 
@@ -133,5 +133,36 @@ fn ldib(w: u64, ty: Ty) -> Option<ExtKind> {
         dst: reg(bits(w, 32, 39)),
         coord: reg(bits(w, 24, 31)),
         slot: bits(w, 41, 48) as u8,
+    })
+}
+
+/// `dp2acc`/`dp4acc` with register sources (cat3 alternative group, opcode 13; §16.9): REPEAT 0 only.
+pub fn cat3(w: u64) -> Option<Ext> {
+    if !bit(w, 13)
+        || bits(w, 55, 58) != 13
+        || bits(w, 40, 41) != 0
+        || bits(w, 11, 12) != 0
+        || bits(w, 27, 28) != 0
+    {
+        return None;
+    }
+    if bits(w, 8, 9) != 0 || bits(w, 24, 25) != 0 {
+        return None;
+    }
+    Some(Ext {
+        raw: w,
+        kind: ExtKind::Dot {
+            four: bit(w, 46),
+            mixed: bit(w, 14),
+            high: bit(w, 30),
+            sat: bit(w, 42),
+            neg3: bit(w, 31),
+            dst: reg(bits(w, 32, 39)),
+            src: [
+                reg(bits(w, 0, 7)),
+                reg(bits(w, 47, 54)),
+                reg(bits(w, 16, 23)),
+            ],
+        },
     })
 }

@@ -1,6 +1,6 @@
 //! Execution of the blob-compiler forms decoded by `blob_decode` (docs/hw/adreno-kgsl-pm4.md §16.9):
 //! indexed global accesses and the tessellation-named local accesses go through the plain load/store paths of
-//! `mem`; `ldib` reads a texel like `isam` does; local atomics update the work group's shared memory fiber by fiber, in fiber order.
+//! `mem`; `ldib` reads a texel like `isam` does; `dp2acc`/`dp4acc` are byte dot products; local atomics update the work group's shared memory fiber by fiber, in fiber order.
 use super::exec::Group;
 use super::instr::*;
 use super::launch::Launch;
@@ -44,6 +44,22 @@ impl Group {
                 }
                 Ok(())
             }
+            ExtKind::Dot {
+                four,
+                mixed,
+                high,
+                sat,
+                neg3,
+                dst,
+                src,
+            } => {
+                for &i in lanes {
+                    let [a, b, c] = src.map(|r| self.reg_raw(r, i, false));
+                    let v = dot((four, high), (mixed, sat, neg3), [a, b, c]);
+                    self.set_reg_raw(dst, i, v, false);
+                }
+                Ok(())
+            }
             ExtKind::AtomicLocal {
                 op,
                 signed,
@@ -79,5 +95,35 @@ fn atomic(op: AtomicOp, signed: bool, old: u32, v: u32) -> u32 {
         AtomicOp::And => old & v,
         AtomicOp::Or => old | v,
         AtomicOp::Xor => old ^ v,
+    }
+}
+
+/// `dp2acc`/`dp4acc` on one fiber's register values (see [`ExtKind::Dot`]).
+/// `shape` = (four, high), `mode` = (mixed, sat, neg3), `v` = the three source values.
+fn dot(shape: (bool, bool), mode: (bool, bool, bool), v: [u32; 3]) -> u32 {
+    let ((four, high), (mixed, sat, neg3), [a, b, c]) = (shape, mode, v);
+    let bytes: &[usize] = match (four, high) {
+        (true, _) => &[0, 1, 2, 3],
+        (false, false) => &[0, 1],
+        (false, true) => &[2, 3],
+    };
+    let byte = |v: u32, k: usize| (v >> (8 * k)) as u8;
+    let mut sum: i64 = bytes
+        .iter()
+        .map(|&k| {
+            let x = if mixed {
+                byte(a, k) as i8 as i64
+            } else {
+                byte(a, k) as i64
+            };
+            x * byte(b, k) as i64
+        })
+        .sum();
+    let acc = if mixed { c as i32 as i64 } else { c as i64 };
+    sum += if neg3 { -acc } else { acc };
+    match (sat, mixed) {
+        (true, true) => sum.clamp(i32::MIN as i64, i32::MAX as i64) as u32,
+        (true, false) => sum.clamp(0, u32::MAX as i64) as u32,
+        _ => sum as u32,
     }
 }

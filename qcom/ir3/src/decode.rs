@@ -31,7 +31,14 @@ pub fn decode(w: u64) -> D<Instr> {
         0 => cat0(w)?,
         1 => cat1(w)?,
         2 => cat2(w)?,
-        3 => cat3(w)?,
+        3 => match cat3(w) {
+            Ok(i) => i,
+            Err(e) => {
+                let mut i = Instr::new(Op::Ext(super::blob_decode::cat3(w).ok_or(e)?));
+                i.ss = bit(w, 44);
+                i
+            }
+        },
         4 => cat4(w)?,
         5 => cat5(w)?,
         6 => match cat6(w) {

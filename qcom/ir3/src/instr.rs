@@ -427,6 +427,18 @@ pub enum ExtKind {
         coord: RegNum,
         slot: u8,
     },
+    /// `dp4acc` (`four`) / `dp2acc`: dst ← Σ src1.byte[k] · src2.byte[k] + (neg3 ? −src3 : src3) over bytes 0–3
+    /// (dp2acc: bytes 0–1, or 2–3 when `high`); src1 bytes signed when `mixed`, src2 bytes unsigned; `sat`
+    /// clamps to the 32-bit range (signed when `mixed`), else the sum wraps.
+    Dot {
+        four: bool,
+        mixed: bool,
+        high: bool,
+        sat: bool,
+        neg3: bool,
+        dst: RegNum,
+        src: [RegNum; 3],
+    },
     /// `atomic.OP…l dst, l[addr], src` on 32-bit words of shared memory: dst ← old, l[addr] ← OP(old, src).
     AtomicLocal {
         op: AtomicOp,

@@ -345,3 +345,86 @@ fn ldib_typed_2d_reads_the_rgba_texel_and_zeros_outside() {
     let e = exec_uavs(&p, 1, &init, &[img]).unwrap_err();
     assert!(e.contains("UAV 5 is not bound"), "{e}");
 }
+
+/// `dp4acc`/`dp2acc` (cat3 alternative group, opcode 13): src1 bits 0–7, bit 13 set, bit 14 `.mixed`, src3
+/// bits 16–23, bit 30 `.high`, bit 31 negates src3, DST 32–39, bit 42 `(sat)`, bit 46 dp4acc, src2 47–54.
+fn dot(four: bool, mixed: bool, high: bool, neg3: bool, sat: bool) -> u64 {
+    let (s1, s2, s3) = (r(4, 0), r(4, 1), r(4, 2));
+    s1 | 1 << 13
+        | (mixed as u64) << 14
+        | s3 << 16
+        | (high as u64) << 30
+        | (neg3 as u64) << 31
+        | r(1, 0) << 32
+        | (sat as u64) << 42
+        | (four as u64) << 46
+        | s2 << 47
+        | 13 << 55
+        | 3 << 61
+}
+
+/// r1.x of one fiber after `op` with r4.x = a, r4.y = b, r4.z = c.
+fn dot_run(op: u64, a: u32, b: u32, c: u32) -> u32 {
+    let p = store_r1xy(
+        vec![
+            mov_imm(U32, r(4, 0), a),
+            mov_imm(U32, r(4, 1), b),
+            mov_imm(U32, r(4, 2), c),
+            op,
+        ],
+        0,
+    );
+    exec(&p, 1, &[]).unwrap()[0]
+}
+
+#[test]
+fn dp4acc_and_dp2acc_are_byte_dot_products_plus_the_accumulator() {
+    // Unsigned: bytes (1, 2, 3, 4)·(5, 6, 7, 8) = 70, + 100.
+    assert_eq!(
+        dot_run(
+            dot(true, false, false, false, false),
+            0x0403_0201,
+            0x0807_0605,
+            100
+        ),
+        170
+    );
+    // (neg) on the accumulator: 70 − 100 wraps.
+    assert_eq!(
+        dot_run(
+            dot(true, false, false, true, false),
+            0x0403_0201,
+            0x0807_0605,
+            100
+        ),
+        (-30i32) as u32
+    );
+    // Mixed: src1 bytes signed (1, −2, 2, −1), src2 unsigned (13, 12, 11, 10): 13 − 24 + 22 − 10 = 1, + 5.
+    let (a, b) = (0xFF02_FE01, 0x0A0B_0C0D);
+    assert_eq!(dot_run(dot(true, true, false, false, false), a, b, 5), 6);
+    // dp2acc: low bytes 13 − 24 = −11, + 5 = −6; high bytes 22 − 10 = 12, + 5 = 17.
+    assert_eq!(
+        dot_run(dot(false, true, false, false, false), a, b, 5),
+        (-6i32) as u32
+    );
+    assert_eq!(dot_run(dot(false, true, true, false, false), a, b, 5), 17);
+    // (sat): unsigned 70 + 0xFFFF_FFF0 clamps to 0xFFFF_FFFF; without it the sum wraps to 54.
+    assert_eq!(
+        dot_run(
+            dot(true, false, false, false, true),
+            0x0403_0201,
+            0x0807_0605,
+            0xFFFF_FFF0
+        ),
+        u32::MAX
+    );
+    assert_eq!(
+        dot_run(
+            dot(true, false, false, false, false),
+            0x0403_0201,
+            0x0807_0605,
+            0xFFFF_FFF0
+        ),
+        54
+    );
+}
