@@ -285,3 +285,91 @@ fn fd_clouds_a630_capture_agrees_with_cffdump_packet_for_packet() {
         "every packet we walk is at an address cffdump decoded"
     );
 }
+
+/// Every register write cffdump shows in `log`: (register, name, the field line's text after `NAME: `, value).
+fn logged_writes(log: &str) -> Vec<(u32, String, String, u32)> {
+    let lines: Vec<&str> = log.lines().map(|l| l.trim_start_matches('\t')).collect();
+    let mut out = Vec::new();
+    for (k, l) in lines.iter().enumerate() {
+        let Some(rest) = l.strip_prefix("write ") else {
+            continue;
+        };
+        let Some((name, reg)) = rest.rsplit_once(" (") else {
+            continue;
+        };
+        let Ok(reg) = u32::from_str_radix(reg.trim_end_matches(')'), 16) else {
+            continue;
+        };
+        let fields = lines
+            .get(k + 1)
+            .and_then(|f| f.strip_prefix(&format!("{name}: ")))
+            .unwrap_or("")
+            .to_string();
+        // The raw dump follows the field lines of every register written by this packet.
+        let value = lines[k + 1..]
+            .iter()
+            .find_map(|f| dump_line(f).map(|(_, _, _, d)| d.get(1).copied()))
+            .flatten();
+        if let Some(value) = value {
+            out.push((reg, name.to_string(), fields, value));
+        }
+    }
+    out
+}
+
+/// The flag names cffdump lists for `value` of `reg` when every listed bit is a single-bit flag, in bit order.
+fn flag_bits(writes: &[(u32, String, String, u32)], reg: u32, value: u32) -> Vec<String> {
+    let (_, _, fields, _) = writes
+        .iter()
+        .find(|w| w.0 == reg && w.3 == value)
+        .unwrap_or_else(|| panic!("no write of {value:#x} to {reg:#x} in the log"));
+    fields
+        .trim_start_matches("{ ")
+        .trim_end_matches(" }")
+        .split(" | ")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn fd_clouds_names_and_fields_of_the_registers_our_stream_writes() {
+    use modelrt_qcom::a6xx::regs;
+    let log = String::from_utf8(inflate::gunzip(include_bytes!("data/fd-clouds.log.gz")).unwrap())
+        .unwrap();
+    let w = logged_writes(&log);
+    let name = |reg: u32| {
+        w.iter()
+            .find(|x| x.0 == reg)
+            .map(|x| x.1.clone())
+            .unwrap_or_else(|| panic!("{reg:#x} not written in the capture"))
+    };
+    // The capture's decoder uses the older register names that regs.rs keeps in its comments.
+    assert_eq!(name(regs::SP_UPDATE_CNTL), "HLSQ_INVALIDATE_CMD");
+    assert_eq!(name(regs::SP_MODE_CNTL), "SP_MODE_CONTROL");
+    assert_eq!(name(regs::SP_PERFCTR_SHADER_MASK), "SP_PERFCTR_ENABLE");
+    assert_eq!(name(regs::TPL1_MODE_CNTL), "SP_TP_MODE_CNTL");
+    assert_eq!(name(regs::TPL1_DBG_ECO_CNTL), "TPL1_DBG_ECO_CNTL");
+    // SP_MODE_CNTL: the capture writes our IR3 value and cffdump spells out the fields regs.rs names.
+    let mode: Vec<_> = w.iter().filter(|x| x.0 == regs::SP_MODE_CNTL).collect();
+    assert!(mode.iter().any(|x| x.3 == regs::SP_MODE_CNTL_IR3));
+    for m in mode.iter().filter(|x| x.3 == regs::SP_MODE_CNTL_IR3) {
+        assert_eq!(m.2, "{ CONSTANT_DEMOTION_ENABLE | ISAMMODE = ISAMMODE_GL }");
+    }
+    // Flag registers: a write of all-ones low bits lists one flag per bit, in bit order.
+    let inval = flag_bits(&w, regs::SP_UPDATE_CNTL, 0xff);
+    let ours: Vec<&str> = (0..8)
+        .filter(|b| regs::UPDATE_CS_STATE_UAV >> b & 1 == 1)
+        .map(|b| inval[b].as_str())
+        .collect();
+    assert_eq!(
+        ours,
+        ["CS_STATE", "CS_IBO"],
+        "UPDATE_CS_STATE_UAV = CS_STATE | CS_UAV (old name CS_IBO)"
+    );
+    let perf = flag_bits(&w, regs::SP_PERFCTR_SHADER_MASK, 0x3f);
+    assert_eq!(perf[regs::PERFCTR_CS.trailing_zeros() as usize], "CS");
+    // TPL1_MODE_CNTL: the capture's 0xa2 has ISAMMODE = ISAMMODE_GL in its low two bits, our whole IR3 value.
+    let tp = w.iter().find(|x| x.0 == regs::TPL1_MODE_CNTL).unwrap();
+    assert!(tp.2.starts_with("{ ISAMMODE = ISAMMODE_GL"), "{}", tp.2);
+    assert_eq!(tp.3 & 3, regs::TPL1_MODE_CNTL_IR3);
+}
