@@ -47,8 +47,10 @@ fn ty(w: u64, lo: u32) -> usize {
     bits(w, lo, lo + 2) as usize
 }
 
+/// Whether a `#type` value lives in half registers (f16, u16, s16, u8; `u8_32` is an 8-bit memory type held
+/// in a full register).
 fn ty_half(t: usize) -> bool {
-    matches!(t, 0 | 2 | 4 | 6 | 7)
+    matches!(t, 0 | 2 | 4 | 6)
 }
 
 /// `+N` / `-N` / nothing, as Mesa prints an `offset`/`uoffset` field.
@@ -211,16 +213,20 @@ fn cat3(w: u64) -> Option<String> {
             let name = if bit(w, 46) { "dp4acc" } else { "dp2acc" };
             let sign = if bit(w, 14) { ".mixed" } else { ".unsigned" };
             let pack = if bit(w, 30) { ".high" } else { ".low" };
+            // The dot-product display never prints (rptN); its src3 (r) flag shows even in the (nopN) form.
+            let nop_mode = rpt == 0 && (r1 || r2);
+            let nop = if nop_mode { nop.as_str() } else { "" };
+            let rr = |on: bool| flag(on && !nop_mode, "(r)");
             Some(format!(
                 "{sy}{ss}{jp}{}{nop}{ul}{name}{sign}{pack} {}, {}{}, {}{}, {}{}{}",
                 flag(bit(w, 42), "(sat)"),
                 gpr(bits(w, 32, 39)),
-                r(r1),
+                rr(r1),
                 src(bits(w, 0, 12), false, false)?,
-                r(r2),
+                rr(r2),
                 gpr(bits(w, 47, 54)),
                 neg(31),
-                r(bit(w, 29)),
+                flag(bit(w, 29), "(r)"),
                 src(bits(w, 16, 28), false, false)?
             ))
         }
@@ -531,12 +537,12 @@ fn cat6(w: u64) -> Option<String> {
             off(sext(bits(w, 1, 13), 13)),
             bits(w, 23, 26)
         ),
-        0 if bit(w, 22) => format!(
+        0 if bit(w, 22) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => format!(
             "{pre}ldg.a.{tn} {th}{dst}, g[{}], {}",
             addr_a(plain(bits(w, 14, 21)), gpr(bits(w, 1, 8))),
             bits(w, 24, 26)
         ),
-        3 if bit(w, 52) => format!(
+        3 if bit(w, 52) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => format!(
             "{pre}stg.a.{tn} g[{}], {th}{}, {}",
             addr_a(plain(bits(w, 41, 48)), gpr(bits(w, 32, 39))),
             gpr(bits(w, 1, 8)),

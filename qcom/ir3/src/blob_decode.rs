@@ -42,7 +42,7 @@ pub fn cat6(w: u64) -> Option<Ext> {
         size,
     };
     let kind = match bits(w, 54, 58) {
-        0 if bit(w, 22) && !bit(w, 52) && bit(w, 0) && !bit(w, 11) => ExtKind::Mem {
+        0 if bit(w, 22) && bit(w, 23) && !bit(w, 52) && bit(w, 0) && !bit(w, 11) && bits(w, 30, 31) == 0 => ExtKind::Mem {
             m: acc(
                 false,
                 Space::Global,
@@ -53,7 +53,7 @@ pub fn cat6(w: u64) -> Option<Ext> {
             ),
             index: Some((reg(bits(w, 1, 8)), (bits(w, 12, 13) + ts) as u8)),
         },
-        3 if bit(w, 52) && bit(w, 23) && !bit(w, 11) => ExtKind::Mem {
+        3 if bit(w, 52) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => ExtKind::Mem {
             m: acc(
                 true,
                 Space::Global,
