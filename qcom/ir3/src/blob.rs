@@ -117,29 +117,31 @@ fn cat0(w: u64) -> Option<String> {
     let eolm = flag(bit(w, 32), "(eolm)");
     let eogm = flag(bit(w, 33), "(eogm)");
     let zero = |name: &str| format!("{sy}{ss}{eq}{jp}{eolm}{eogm}{rpt}{name}");
+    // Zero-source forms have no branch type or predicate sources.
+    let zero_ok = bits(w, 34, 39) == 0 && bits(w, 45, 47) == 0 && bits(w, 52, 54) == 0;
     let immed = |name: &str| format!("{sy}{ss}{jp}{name} #{imm}");
     Some(match (bit(w, 49), bits(w, 55, 58)) {
         (false, 3) => immed("call"),
-        (false, 7) => zero("emit"),
-        (false, 8) => zero("cut"),
-        (false, 9) => zero("chmask"),
-        (false, 10) => zero("chsh"),
-        (false, 11) => zero("flow_rev"),
+        (false, 7) if zero_ok => zero("emit"),
+        (false, 8) if zero_ok => zero("cut"),
+        (false, 9) if zero_ok => zero("chmask"),
+        (false, 10) if zero_ok => zero("chsh"),
+        (false, 11) if zero_ok => zero("flow_rev"),
         (true, 0) => immed("bkt"),
         (true, 4) => format!("{sy}{ss}{jp}getlast.w{} #{imm}", 2u64 << bits(w, 52, 54)),
         (true, 5) => immed("getone"),
         (true, 7) => immed("shps"),
-        (true, 8) => zero("shpe"),
+        (true, 8) if zero_ok => zero("shpe"),
         (false, 1) if bits(w, 37, 39) == 0b011 => {
             format!("{sy}{ss}{eq}{jp}brac.{} #{imm}", bits(w, 32, 36))
         }
-        (false, 1) if bits(w, 37, 39) == 0b110 => immed("brax"),
         _ => return None,
     })
 }
 
 fn cat1(w: u64) -> Option<String> {
-    if bits(w, 57, 58) != 0b11 {
+    // movmsk: u32 → u32, no source, no relative/immediate bits.
+    if bits(w, 57, 58) != 0b11 || w as u32 != 0 || bits(w, 46, 56) != 0x033 {
         return None;
     }
     // movmsk: the active-fiber mask of (REPEAT+1)·32 fibers, one bit per fiber, into consecutive registers.
@@ -207,6 +209,11 @@ fn cat3(w: u64) -> Option<String> {
         })
     };
     let neg = |b: u32| flag(bit(w, b), "(neg)");
+    // Only register src1 (and, for the dot products, register src3) print as Mesa does.
+    let gpr_src = |v: u64| bits(v, 11, 12) == 0 && bits(v, 8, 9) == 0;
+    if !gpr_src(bits(w, 0, 12)) || (opc == 0b1101 && !gpr_src(bits(w, 16, 28))) {
+        return None;
+    }
     match opc {
         0b1101 => {
             // dp2acc / dp4acc: full registers; bit 14 signedness, bit 30 packing, bit 46 selects dp4acc.
@@ -329,6 +336,10 @@ fn cat5(w: u64) -> Option<String> {
     }
     let (name, nsrc, has_samp, has_tex, has_type) = cat5_op(opc)?;
     let isam = opc == 0;
+    let src2_used = nsrc > 1 || bit(w, 52) || (isam && bit(w, 53));
+    if !src2_used && bits(w, 9, 16) != 0 || nsrc == 0 && bits(w, 1, 8) != 0 {
+        return None;
+    }
     let mut s = format!("{sy}{jp}{name}");
     s += flag(bit(w, 48), ".3d");
     s += flag(bit(w, 49), ".a");
@@ -339,6 +350,10 @@ fn cat5(w: u64) -> Option<String> {
     s += flag(bit(w, 50), if isam { ".v" } else { ".s" });
     let s2en_b = bit(w, 51);
     let mode = bits(w, 29, 31);
+    // Without the indirect/bindless bit the descriptor-base bits must be clear.
+    if !s2en_b && (bit(w, 47) || bits(w, 19, 20) != 0) {
+        return None;
+    }
     // DESC_MODE: 0 uniform / 4 nonuniform indirect (non-bindless); the others are bindless: 1 a1+uniform,
     // 2 nonuniform, 3 a1+nonuniform, 5 uniform, 6 immediate, 7 a1+immediate.
     let bindless = s2en_b && !matches!(mode, 0 | 4);
@@ -366,7 +381,7 @@ fn cat5(w: u64) -> Option<String> {
     if nsrc > 0 {
         let _ = write!(s, ", {sh}{}", gpr(bits(w, 1, 8)));
     }
-    if nsrc > 1 || bit(w, 52) || (isam && bit(w, 53)) {
+    if src2_used {
         let _ = write!(s, ", {sh}{}", gpr(bits(w, 9, 16)));
     }
     if !s2en_b {
@@ -429,7 +444,15 @@ fn cat6(w: u64) -> Option<String> {
         String::new()
     };
     let a6 = bits(w, 14, 19);
-    if bit(w, 53) && bits(w, 20, 22) == 0b110 && matches!(a6, 6 | 29) {
+    if bit(w, 53)
+        && bits(w, 20, 22) == 0b110
+        && matches!(a6, 6 | 29)
+        && !bit(w, 52)
+        && !bit(w, 40)
+        && mode6 < 3
+        && (bit(w, 23) || bits(w, 4, 5) == 0 && opc == 0)
+        && !(a6 == 29 && bit(w, 0))
+    {
         // ldib.b / stib.b: SRC1 (value) 32-39, SRC2 (coordinate) 24-31, SSBO 41-48 (immediate in mode 0),
         // optional immediate offset (bit 23) in bits 4-5 (high) and 54-58 (low).
         let name = if a6 == 6 { "ldib.b" } else { "stib.b" };
@@ -446,7 +469,7 @@ fn cat6(w: u64) -> Option<String> {
             src6(bits(w, 41, 48), mode6 == 0)
         ));
     }
-    if bit(w, 53) && opc == 27 {
+    if bit(w, 53) && !bit(w, 52) && opc == 27 && !bit(w, 0) && bits(w, 9, 22) == 0 {
         let mode = match bits(w, 45, 47) {
             1 => "xor",
             2 => "up",
@@ -462,10 +485,12 @@ fn cat6(w: u64) -> Option<String> {
             src6(bits(w, 24, 31), bit(w, 23))
         ));
     }
-    if bit(w, 53) && opc == 0 {
+    // The other a6xx forms: no offset bits, no .rck, a valid descriptor mode.
+    if bit(w, 53) && opc == 0 && bits(w, 4, 5) == 0 && !bit(w, 40) && mode6 < 3 {
         let dst = gpr(bits(w, 32, 39));
+        let id_ok = !bit(w, 0) && bit(w, 22) && bits(w, 20, 21) != 4;
         return Some(match a6 {
-            30 => {
+            30 if bit(w, 22) && bits(w, 49, 50) == 0b11 => {
                 let s1 = src6(bits(w, 24, 31), bit(w, 23));
                 let s2 = src6(bits(w, 41, 48), mode6 == 0);
                 if bit(w, 52) {
@@ -481,20 +506,22 @@ fn cat6(w: u64) -> Option<String> {
                     )
                 }
             }
-            36 => format!("{pre}getspid.{tn} {dst}"),
-            37 => format!("{pre}getwid.{tn} {dst}"),
-            38 => format!("{pre}getfiberid.{tn} {dst}"),
-            12 | 15 => format!(
+            36 if id_ok => format!("{pre}getspid.{tn} {dst}"),
+            37 if id_ok => format!("{pre}getwid.{tn} {dst}"),
+            38 if id_ok && bit(w, 23) => format!("{pre}getfiberid.{tn} {dst}"),
+            12 | 15 if !bit(w, 0) && bits(w, 20, 23) == 0b0110 => format!(
                 "{pre}{}.{typed}.{d}d.{tn}.{tsize}.{mode_name}{base} {dst}, {}",
                 if a6 == 15 { "resinfo.b" } else { "resbase" },
                 src6(bits(w, 41, 48), mode6 == 0)
             ),
-            16..=26 if bit(w, 52) => format!(
-                "{pre}atomic.b.{}.{typed}.{d}d.{tn}.{tsize}.{mode_name}{base} {dst}, {}, {}",
-                ATOMIC[(a6 - 16) as usize],
-                gpr(bits(w, 24, 31)),
-                src6(bits(w, 41, 48), mode6 == 0)
-            ),
+            16..=26 if bit(w, 52) && bits(w, 20, 23) == 0b0110 && !matches!(a6, 19 | 20) => {
+                format!(
+                    "{pre}atomic.b.{}.{typed}.{d}d.{tn}.{tsize}.{mode_name}{base} {dst}, {}, {}",
+                    ATOMIC[(a6 - 16) as usize],
+                    gpr(bits(w, 24, 31)),
+                    src6(bits(w, 41, 48), mode6 == 0)
+                )
+            }
             _ => return None,
         });
     }
@@ -529,56 +556,69 @@ fn cat6(w: u64) -> Option<String> {
         }
     };
     let plain = |v: u64| format!("r{}.{}", (v & 0xFF) >> 2, COMP[(v & 3) as usize]);
+    let a3xx_atomic = bit(w, 0) && bits(w, 1, 8) == 0 && bits(w, 41, 48) == 0 && !bit(w, 53);
     Some(match opc {
-        0 if bit(w, 52) => format!(
-            "{pre}ldg.k.{tn} c[{}], g[{}{}], {}",
-            const_dst(),
-            plain(bits(w, 14, 21)),
-            off(sext(bits(w, 1, 13), 13)),
-            bits(w, 23, 26)
-        ),
-        0 if bit(w, 22) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => format!(
-            "{pre}ldg.a.{tn} {th}{dst}, g[{}], {}",
-            addr_a(plain(bits(w, 14, 21)), gpr(bits(w, 1, 8))),
-            bits(w, 24, 26)
-        ),
-        3 if bit(w, 52) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => format!(
-            "{pre}stg.a.{tn} g[{}], {th}{}, {}",
-            addr_a(plain(bits(w, 41, 48)), gpr(bits(w, 32, 39))),
-            gpr(bits(w, 1, 8)),
-            bits(w, 24, 26)
-        ),
-        10 => format!(
+        0 if bit(w, 52) && !bit(w, 53) && bit(w, 0) && !bit(w, 22) && bits(w, 30, 31) == 0 => {
+            format!(
+                "{pre}ldg.k.{tn} c[{}], g[{}{}], {}",
+                const_dst(),
+                plain(bits(w, 14, 21)),
+                off(sext(bits(w, 1, 13), 13)),
+                bits(w, 23, 26)
+            )
+        }
+        0 if bit(w, 0)
+            && bit(w, 22)
+            && bit(w, 23)
+            && !bit(w, 11)
+            && bits(w, 30, 31) == 0
+            && bits(w, 52, 53) == 0 =>
+        {
+            format!(
+                "{pre}ldg.a.{tn} {th}{dst}, g[{}], {}",
+                addr_a(plain(bits(w, 14, 21)), gpr(bits(w, 1, 8))),
+                bits(w, 24, 26)
+            )
+        }
+        3 if bit(w, 52) && !bit(w, 53) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => {
+            format!(
+                "{pre}stg.a.{tn} g[{}], {th}{}, {}",
+                addr_a(plain(bits(w, 41, 48)), gpr(bits(w, 32, 39))),
+                gpr(bits(w, 1, 8)),
+                bits(w, 24, 26)
+            )
+        }
+        10 if bit(w, 0) && bit(w, 23) => format!(
             "{pre}ldlw.{tn} {dst}, l[{}{}], {}",
             gpr(bits(w, 14, 21)),
             off(sext(bits(w, 1, 13), 13)),
             bits(w, 24, 31)
         ),
-        11 => format!(
+        11 if bit(w, 23) && bit(w, 40) => format!(
             "{pre}stlw.{tn} l[{}{}], {}, {}",
             gpr(bits(w, 41, 48)),
             off(sext(bits(w, 9, 13) << 8 | bits(w, 32, 39), 13)),
             gpr(bits(w, 1, 8)),
             bits(w, 24, 31)
         ),
-        31 => format!(
+        31 if !bit(w, 0) && bits(w, 14, 21) == 0 && bits(w, 22, 23) == 0b11 => format!(
             "{pre}ldlv.{tn} {dst}, l[{}], {}",
             bits(w, 1, 13),
             bits(w, 24, 31)
         ),
-        28 => format!(
+        28 if bits(w, 14, 22) == 0 && bit(w, 23) => format!(
             "{pre}stc.{tn} c[{}], {}, {}",
             const_dst(),
             gpr(bits(w, 1, 8)),
             bits(w, 24, 26)
         ),
-        16..=26 if bit(w, 52) => format!(
+        16..=26 if a3xx_atomic && bit(w, 52) => format!(
             "{pre}atomic.g.{}.{typed}.{d}d.{tn}.{tsize}.g {dst}, {}, {}",
             ATOMIC[(opc - 16) as usize],
             src6(bits(w, 14, 21), bit(w, 22)),
             src6(bits(w, 24, 31), bit(w, 23))
         ),
-        16..=26 => format!(
+        16..=26 if a3xx_atomic && !bit(w, 52) => format!(
             "{pre}atomic.{}.{typed}.{d}d.{tn}.{tsize}.l {dst}, l[{}], {}",
             ATOMIC[(opc - 16) as usize],
             src6(bits(w, 14, 21), bit(w, 22)),
@@ -596,6 +636,10 @@ fn cat7(w: u64) -> Option<String> {
         flag(bit(w, 59), "(jp)")
     );
     let all = bit(w, 51);
+    // The cache operations carry no operands: only the flags, opcode and bit 51.
+    if w & 0xFFF_FFFF_FFFF != 0 || bits(w, 45, 50) != 0 || bits(w, 52, 54) != 0 {
+        return None;
+    }
     Some(match bits(w, 55, 58) {
         2 => format!("{pre}sleep.{}", if all { "l" } else { "s" }),
         3 => format!("{pre}icinv"),

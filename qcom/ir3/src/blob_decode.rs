@@ -42,17 +42,25 @@ pub fn cat6(w: u64) -> Option<Ext> {
         size,
     };
     let kind = match bits(w, 54, 58) {
-        0 if bit(w, 22) && bit(w, 23) && !bit(w, 52) && bit(w, 0) && !bit(w, 11) && bits(w, 30, 31) == 0 => ExtKind::Mem {
-            m: acc(
-                false,
-                Space::Global,
-                reg(bits(w, 14, 21)),
-                (bits(w, 9, 10) << ts) as i32,
-                reg(bits(w, 32, 39)),
-                bits(w, 24, 26) as u8,
-            ),
-            index: Some((reg(bits(w, 1, 8)), (bits(w, 12, 13) + ts) as u8)),
-        },
+        0 if bit(w, 22)
+            && bit(w, 23)
+            && !bit(w, 52)
+            && bit(w, 0)
+            && !bit(w, 11)
+            && bits(w, 30, 31) == 0 =>
+        {
+            ExtKind::Mem {
+                m: acc(
+                    false,
+                    Space::Global,
+                    reg(bits(w, 14, 21)),
+                    (bits(w, 9, 10) << ts) as i32,
+                    reg(bits(w, 32, 39)),
+                    bits(w, 24, 26) as u8,
+                ),
+                index: Some((reg(bits(w, 1, 8)), (bits(w, 12, 13) + ts) as u8)),
+            }
+        }
         3 if bit(w, 52) && bit(w, 23) && !bit(w, 11) && bits(w, 30, 31) == 0 => ExtKind::Mem {
             m: acc(
                 true,
