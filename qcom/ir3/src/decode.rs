@@ -31,10 +31,20 @@ pub fn decode(w: u64) -> D<Instr> {
         0 => cat0(w)?,
         1 => cat1(w)?,
         2 => cat2(w)?,
-        3 => cat3(w)?,
+        3 => match cat3(w) {
+            Ok(i) => i,
+            Err(e) => {
+                let mut i = Instr::new(Op::Ext(super::blob_decode::cat3(w).ok_or(e)?));
+                i.ss = bit(w, 44);
+                i
+            }
+        },
         4 => cat4(w)?,
         5 => cat5(w)?,
-        6 => cat6(w)?,
+        6 => match cat6(w) {
+            Ok(i) => i,
+            Err(e) => Instr::new(Op::Ext(super::blob_decode::cat6(w).ok_or(e)?)),
+        },
         _ => cat7(w)?,
     };
     i.jp = bit(w, 59);
@@ -407,7 +417,8 @@ fn cat3_src(w: u64, v: u64, half: bool, immed: bool, r: bool) -> D<Src> {
                 last: bit(v, 10),
             }
         }
-        0b10 if immed => Src::Imm {
+        // The alt group's immediate is bits 0-11 whenever bit 12 is set (so bit 11 is part of the value).
+        0b10 | 0b11 if immed => Src::Imm {
             val: bits(v, 0, 11) as i32,
             half,
             r,

@@ -547,6 +547,7 @@ impl Display for Instr {
                     Gpr(*coord)
                 )
             }
+            Op::Ext(e) => f.write_str(&super::blob::describe(e.raw).unwrap_or_default()),
             Op::Bar { fence, g, l, r, w } => {
                 self.flags(f, "ysj")?;
                 f.write_str(if *fence { "fence" } else { "bar" })?;
@@ -650,5 +651,14 @@ fn access(f: &mut Formatter<'_>, m: Access) -> fmt::Result {
         write!(f, "{name}.{ty} {file}[{a}{off}], {th}{reg}, {size}")
     } else {
         write!(f, "{name}.{ty} {th}{reg}, {file}[{a}{off}], {size}")
+    }
+}
+
+/// Mesa's text for one instruction word: the executable subset through [`decode`](super::decode::decode),
+/// everything else the disassembler knows through `blob::describe`, and `raw 0x…` for the rest.
+pub fn disasm_word(w: u64) -> String {
+    match super::decode::decode(w) {
+        Ok(i) => i.to_string(),
+        Err(_) => super::blob::describe(w).unwrap_or_else(|| format!("raw 0x{w:016X}")),
     }
 }

@@ -472,6 +472,7 @@ impl Group {
                 self.parallel_copy(lanes, l, (src_ty, dst_ty), &pairs)?
             }
             Op::Alu2 { .. } | Op::Alu3 { .. } | Op::Sfu { .. } => self.alu(ins, lanes, l)?,
+            Op::Ext(e) => self.ext(&e, lanes, l, mem)?,
             Op::Isam { .. } | Op::Load { .. } | Op::Store { .. } | Op::Stib { .. } => {
                 self.memory(ins, lanes, l, mem)?
             }

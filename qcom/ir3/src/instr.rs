@@ -390,6 +390,8 @@ pub enum Op {
         coord: RegNum,
         slot: u8,
     },
+    /// An instruction from Qualcomm's compiler executed beyond Mesa's subset (§16.9); printed from its raw word.
+    Ext(Ext),
     /// `bar` / `fence` with their `.g .l .r .w` bits.
     Bar {
         fence: bool,
@@ -398,6 +400,66 @@ pub enum Op {
         r: bool,
         w: bool,
     },
+}
+
+/// A blob-compiler instruction the interpreter executes (docs/hw/adreno-kgsl-pm4.md §16.9): the raw word (for
+/// printing) and its operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ext {
+    pub raw: u64,
+    pub kind: ExtKind,
+}
+
+/// Operations of [`Ext`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ExtKind {
+    /// `ldg.a`/`stg.a` (global; the address adds `index << shift`, zero-extended to 64 bits, to `m.off`) and
+    /// `ldlw`/`stlw` (local, `index` None): otherwise a plain access.
+    Mem {
+        m: Access,
+        index: Option<(RegNum, u8)>,
+    },
+    /// `ldib.b.typed.2d.TY.4.imm`: the RGBA texel at the 2-D coordinates in `coord`, `coord+1` of UAV `slot` into
+    /// four registers from `dst` (half registers for f16); outside the image it reads zeros.
+    Ldib {
+        ty: Ty,
+        dst: RegNum,
+        coord: RegNum,
+        slot: u8,
+    },
+    /// `dp4acc` (`four`) / `dp2acc`: dst ← Σ src1.byte[k] · src2.byte[k] + (neg3 ? −src3 : src3) over bytes 0–3
+    /// (dp2acc: bytes 0–1, or 2–3 when `high`); src1 bytes signed when `mixed`, src2 bytes unsigned; `sat`
+    /// clamps to the 32-bit range (signed when `mixed`), else the sum wraps.
+    Dot {
+        four: bool,
+        mixed: bool,
+        high: bool,
+        sat: bool,
+        neg3: bool,
+        dst: RegNum,
+        src: [RegNum; 3],
+    },
+    /// `atomic.OP…l dst, l[addr], src` on 32-bit words of shared memory: dst ← old, l[addr] ← OP(old, src).
+    AtomicLocal {
+        op: AtomicOp,
+        signed: bool,
+        dst: RegNum,
+        addr: RegNum,
+        src: RegNum,
+    },
+}
+
+/// Read-modify-write operations of the executed atomics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Xchg,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 /// The operands cat6 plain loads and stores share ([`Op::access`]).

@@ -4,6 +4,9 @@
 //! std (the parallel run uses threads); it needs nothing from the driver crates.
 //!
 //! Files: `instr` (the typed instruction), `decode` (bits → instruction), `disasm` (Mesa-syntax printing),
+//! `blob` (text of the encodings the interpreter does not execute, so every word of a blob kernel is named),
+//! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
+//! local atomics),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
 //! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
@@ -16,6 +19,9 @@
 
 pub mod alu;
 mod alu_exec;
+mod blob;
+mod blob_decode;
+mod blob_exec;
 pub mod decode;
 mod disasm;
 pub mod exec;
@@ -27,6 +33,7 @@ pub mod memory;
 mod parallel;
 pub mod program;
 
+pub use disasm::disasm_word;
 pub use exec::{run, run_threads};
 pub use launch::{Dispatched, Launch, RunStats};
 pub use memory::{GpuMemory, Image, SharedMemory};

@@ -28,8 +28,8 @@ impl Group {
     ) -> Result<(), String> {
         match ins.op {
             Op::Load { .. } | Op::Store { .. } => match ins.op.access() {
-                Some(m) if m.store => self.store(m, lanes, mem)?,
-                Some(m) => self.load(m, lanes, mem)?,
+                Some(m) if m.store => self.store(m, None, lanes, mem)?,
+                Some(m) => self.load(m, None, lanes, mem)?,
                 None => {}
             },
             Op::Isam {
@@ -122,10 +122,16 @@ impl Group {
     }
 
     /// `ldg`/`ldl`/`ldp` for the issued fibers.
-    fn load(&mut self, m: Access, lanes: &[u32], mem: &mut dyn GpuMemory) -> Result<(), String> {
+    pub(super) fn load(
+        &mut self,
+        m: Access,
+        index: Index,
+        lanes: &[u32],
+        mem: &mut dyn GpuMemory,
+    ) -> Result<(), String> {
         let eb = m.ty.bytes() as usize;
         let len = eb * m.size as usize;
-        let addrs = self.global_addrs(m.space, m.addr, m.off, lanes);
+        let addrs = self.global_addrs(m.space, m.addr, m.off, index, lanes);
         let span = Span::read(&addrs, len, mem);
         let mut buf = vec![0u8; len];
         for (k, &i) in lanes.iter().enumerate() {
@@ -151,10 +157,16 @@ impl Group {
     }
 
     /// `stg`/`stl`/`stp` for the issued fibers (in fiber order, so a later fiber's bytes win).
-    fn store(&mut self, m: Access, lanes: &[u32], mem: &mut dyn GpuMemory) -> Result<(), String> {
+    pub(super) fn store(
+        &mut self,
+        m: Access,
+        index: Index,
+        lanes: &[u32],
+        mem: &mut dyn GpuMemory,
+    ) -> Result<(), String> {
         let eb = m.ty.bytes() as usize;
         let len = eb * m.size as usize;
-        let addrs = self.global_addrs(m.space, m.addr, m.off, lanes);
+        let addrs = self.global_addrs(m.space, m.addr, m.off, index, lanes);
         let mut span = if mem.span_stores() {
             Span::read(&addrs, len, mem)
         } else {
@@ -185,13 +197,27 @@ impl Group {
     }
 
     /// The global address of every issued fiber (empty for other spaces).
-    fn global_addrs(&self, space: Space, addr: RegNum, off: i32, lanes: &[u32]) -> Vec<u64> {
+    /// With `index` (`ldg.a`/`stg.a`), the fiber's index register shifted left, computed in 64 bits from the
+    /// zero-extended 32-bit value, is added too.
+    fn global_addrs(
+        &self,
+        space: Space,
+        addr: RegNum,
+        off: i32,
+        index: Index,
+        lanes: &[u32],
+    ) -> Vec<u64> {
         if space != Space::Global {
             return Vec::new();
         }
         lanes
             .iter()
-            .map(|&i| self.addr64(addr, i).wrapping_add(off as i64 as u64))
+            .map(|&i| {
+                let x = index.map_or(0, |(r, s)| (self.reg_raw(r, i, false) as u64) << s);
+                self.addr64(addr, i)
+                    .wrapping_add(off as i64 as u64)
+                    .wrapping_add(x)
+            })
             .collect()
     }
 
@@ -223,7 +249,13 @@ impl Group {
     }
 
     /// Index into the batch's shared memory of fiber `lane`'s work-group address `r + off`.
-    fn local_addr(&self, r: RegNum, off: i32, lane: u32, len: usize) -> Result<usize, String> {
+    pub(super) fn local_addr(
+        &self,
+        r: RegNum,
+        off: i32,
+        lane: u32,
+        len: usize,
+    ) -> Result<usize, String> {
         let a = self.reg_raw(r, lane, false) as i64 + off as i64;
         if a < 0 || a as usize + len > self.shared_bytes {
             return Err(format!(
@@ -234,6 +266,9 @@ impl Group {
         Ok(lane as usize / self.wg_n * self.shared_bytes + a as usize)
     }
 }
+
+/// The index register and shift of an `ldg.a`/`stg.a` address (None for plain accesses).
+pub(super) type Index = Option<(RegNum, u8)>;
 
 /// Bound chosen here on one fiber's private memory, so a wild address is an error, not an allocation.
 const PRIVATE_MAX: usize = 256 << 10;
@@ -278,7 +313,12 @@ fn fault(lane: u32, e: String) -> String {
 }
 
 /// Fetch texel (x, y); outside the image the clamp-to-border sampler returns the (zero) border colour.
-fn read_texel(img: &Image, x: i32, y: i32, mem: &mut dyn GpuMemory) -> Result<[f32; 4], String> {
+pub(super) fn read_texel(
+    img: &Image,
+    x: i32,
+    y: i32,
+    mem: &mut dyn GpuMemory,
+) -> Result<[f32; 4], String> {
     if x < 0 || y < 0 || x as u32 >= img.width || y as u32 >= img.height {
         return Ok([0.0; 4]);
     }
