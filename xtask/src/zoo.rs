@@ -254,17 +254,18 @@ pub fn markdown(results: &[ZooResult]) -> String {
     s
 }
 
-/// One model through the IR3 interpreter of the KGSL model (`cargo xtask zoo --adreno`).
+/// One model's runs on a GPU device model: the KGSL device model's IR3 interpreter (`cargo xtask zoo --adreno`) or the
+/// Navi31 GPU device model's RDNA3 interpreter behind the bridge emulator (`--amd`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct AdrenoResult {
+pub struct DeviceModelResult {
     pub model: String,
     /// fp32, then `--image` (IMAGE=1 FLOAT16=1).
-    pub runs: Vec<AdrenoRun>,
+    pub runs: Vec<DeviceModelRun>,
 }
 
-/// One compile + emulated run.
+/// One compile + one run on the device model.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct AdrenoRun {
+pub struct DeviceModelRun {
     /// "pass" or "FAIL: …".
     pub status: String,
     pub max_abs_err: Option<f64>,
@@ -366,18 +367,18 @@ fn run_bundle_on(bundle: &Path, device: DeviceChoice) -> Result<Measured> {
     Ok((abs, rel, step, cpu))
 }
 
-impl AdrenoRun {
+impl DeviceModelRun {
     /// One run's row: its errors and step time, or the first line of why it failed.
-    fn from_result(res: Result<Measured>) -> AdrenoRun {
+    fn from_result(res: Result<Measured>) -> DeviceModelRun {
         match res {
-            Ok((a, b, s, cpu)) => AdrenoRun {
+            Ok((a, b, s, cpu)) => DeviceModelRun {
                 status: "pass".into(),
                 max_abs_err: Some(a),
                 max_rel_err: Some(b),
                 step_s: Some(s),
                 step_cpu_s: cpu,
             },
-            Err(e) => AdrenoRun {
+            Err(e) => DeviceModelRun {
                 status: format!("FAIL: {}", first_line(&e)),
                 max_abs_err: None,
                 max_rel_err: None,
@@ -389,7 +390,7 @@ impl AdrenoRun {
 }
 
 /// The rows an earlier run left in `json` (none if it is missing or unreadable).
-fn earlier_results(json: &Path) -> Vec<AdrenoResult> {
+fn earlier_results(json: &Path) -> Vec<DeviceModelResult> {
     std::fs::read(json)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -400,7 +401,7 @@ fn earlier_results(json: &Path) -> Vec<AdrenoResult> {
 /// `reuse`: run the bundles an earlier run left in `target/zoo/` instead of compiling them again. The results
 /// are merged into `target/zoo/zoo-adreno.json` (a model run now replaces its earlier row), and all rows so far
 /// are returned in the order of [`MODELS`].
-pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
+pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult>> {
     let python = crate::venv::ensure_venv(&workspace_root())?;
     let zoo = zoo_dir(&python)?;
     let out_dir = workspace_root().join("target").join("zoo");
@@ -411,7 +412,7 @@ pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>>
         .iter()
         .filter(|m| only.is_empty() || only.iter().any(|o| o == *m))
     {
-        let mut r = AdrenoResult {
+        let mut r = DeviceModelResult {
             model: (*model).into(),
             runs: Vec::new(),
         };
@@ -426,7 +427,7 @@ pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>>
                 randomized(&python, &zoo, model, &out_dir)
                     .and_then(|onnx| run_adreno(&python, &onnx, image, &bundle))
             };
-            let run = AdrenoRun::from_result(res);
+            let run = DeviceModelRun::from_result(res);
             eprintln!("<== {}", run.status);
             r.runs.push(run);
         }
@@ -440,7 +441,7 @@ pub fn run_adreno_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>>
 }
 
 /// The Markdown table of [`run_adreno_all`] for `docs/zoo.md`.
-pub fn markdown_adreno(results: &[AdrenoResult]) -> String {
+pub fn markdown_adreno(results: &[DeviceModelResult]) -> String {
     let f = |v: Option<f64>| v.map(|x| format!("{x:.1e}")).unwrap_or_else(|| "-".into());
     let mut s = String::from(
         "| model | a630 fp32 vs onnxruntime | max abs | max rel | step | a630 `--image` (fp16) | max abs | max rel | step |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -469,7 +470,7 @@ pub fn markdown_adreno(results: &[AdrenoResult]) -> String {
 /// reference, through the whole `--device usb-emu` path (AM driver → ASM24 bridge emulator → Navi31 GPU model →
 /// RDNA3 interpreter; firmware from `cargo xtask firmware` unless `MODELRT_AMD_FIRMWARE_DIR` is set). Results are
 /// merged into `target/zoo/zoo-amd.json` like [`run_adreno_all`]'s; one run per model (`runs` has one entry).
-pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
+pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult>> {
     let python = crate::venv::ensure_venv(&workspace_root())?;
     let zoo = zoo_dir(&python)?;
     if std::env::var_os(modelrt_targets::amd_device::FIRMWARE_ENV).is_none() {
@@ -498,10 +499,10 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
                 run_bundle_on(&bundle, DeviceChoice::UsbEmu)
             })
         };
-        let run = AdrenoRun::from_result(res);
+        let run = DeviceModelRun::from_result(res);
         eprintln!("<== {}", run.status);
         results.retain(|x| x.model != *model);
-        results.push(AdrenoResult {
+        results.push(DeviceModelResult {
             model: (*model).into(),
             runs: vec![run],
         });
@@ -512,7 +513,7 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<AdrenoResult>> {
 }
 
 /// The Markdown table of [`run_amd_all`] for `docs/zoo.md`.
-pub fn markdown_amd(results: &[AdrenoResult]) -> String {
+pub fn markdown_amd(results: &[DeviceModelResult]) -> String {
     let f = |v: Option<f64>| v.map(|x| format!("{x:.1e}")).unwrap_or_else(|| "-".into());
     let mut s = String::from(
         "| model | gfx1100 on usb-emu vs onnxruntime | max abs | max rel | step (host CPU, wall) |\n|---|---|---|---|---|\n",
