@@ -63,14 +63,15 @@ pub fn element(dtype: DType, bytes: &[u8], i: usize) -> Option<f64> {
 /// epsilon (the gap between 1.0 and the next representable value) for floating types, 0 otherwise.
 pub fn dtype_floor(dtype: DType) -> f64 {
     const ULPS: f64 = 20.0;
-    let fraction_bits = match dtype {
+    let fraction_bits: u64 = match dtype {
         DType::F16 => 10,
         DType::BF16 => 7,
         DType::F32 => 23,
         DType::F64 => 52,
         _ => return 0.0,
     };
-    ULPS * (-(fraction_bits as f64)).exp2()
+    // 2^-fraction_bits, built from its exponent field (no_std has no `exp2`)
+    ULPS * f64::from_bits((1023 - fraction_bits) << 52)
 }
 
 /// The `(atol, rtol)` a reference comparison of a `dtype` output uses: the recorded ones, each
