@@ -25,7 +25,12 @@ const UNSAFE_FREE: &[&str] = &[
 ];
 
 /// Crate roots at a hardware, FFI or loader boundary: unsafe allowed, each block justified.
-const BOUNDARY: &[&str] = &["targets/src/lib.rs", "qcom/src/lib.rs", "usbgpu/src/lib.rs"];
+const BOUNDARY: &[&str] = &[
+    "targets/src/lib.rs",
+    "targets/capi/src/lib.rs",
+    "qcom/src/lib.rs",
+    "usbgpu/src/lib.rs",
+];
 
 /// Binaries whose only unsafe is an exported entry symbol (`no_mangle`, libFuzzer's entry point).
 const EXPORT_ONLY: &[&str] = &[
