@@ -212,3 +212,74 @@ fn c_example_matches_the_cli_and_is_clean_under_valgrind() {
         );
     }
 }
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The comma build: the C library cross-built for aarch64 (`cargo xtask capi --target cpu-aarch64`
+/// builds the same), the example cross-compiled with clang against it, run under qemu-aarch64 on a
+/// `cpu-aarch64` policy bundle; outputs within the bundle's tolerance of its embedded onnxruntime
+/// reference.
+#[test]
+fn aarch64_c_example_runs_under_qemu() {
+    let Some(py) = python() else { return };
+    if !has("qemu-aarch64") || !has("aarch64-linux-gnu-gcc") || !has("clang") {
+        return skip::skip(
+            "no qemu-aarch64, aarch64-linux-gnu-gcc or clang (Debian packages qemu-user, gcc-aarch64-linux-gnu, clang; `cargo xtask setup` installs them)",
+        );
+    }
+    let bundle = compile(
+        &py,
+        &root().join("xtask/models/policy.onnx"),
+        "cpu-aarch64",
+        true,
+        "capi",
+    );
+    let triple = xtask::capi::triple_for("cpu-aarch64");
+    let lib =
+        xtask::capi::build(Some(triple), false).expect("cargo xtask capi --target cpu-aarch64");
+    let dir = scratch("aarch64");
+    let exe = dir.join("run_model");
+    run(Command::new("clang")
+        .args([
+            "--target=aarch64-linux-gnu",
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O1",
+            "-I",
+        ])
+        .arg(&lib.include)
+        .arg(root().join("examples/c/run_model.c"))
+        .arg(&lib.staticlib)
+        .args(xtask::capi::STATIC_LINK_LIBS)
+        .arg("-o")
+        .arg(&exe));
+    let (bins, _) = write_inputs(&bundle, &dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    run(Command::new("qemu-aarch64")
+        .args(["-L", "/usr/aarch64-linux-gnu"])
+        .arg(&exe)
+        .args(["-d", "cpu", "-o"])
+        .arg(&out)
+        .arg(&bundle)
+        .args(&bins));
+    let bytes = std::fs::read(&bundle).unwrap();
+    let (_, expected, atol, rtol) = reference(&bytes);
+    assert!(!expected.is_empty());
+    for (i, e) in expected.iter().enumerate() {
+        let got = std::fs::read(out.join(format!("output{i}.bin"))).unwrap();
+        assert_eq!(got.len(), e.len(), "output {i} size");
+        for (g, r) in f32s(&got).iter().zip(f32s(e)) {
+            assert!(
+                (g - r).abs() <= atol + rtol * r.abs(),
+                "output {i}: {g} vs onnxruntime's {r}"
+            );
+        }
+    }
+}
