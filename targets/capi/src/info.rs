@@ -13,11 +13,31 @@ pub const MRT_MAX_DIMS: usize = 8;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct MrtTensorInfo {
-    pub name: *const c_char,
+    name: *const c_char,
     pub dtype: i32,
     pub ndim: u32,
     pub dims: [i64; MRT_MAX_DIMS],
     pub nbytes: usize,
+}
+
+impl MrtTensorInfo {
+    /// The name (NUL-terminated, owned by the model; NULL in [`Default`]).
+    pub fn name_ptr(&self) -> *const c_char {
+        self.name
+    }
+}
+
+impl Default for MrtTensorInfo {
+    /// What a caller passes to be filled in: no name, dtype -1, no dimensions.
+    fn default() -> Self {
+        MrtTensorInfo {
+            name: std::ptr::null(),
+            dtype: -1,
+            ndim: 0,
+            dims: [0; MRT_MAX_DIMS],
+            nbytes: 0,
+        }
+    }
 }
 
 /// A tensor's description, owned by the model.

@@ -25,24 +25,27 @@ fn outputs_match_the_runner_and_the_reference() {
     // SAFETY: live handle.
     let (ni, no) = unsafe { (mrt_model_input_count(m), mrt_model_output_count(m)) };
     assert_eq!((ni, no), (1, 1));
-    let (rc, t) = info(m, false, 0);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let (rc, t) = unsafe { info(m, false, 0) };
     assert_eq!(rc, MRT_OK);
-    // SAFETY: the name lives until mrt_model_free.
-    assert_eq!(unsafe { CStr::from_ptr(t.name) }.to_str().unwrap(), "img");
+    // SAFETY: the name is a NUL-terminated string that lives until mrt_model_free.
+    let name = unsafe { CStr::from_ptr(t.name_ptr()) };
+    assert_eq!(name.to_str().unwrap(), "img");
     assert_eq!(t.dtype, 0, "float32 is MRT_DTYPE_F32 = 0");
     assert_eq!(&t.dims[..t.ndim as usize], &[1, 12, 128, 256]);
     assert_eq!(t.nbytes, 12 * 128 * 256 * 4);
-    let (rc, t) = info(m, true, 0);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let (rc, t) = unsafe { info(m, true, 0) };
     assert_eq!(rc, MRT_OK);
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { CStr::from_ptr(t.name) }.to_str().unwrap(),
-        "features"
-    );
+    let name = unsafe { CStr::from_ptr(t.name_ptr()) };
+    assert_eq!(name.to_str().unwrap(), "features");
     assert_eq!(&t.dims[..t.ndim as usize], &[1, 32]);
 
     let mut outs = vec![vec![0u8; t.nbytes]];
-    assert_eq!(Io::new(&ins, &mut outs).run(m), MRT_OK, "{}", last_error());
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { Io::new(&ins, &mut outs).run(m) };
+    assert_eq!(rc, MRT_OK, "{}", last_error());
     assert_eq!(last_error(), "", "a successful call clears the last error");
     // SAFETY: live handle, freed once.
     unsafe { mrt_model_free(m) };
@@ -112,13 +115,15 @@ fn bad_arguments_are_errors_with_a_message() {
             MRT_ERR_INVALID_ARGUMENT
         );
     }
-    let (rc, _) = info(std::ptr::null(), false, 0);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let (rc, _) = unsafe { info(std::ptr::null(), false, 0) };
     assert_eq!(rc, MRT_ERR_INVALID_ARGUMENT);
     assert!(last_error().contains("model is NULL"), "{}", last_error());
 
     let (rc, m) = load(demo().to_str().unwrap(), None);
     assert_eq!(rc, MRT_OK, "{}", last_error());
-    let (rc, _) = info(m, true, 1);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let (rc, _) = unsafe { info(m, true, 1) };
     assert_eq!(rc, MRT_ERR_INVALID_ARGUMENT);
     assert!(
         last_error().contains("output index 1 is out of range: the model has 1 outputs"),
@@ -132,7 +137,9 @@ fn bad_arguments_are_errors_with_a_message() {
     let mut outs = vec![vec![0u8; 128]];
     // Wrong input size.
     let short = vec![ins[0][..100].to_vec()];
-    assert_eq!(Io::new(&short, &mut outs).run(m), MRT_ERR_INVALID_ARGUMENT);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { Io::new(&short, &mut outs).run(m) };
+    assert_eq!(rc, MRT_ERR_INVALID_ARGUMENT);
     assert!(
         last_error().contains("input 0 (img) has 100 bytes; expected 1572864"),
         "{}",
@@ -140,7 +147,9 @@ fn bad_arguments_are_errors_with_a_message() {
     );
     // Wrong output size.
     let mut long = vec![vec![0u8; 129]];
-    assert_eq!(Io::new(&ins, &mut long).run(m), MRT_ERR_INVALID_ARGUMENT);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { Io::new(&ins, &mut long).run(m) };
+    assert_eq!(rc, MRT_ERR_INVALID_ARGUMENT);
     assert!(
         last_error().contains("output 0 (features) has 129 bytes"),
         "{}",
@@ -149,7 +158,9 @@ fn bad_arguments_are_errors_with_a_message() {
     // NULL buffer pointer and NULL arrays.
     let mut io = Io::new(&ins, &mut outs);
     io.outs[0] = std::ptr::null_mut();
-    assert_eq!(io.run(m), MRT_ERR_INVALID_ARGUMENT);
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { io.run(m) };
+    assert_eq!(rc, MRT_ERR_INVALID_ARGUMENT);
     assert!(
         last_error().contains("output 0 (features) is NULL"),
         "{}",
@@ -172,7 +183,9 @@ fn bad_arguments_are_errors_with_a_message() {
         last_error()
     );
     // The model still works after every refusal, and reset_state succeeds on a stateless bundle.
-    assert_eq!(Io::new(&ins, &mut outs).run(m), MRT_OK, "{}", last_error());
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { Io::new(&ins, &mut outs).run(m) };
+    assert_eq!(rc, MRT_OK, "{}", last_error());
     // SAFETY: live handle; freed once.
     unsafe {
         assert_eq!(mrt_model_reset_state(m), MRT_OK);

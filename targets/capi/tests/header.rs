@@ -128,12 +128,7 @@ fn header_fns(h: &str) -> BTreeMap<String, Sig> {
 fn every_exported_function_is_declared_with_its_types() {
     let rust = rust_fns(&read("src/ffi/mod.rs"));
     let header = header_fns(&read("include/modelrt.h"));
-    assert_eq!(
-        rust.len(),
-        9,
-        "exported functions found: {:?}",
-        rust.keys()
-    );
+    assert_eq!(rust.len(), 9, "exported functions found: {:?}", rust.keys());
     assert_eq!(
         rust.keys().collect::<Vec<_>>(),
         header.keys().collect::<Vec<_>>(),

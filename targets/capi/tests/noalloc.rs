@@ -21,14 +21,17 @@ fn hundred_runs_allocate_nothing() {
     assert_eq!(rc, MRT_OK, "{}", last_error());
     let mut outs = vec![vec![0u8; 128]];
     let io = Io::new(&ins, &mut outs);
-    assert_eq!(io.run(m), MRT_OK, "{}", last_error()); // warm-up
+    // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+    let rc = unsafe { io.run(m) };
+    assert_eq!(rc, MRT_OK, "{}", last_error()); // warm-up
     let first = outs[0].clone();
     outs[0].fill(0);
     let io = Io::new(&ins, &mut outs);
     COUNTING.store(true, Ordering::SeqCst);
     let mut rcs = [0i32; 100];
     for rc in rcs.iter_mut() {
-        *rc = io.run(m);
+        // SAFETY: `m` is NULL or a live handle; the buffers outlive the call.
+        *rc = unsafe { io.run(m) };
     }
     COUNTING.store(false, Ordering::SeqCst);
     assert_eq!(

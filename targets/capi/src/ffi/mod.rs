@@ -77,8 +77,8 @@ pub unsafe extern "C" fn mrt_model_load(
         // SAFETY: `out` is non-null and writable (caller contract); clear it before anything fails.
         unsafe { *out = std::ptr::null_mut() };
         // SAFETY: caller contract on `path`.
-        let path =
-            unsafe { c_str(path, "path") }?.ok_or_else(|| CError::invalid("path is NULL"))?;
+        let path = unsafe { c_str(path, "path") }?;
+        let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
         // SAFETY: caller contract on `device`.
         let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
         let inner = OwnedModel::load(Path::new(path), device).map_err(|e| CError {

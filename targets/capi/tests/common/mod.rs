@@ -50,15 +50,13 @@ pub fn load(path: &str, device: Option<&str>) -> (i32, *mut MrtModel) {
     (rc, m)
 }
 
-pub fn info(m: *const MrtModel, output: bool, i: usize) -> (i32, MrtTensorInfo) {
-    let mut t = MrtTensorInfo {
-        name: std::ptr::null(),
-        dtype: -1,
-        ndim: 0,
-        dims: [0; 8],
-        nbytes: 0,
-    };
-    // SAFETY: `m` is a live handle (or NULL in the tests that check NULL) and `t` is writable.
+/// `mrt_model_input_info` / `mrt_model_output_info` into a fresh struct.
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+pub unsafe fn info(m: *const MrtModel, output: bool, i: usize) -> (i32, MrtTensorInfo) {
+    let mut t = MrtTensorInfo::default();
+    // SAFETY: `m` is NULL or a live handle (the caller's contract) and `t` is writable.
     let rc = unsafe {
         if output {
             mrt_model_output_info(m, i, &mut t)
@@ -88,7 +86,10 @@ impl Io {
     }
 
     /// `mrt_model_run` with these arrays.
-    pub fn run(&self, m: *mut MrtModel) -> i32 {
+    ///
+    /// # Safety
+    /// `m` is NULL or a live handle, and the buffers the arrays point at are still alive.
+    pub unsafe fn run(&self, m: *mut MrtModel) -> i32 {
         // SAFETY: every array holds the model's count of elements pointing at live buffers of the
         // sizes given (or the test deliberately gives a wrong size, which is checked before use).
         unsafe {
