@@ -304,3 +304,26 @@ pub unsafe extern "C" fn mrt_model_free(m: *mut MrtModel) {
         drop(unsafe { Box::from_raw(m) });
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{last, MRT_ERR_INVALID_ARGUMENT};
+
+    #[test]
+    fn a_panic_is_an_error_code_not_an_unwind_into_c() {
+        let rc = guard("mrt_test", || panic!("boom {}", 7));
+        assert_eq!(rc, MRT_ERR_PANIC);
+        assert_eq!(
+            last(),
+            "mrt_test: internal error (a bug in modelrt, please report it): boom 7"
+        );
+        assert_eq!(guard("mrt_test", || Ok(())), MRT_OK);
+        assert_eq!(last(), "", "success clears the message");
+        let rc = guard("mrt_test", || Err(CError::invalid("x is NULL")));
+        assert_eq!(
+            (rc, last().as_str()),
+            (MRT_ERR_INVALID_ARGUMENT, "mrt_test: x is NULL")
+        );
+    }
+}
