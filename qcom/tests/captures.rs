@@ -1,4 +1,4 @@
-//! Real command-stream captures against our PM4 packet splitter (issue 28; docs/hw/adreno-kgsl-pm4.md §17):
+//! Real command-stream captures against our PM4 packet splitter (docs/hw/adreno-kgsl-pm4.md §17):
 //! `compute-a540.rd.gz`, Qualcomm's own driver running a compute shader on an a540, walked packet by packet with
 //! `modelrt_qcom::pm4::packets` (following indirect buffers, draw-state groups and the render-mode/checkpoint
 //! buffers) must agree with Mesa's cffdump decoding of the same file (`compute-a540.log`) on every packet's address,

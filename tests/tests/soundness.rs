@@ -31,6 +31,7 @@ const UNSAFE_FREE: &[&str] = &[
 /// Crate roots at a hardware, FFI or loader boundary: unsafe allowed, each block justified.
 const BOUNDARY: &[&str] = &[
     "targets/src/lib.rs",
+    "targets/capi/src/lib.rs",
     "qcom/src/lib.rs",
     "qcom/hexagon/src/lib.rs",
     "usbgpu/src/lib.rs",
@@ -51,6 +52,7 @@ const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
             "cpu::pool",
         ],
     ),
+    ("targets/capi", &["ffi"]),
     (
         "qcom",
         &[

@@ -33,6 +33,7 @@ fn no_test_target_requires_features() {
         "core",
         "hal",
         "targets",
+        "targets/capi",
         "qcom",
         "qcom/ir3",
         "qcom/hexagon",

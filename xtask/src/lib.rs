@@ -7,6 +7,7 @@ pub mod apt_sources;
 pub mod backports;
 pub mod bench;
 pub mod bundle_build;
+pub mod capi;
 mod child_wait;
 pub mod compile;
 pub mod conformance;

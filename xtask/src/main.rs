@@ -157,6 +157,13 @@ enum Cmd {
         #[arg(long)]
         no_lint: bool,
     },
+    /// Build the C library (release): target/capi/include/modelrt.h and target/capi/lib/libmodelrt.{so,a}
+    /// (with --target, under target/capi/<triple>/).
+    Capi {
+        /// `cpu-aarch64` (comma devices) or a Rust target triple [default: this machine].
+        #[arg(long)]
+        target: Option<String>,
+    },
     /// Cross-build release binaries for a device into target/dist/ (tarball + manifest + sha256).
     Dist {
         /// Rust target triple (comma devices: aarch64-unknown-linux-gnu).
@@ -523,6 +530,14 @@ fn run(cli: Cli) -> Result<()> {
             if figures.iter().any(|f| f.max_abs_vs_tinygrad_cpu != 0.0) {
                 anyhow::bail!("a DSP result differs from tinygrad's CPU result");
             }
+            Ok(())
+        }
+        Cmd::Capi { target } => {
+            let triple = target.as_deref().map(xtask::capi::triple_for);
+            let b = xtask::capi::build(triple, true)?;
+            println!("wrote {}/modelrt.h", b.include.display());
+            println!("wrote {}", b.cdylib.display());
+            println!("wrote {}", b.staticlib.display());
             Ok(())
         }
         Cmd::Dist { target } => {

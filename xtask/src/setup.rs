@@ -32,6 +32,10 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ),
     ("qemu-user", "runs the aarch64 build in tests"),
     (
+        "valgrind",
+        "checks the C API example for memory errors and leaks (tests/tests/capi.rs)",
+    ),
+    (
         "clang-19",
         "compiles Hexagon DSP kernels, the helper library and the qemu harness",
     ),

@@ -1,0 +1,329 @@
+//! The `extern "C"` functions of `modelrt.h`. Each one checks every pointer, index, count and size
+//! it is given (a bad one is `MRT_ERR_INVALID_ARGUMENT` with a message, never undefined behaviour
+//! as far as the pointers the caller passes are valid or NULL), catches Rust panics at the boundary
+//! (`MRT_ERR_PANIC`), and records failures in the thread-local last error (`mrt_last_error`).
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use modelrt_core::bundle::MAX_IO;
+
+use crate::error::{clear_last, last_ptr, set_last, CError, MRT_ERR_LOAD, MRT_ERR_PANIC, MRT_OK};
+use crate::info::{MrtTensorInfo, TensorInfo};
+
+mod owned;
+
+pub use owned::OwnedModel;
+
+/// `mrt_model`: an opaque loaded model.
+pub struct MrtModel {
+    inner: OwnedModel,
+}
+
+/// Run `f` at the boundary: its error or panic becomes a status code and the last error.
+fn guard(what: &str, f: impl FnOnce() -> Result<(), CError>) -> i32 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => {
+            clear_last();
+            MRT_OK
+        }
+        Ok(Err(e)) => {
+            set_last(&format!("{what}: {}", e.message));
+            e.code
+        }
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            set_last(&format!(
+                "{what}: internal error (a bug in modelrt, please report it): {msg}"
+            ));
+            MRT_ERR_PANIC
+        }
+    }
+}
+
+/// A C string argument, `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string.
+unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, CError> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null, and the caller guarantees a NUL-terminated string.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str()
+        .map(Some)
+        .map_err(|_| CError::invalid(format!("{what} is not valid UTF-8")))
+}
+
+/// Load the bundle at `path` on `device` (the CLI's `--device` names; NULL = "auto").
+///
+/// # Safety
+/// `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_load(
+    path: *const c_char,
+    device: *const c_char,
+    out: *mut *mut MrtModel,
+) -> i32 {
+    guard("mrt_model_load", || {
+        if out.is_null() {
+            return Err(CError::invalid("out is NULL"));
+        }
+        // SAFETY: `out` is non-null and writable (caller contract); clear it before anything fails.
+        unsafe { *out = std::ptr::null_mut() };
+        // SAFETY: caller contract on `path`.
+        let path = unsafe { c_str(path, "path") }?;
+        let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
+        // SAFETY: caller contract on `device`.
+        let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
+        let inner = OwnedModel::load(Path::new(path), device).map_err(|e| CError {
+            code: MRT_ERR_LOAD,
+            message: format!("{e:#}"),
+        })?;
+        let m = Box::into_raw(Box::new(MrtModel { inner }));
+        // SAFETY: as above.
+        unsafe { *out = m };
+        Ok(())
+    })
+}
+
+/// The model behind a handle.
+///
+/// # Safety
+/// `m` is NULL or a handle from `mrt_model_load` not yet freed, not used on another thread now.
+unsafe fn model<'a>(m: *const MrtModel) -> Result<&'a MrtModel, CError> {
+    // SAFETY: caller contract: NULL or a live handle.
+    unsafe { m.as_ref() }.ok_or_else(|| CError::invalid("model is NULL"))
+}
+
+/// Number of inputs (0 for a NULL model).
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_input_count(m: *const MrtModel) -> usize {
+    // SAFETY: caller contract.
+    unsafe { model(m) }.map_or(0, |m| m.inner.inputs().len())
+}
+
+/// Number of outputs (0 for a NULL model).
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_output_count(m: *const MrtModel) -> usize {
+    // SAFETY: caller contract.
+    unsafe { model(m) }.map_or(0, |m| m.inner.outputs().len())
+}
+
+/// Fill `out` with `infos[i]`.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn write_info(
+    infos: &[TensorInfo],
+    kind: &str,
+    i: usize,
+    out: *mut MrtTensorInfo,
+) -> Result<(), CError> {
+    if out.is_null() {
+        return Err(CError::invalid("out is NULL"));
+    }
+    let info = infos.get(i).ok_or_else(|| {
+        CError::invalid(format!(
+            "{kind} index {i} is out of range: the model has {} {kind}s",
+            infos.len()
+        ))
+    })?;
+    // SAFETY: non-null and writable (caller contract).
+    unsafe { out.write(info.to_c()) };
+    Ok(())
+}
+
+/// Describe input `i`.
+///
+/// # Safety
+/// `m` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_input_info(
+    m: *const MrtModel,
+    i: usize,
+    out: *mut MrtTensorInfo,
+) -> i32 {
+    guard("mrt_model_input_info", || {
+        // SAFETY: caller contract.
+        let m = unsafe { model(m) }?;
+        // SAFETY: caller contract.
+        unsafe { write_info(m.inner.inputs(), "input", i, out) }
+    })
+}
+
+/// Describe output `i`.
+///
+/// # Safety
+/// `m` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_output_info(
+    m: *const MrtModel,
+    i: usize,
+    out: *mut MrtTensorInfo,
+) -> i32 {
+    guard("mrt_model_output_info", || {
+        // SAFETY: caller contract.
+        let m = unsafe { model(m) }?;
+        // SAFETY: caller contract.
+        unsafe { write_info(m.inner.outputs(), "output", i, out) }
+    })
+}
+
+/// Check one pointer array against the model's tensors: arrays non-null, every pointer non-null,
+/// every size the tensor's byte size.
+///
+/// # Safety
+/// `ptrs` and `sizes` are NULL or point to `infos.len()` readable elements.
+unsafe fn check_io<P>(
+    kind: &str,
+    infos: &[TensorInfo],
+    ptrs: *const *mut P,
+    sizes: *const usize,
+) -> Result<(), CError> {
+    if infos.is_empty() {
+        return Ok(());
+    }
+    if ptrs.is_null() || sizes.is_null() {
+        return Err(CError::invalid(format!(
+            "{kind}s or {kind}_sizes is NULL but the model has {} {kind}s",
+            infos.len()
+        )));
+    }
+    for (i, t) in infos.iter().enumerate() {
+        // SAFETY: `i < infos.len()`, which the caller guarantees both arrays hold.
+        let (p, size) = unsafe { (*ptrs.add(i), *sizes.add(i)) };
+        if p.is_null() {
+            return Err(CError::invalid(format!(
+                "{kind} {i} ({}) is NULL",
+                t.name.to_string_lossy()
+            )));
+        }
+        if size != t.nbytes {
+            return Err(CError::invalid(format!(
+                "{kind} {i} ({}) has {size} bytes; expected {} (see mrt_model_{kind}_info)",
+                t.name.to_string_lossy(),
+                t.nbytes
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Run one step. Allocates nothing when it succeeds.
+///
+/// # Safety
+/// `m` is NULL or a live handle. `inputs`/`input_sizes` are NULL or hold `mrt_model_input_count`
+/// elements, each input pointer NULL or readable for its size; likewise `outputs`/`output_sizes`
+/// with writable output buffers that do not overlap each other or the inputs.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_run(
+    m: *mut MrtModel,
+    inputs: *const *const c_void,
+    input_sizes: *const usize,
+    outputs: *const *mut c_void,
+    output_sizes: *const usize,
+) -> i32 {
+    guard("mrt_model_run", || {
+        // SAFETY: caller contract: NULL or a live handle used by this thread only.
+        let m = unsafe { m.as_mut() }.ok_or_else(|| CError::invalid("model is NULL"))?;
+        let (ni, no) = (m.inner.inputs().len(), m.inner.outputs().len());
+        // SAFETY: caller contract on the arrays' lengths.
+        unsafe {
+            check_io(
+                "input",
+                m.inner.inputs(),
+                inputs.cast::<*mut c_void>(),
+                input_sizes,
+            )?;
+            check_io("output", m.inner.outputs(), outputs, output_sizes)?;
+        }
+        let mut ins: [&[u8]; MAX_IO] = [&[]; MAX_IO];
+        for (i, slot) in ins.iter_mut().enumerate().take(ni) {
+            // SAFETY: checked non-null above; readable for `input_sizes[i]` bytes (caller
+            // contract), and that size equals the tensor's byte size.
+            *slot = unsafe {
+                std::slice::from_raw_parts((*inputs.add(i)).cast::<u8>(), *input_sizes.add(i))
+            };
+        }
+        let mut outs: [&mut [u8]; MAX_IO] = std::array::from_fn(|_| <&mut [u8]>::default());
+        for (i, slot) in outs.iter_mut().enumerate().take(no) {
+            // SAFETY: checked non-null; writable for `output_sizes[i]` bytes and not aliased by
+            // any other buffer (caller contract).
+            *slot = unsafe {
+                std::slice::from_raw_parts_mut((*outputs.add(i)).cast::<u8>(), *output_sizes.add(i))
+            };
+        }
+        m.inner.run(&ins[..ni], &mut outs[..no])
+    })
+}
+
+/// Put every state buffer back to its load-time contents.
+///
+/// # Safety
+/// `m` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_reset_state(m: *mut MrtModel) -> i32 {
+    guard("mrt_model_reset_state", || {
+        // SAFETY: caller contract.
+        let m = unsafe { m.as_mut() }.ok_or_else(|| CError::invalid("model is NULL"))?;
+        m.inner.reset_state()
+    })
+}
+
+/// This thread's last error message ("" after a call that succeeded); valid until the next
+/// `mrt_*` call on this thread.
+#[no_mangle]
+pub extern "C" fn mrt_last_error() -> *const c_char {
+    last_ptr()
+}
+
+/// Free a model (NULL is ignored).
+///
+/// # Safety
+/// `m` is NULL or a live handle, not used again afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_free(m: *mut MrtModel) {
+    if m.is_null() {
+        return;
+    }
+    // A panic while dropping is caught so it never unwinds into C.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `m` came from `Box::into_raw` in `mrt_model_load` and is freed once (caller contract).
+        drop(unsafe { Box::from_raw(m) });
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{last, MRT_ERR_INVALID_ARGUMENT};
+
+    #[test]
+    fn a_panic_is_an_error_code_not_an_unwind_into_c() {
+        let rc = guard("mrt_test", || panic!("boom {}", 7));
+        assert_eq!(rc, MRT_ERR_PANIC);
+        assert_eq!(
+            last(),
+            "mrt_test: internal error (a bug in modelrt, please report it): boom 7"
+        );
+        assert_eq!(guard("mrt_test", || Ok(())), MRT_OK);
+        assert_eq!(last(), "", "success clears the message");
+        let rc = guard("mrt_test", || Err(CError::invalid("x is NULL")));
+        assert_eq!(
+            (rc, last().as_str()),
+            (MRT_ERR_INVALID_ARGUMENT, "mrt_test: x is NULL")
+        );
+    }
+}
