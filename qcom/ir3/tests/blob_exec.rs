@@ -1,4 +1,4 @@
-//! Execution vectors for the blob-compiler forms the interpreter runs beyond Mesa's subset (issue 28;
+//! Execution vectors for the blob-compiler forms the interpreter runs beyond Mesa's subset (see
 //! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a` address forms, `ldlw`/`stlw` local memory and local atomics.
 //! Programs are assembled here from the field layout of §16.9; expected values follow from the ISA semantics
 //! (address = base + ((index << SHIFT) + OFF) << element-size shift; an atomic returns the old word and leaves
