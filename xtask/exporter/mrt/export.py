@@ -149,7 +149,7 @@ def _capture_and_build(
   cfg, onnx_path: str, seed: int, compile3_dtypes: bool, renderer: str, device: str, trust: bool, dims: dict | None = None, log=None
 ):
   """Capture, lower to a manifest, and recapture once with materialized outputs if some outputs came back as
-  non-contiguous views. `dims`: `--dim` values for dynamic dimensions (mrt_capture.input_specs)."""
+  non-contiguous views. `dims`: `--dim` values for dynamic dimensions (mrt.capture.input_specs)."""
   materialize: frozenset = frozenset()
   for attempt in range(2):
     cap = capture(
