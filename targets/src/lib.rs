@@ -10,6 +10,7 @@ pub mod amd_device;
 #[allow(unsafe_code)]
 pub mod bundle_file;
 pub mod cpu;
+pub mod disasm;
 pub mod dsp;
 pub mod frame;
 pub mod inspect;

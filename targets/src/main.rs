@@ -57,6 +57,9 @@ enum Cmd {
     /// Time repeated runs (or --steps N consecutive frames): min/median/max of step, enqueue and
     /// device time.
     Bench(cli::model::BenchArgs),
+    /// List the instructions of a bundle's GPU kernels (adreno-a630 IR3, amd-gfx1100 RDNA3), or
+    /// decode raw instruction words (--isa a6xx|gfx1100 --hex WORD...).
+    Disasm(cli::disasm::DisasmArgs),
     /// ASM24 USB-to-PCIe bridge tools (list bridges, PCIe topology, copy benchmark).
     #[command(subcommand)]
     Usb(cli::usb::UsbCmd),
@@ -77,6 +80,7 @@ fn main() {
         Cmd::Verify { bundle, device } => cli::model::open_bundle_file(&bundle, !device.no_mmap)
             .and_then(|file| cli::model::verify_file(&file, &bundle, &device)),
         Cmd::Bench(args) => cli::model::bench(&args),
+        Cmd::Disasm(args) => cli::disasm::run(&args),
         Cmd::Usb(cmd) => cli::usb::run(cmd),
         Cmd::Qcom(cmd) => cli::qcom::run(cmd),
         Cmd::Dsp(cmd) => cli::dsp::run(cmd),

@@ -3,6 +3,7 @@
 #[macro_use]
 pub mod out;
 pub mod demo;
+pub mod disasm;
 pub mod dsp;
 pub mod model;
 pub mod qcom;
