@@ -74,7 +74,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
             index: i as u32,
         };
         let rec = self.raw().record(i).ok_or(err)?;
-        let (value, rest) = postcard::take_from_bytes::<T>(rec).map_err(|_| err)?;
+        let (value, rest) = super::decode::take_from_bytes::<T>(rec).map_err(|_| err)?;
         if !rest.is_empty() {
             return Err(err);
         }
