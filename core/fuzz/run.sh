@@ -23,7 +23,7 @@ while [[ $# -gt 0 ]]; do
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$here/run.sh"; exit 0 ;;
         -*) echo "error: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1"); shift ;;
     esac

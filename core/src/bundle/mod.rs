@@ -37,6 +37,7 @@
 //!   than as a truncated file or a newer version. The body is unchanged.
 //!
 //! Only [`writer`] (behind the `alloc` feature, used by `xtask`) produces bundles.
+mod decode;
 mod error;
 mod header;
 mod in_place;
@@ -92,8 +93,8 @@ impl<'a> Bundle<'a> {
         }
         let body_bytes = &rest[..weights_start as usize];
         let weights = &rest[weights_start as usize..weights_end as usize];
-        let (body, _trailing) = postcard::take_from_bytes::<Body<'a>>(body_bytes)
-            .map_err(|_| BundleError::BodyDecode)?;
+        let (body, _trailing) =
+            decode::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
         let bundle = Bundle {
             header,
             body,

@@ -59,7 +59,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
 
     /// The index and data without the record type: the checks below are compiled once, not once
     /// per record type (this keeps the `no_std` footprint down).
-    fn raw(&self) -> RawIndex<'a> {
+    pub(crate) fn raw(&self) -> RawIndex<'a> {
         RawIndex {
             count: self.count,
             index: self.index,
@@ -74,7 +74,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
             index: i as u32,
         };
         let rec = self.raw().record(i).ok_or(err)?;
-        let (value, rest) = postcard::take_from_bytes::<T>(rec).map_err(|_| err)?;
+        let (value, rest) = super::decode::take_from_bytes::<T>(rec).map_err(|_| err)?;
         if !rest.is_empty() {
             return Err(err);
         }
@@ -97,7 +97,7 @@ impl<'a, T: Deserialize<'a>> Table<'a, T> {
 
 /// A table's index and data, independent of the record type.
 #[derive(Clone, Copy)]
-struct RawIndex<'a> {
+pub(crate) struct RawIndex<'a> {
     count: u32,
     index: &'a [u8],
     data: &'a [u8],
@@ -127,7 +127,7 @@ impl<'a> RawIndex<'a> {
     }
 
     #[inline(never)]
-    fn check(self, table: &'static str) -> Result<(), BundleError> {
+    pub(crate) fn check(self, table: &'static str) -> Result<(), BundleError> {
         let bad = |index| BundleError::Table { table, index };
         let len = self.count as usize;
         if Some(self.index.len()) != len.checked_mul(4) {
