@@ -1,4 +1,4 @@
-//! Issue 29 regression: a graph whose fused kernel reads more buffers than one FastRPC launch carries (at most 15,
+//! Regression: a graph whose fused kernel reads more buffers than one FastRPC launch carries (at most 15,
 //! docs/hw/fastrpc.md §3) compiles for `hexagon-v65` and runs on dsp-emu. The graph is twelve small Gemm heads on one
 //! input concatenated into one output (`xtask/exporter/tools/dsp_models.py --heads 12`, a driver-monitoring head in
 //! miniature): for `cpu-x86_64` tinygrad fuses it into one kernel of more than 15 buffers (tinygrad's CPU limit is
