@@ -11,6 +11,8 @@ t=6 block, a residual t=6 block, head conv, pool, Gemm 10) for CI. ReLU6 is `Cli
 QDQ depthwise 3x3 conv over 576 channels at 7x7 (the shape that exposes tinygrad 0.14's false vector alignment), and
 `--heads N`: N small Gemm heads (16 -> 2, ReLU) on one input concatenated into one 2N-wide output, the shape of a
 driver-monitoring head whose fused concat kernel reads more buffers than a FastRPC launch carries (docs/hw/fastrpc.md §3).
+`--dm`: a driver-monitoring-shaped net in miniature (6x64x32 input, three strided convs, pooling, 23 Gemm heads
+concatenated into a 38-wide output).
 """
 
 import argparse
@@ -104,6 +106,24 @@ def heads(n: int, seed: int) -> onnx.ModelProto:
   return _model(net, [1, 16], [1, 2 * n])
 
 
+def driver_monitoring(seed: int) -> onnx.ModelProto:
+  """A driver-monitoring-shaped net in miniature: a 6-channel 64x32 image, three strided 3x3 convs, global pooling,
+  then 23 Gemm heads (15 two-wide, 8 one-wide) concatenated into one 38-wide output."""
+  net = Net(seed)
+  x, c = "input", 6
+  for cout in (16, 32, 64):
+    x, c = net.conv(x, c, cout, 3, 2), cout
+  pooled, flat = net.name("gap"), net.name("flat")
+  net.nodes += [helper.make_node("GlobalAveragePool", [x], [pooled]), helper.make_node("Flatten", [pooled], [flat])]
+  outs = []
+  for width in [2] * 15 + [1] * 8:
+    y = net.name("head")
+    net.nodes.append(helper.make_node("Gemm", [flat, net.weight((width, c), c), net.bias(width)], [y], transB=1))
+    outs.append(y)
+  net.nodes.append(helper.make_node("Concat", outs, ["logits"], axis=1))
+  return _model(net, [1, 6, 64, 32], [1, 38])
+
+
 def _model(net: Net, in_shape, out_shape) -> onnx.ModelProto:
   g = helper.make_graph(
     net.nodes,
@@ -149,10 +169,12 @@ def main():
   ap.add_argument("--full", action="store_true")
   ap.add_argument("--dwtrap", action="store_true")
   ap.add_argument("--heads", type=int, default=0)
+  ap.add_argument("--dm", action="store_true")
   ap.add_argument("--seed", type=int, default=0)
   a = ap.parse_args()
   os.makedirs(a.out, exist_ok=True)
-  m = dwtrap(a.seed) if a.dwtrap else heads(a.heads, a.seed) if a.heads else mobilenet(a.res, a.full, a.seed)
+  build = {"dm": lambda: driver_monitoring(a.seed), "dwtrap": lambda: dwtrap(a.seed), "heads": lambda: heads(a.heads, a.seed)}
+  m = next((f() for k, f in build.items() if getattr(a, k)), None) or mobilenet(a.res, a.full, a.seed)
   shape = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
   fp = os.path.join(a.out, "float.onnx")
   onnx.save(m, fp)
