@@ -14,6 +14,10 @@ TARGETS = ("cpu-x86_64", "cpu-aarch64", "adreno-a630", "amd-gfx1100", "amd-gfx12
 # Validation-only target: the NULL-device (offline) flow of docs/hw/tinygrad-export.md §3.1 compiled for x86-64, so check_manifest.py can replay
 # it and prove python consts, the init phase and ONNX weight bytes numerically. Not for shipping.
 VALIDATION_TARGETS = ("cpu-x86_64-null",)
+# A FastRPC launch carries at most 15 buffers (its count sits in a 4-bit field of the scalars word, docs/hw/fastrpc.md §3).
+# tinygrad's own per-device buffer limit (MAX_KERNEL_BUFFERS, output included) makes it split wider kernels at schedule
+# time, as it does for Metal or WebGPU, so every hexagon kernel stays tinygrad's own and launchable.
+DSP_MAX_KERNEL_BUFFERS = 15
 
 # Compile-affecting variables that we do not set ourselves but must record (and keep stable) when the caller sets them.
 # They form tinygrad's compile-cache key (to_program_config) or change the captured linear.
@@ -31,6 +35,7 @@ PASSTHROUGH_FLAGS = (
   "TC_SELECT",
   "AMX",
   "DISABLE_COMPILER_CACHE",
+  "MAX_KERNEL_BUFFERS",
 )
 # Variables that change the capture in ways the manifest cannot represent.
 FORBIDDEN_FLAGS = {
@@ -104,6 +109,7 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
       name, dev, True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "adreno", "chip": 630, "image": image, "half": half}, needs_mesa=True
     )
   if name == "hexagon-v65":  # captured on tinygrad's qemu mock, the only offline DSP path (mrt/dsp.py)
-    return TargetConfig(name, "DSP", False, {**flags, "MOCKDSP": "1", "PARALLEL": "0"}, {"kind": "hexagon", "version": 65})
+    dsp_flags = {**flags, "MOCKDSP": "1", "PARALLEL": "0", "MAX_KERNEL_BUFFERS": str(DSP_MAX_KERNEL_BUFFERS)}
+    return TargetConfig(name, "DSP", False, dsp_flags, {"kind": "hexagon", "version": 65})
   gfx = name.split("-", 1)[1]
   return TargetConfig(name, f"NULL:AMDLLVM:{gfx}", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "amd", "gfx": gfx})

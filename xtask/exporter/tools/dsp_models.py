@@ -8,7 +8,11 @@ per-tensor, asymmetric; calibrated on 4 seeded random inputs). `--full` is the M
 inverted residuals (t,c,n,s) = (1,16,1,1) (6,24,2,2) (6,32,3,2) (6,64,4,2) (6,96,3,1) (6,160,3,2) (6,320,1,1), 1x1 conv
 1280, global average pool, Gemm 1000); without it a small net with the same block types (stem, a t=1 block, a strided
 t=6 block, a residual t=6 block, head conv, pool, Gemm 10) for CI. ReLU6 is `Clip(0, 6)`. Also `--dwtrap`: a single
-QDQ depthwise 3x3 conv over 576 channels at 7x7 (the shape that exposes tinygrad 0.14's false vector alignment).
+QDQ depthwise 3x3 conv over 576 channels at 7x7 (the shape that exposes tinygrad 0.14's false vector alignment), and
+`--heads N`: N small Gemm heads (16 -> 2, ReLU) on one input concatenated into one 2N-wide output, the shape of a
+driver-monitoring head whose fused concat kernel reads more buffers than a FastRPC launch carries (docs/hw/fastrpc.md §3).
+`--dm`: a driver-monitoring-shaped net in miniature (6x64x32 input, three strided convs, pooling, 23 Gemm heads
+concatenated into a 38-wide output).
 """
 
 import argparse
@@ -91,6 +95,35 @@ def dwtrap(seed: int) -> onnx.ModelProto:
   return _model(net, [1, 576, 7, 7], [1, 576, 7, 7])
 
 
+def heads(n: int, seed: int) -> onnx.ModelProto:
+  net = Net(seed)
+  outs = []
+  for _ in range(n):
+    w, y, r = net.weight((2, 16), 16), net.name("gemm"), net.name("relu")
+    net.nodes += [helper.make_node("Gemm", ["input", w, net.bias(2)], [y], transB=1), helper.make_node("Relu", [y], [r])]
+    outs.append(r)
+  net.nodes.append(helper.make_node("Concat", outs, ["logits"], axis=1))
+  return _model(net, [1, 16], [1, 2 * n])
+
+
+def driver_monitoring(seed: int) -> onnx.ModelProto:
+  """A driver-monitoring-shaped net in miniature: a 6-channel 64x32 image, three strided 3x3 convs, global pooling,
+  then 23 Gemm heads (15 two-wide, 8 one-wide) concatenated into one 38-wide output."""
+  net = Net(seed)
+  x, c = "input", 6
+  for cout in (16, 32, 64):
+    x, c = net.conv(x, c, cout, 3, 2), cout
+  pooled, flat = net.name("gap"), net.name("flat")
+  net.nodes += [helper.make_node("GlobalAveragePool", [x], [pooled]), helper.make_node("Flatten", [pooled], [flat])]
+  outs = []
+  for width in [2] * 15 + [1] * 8:
+    y = net.name("head")
+    net.nodes.append(helper.make_node("Gemm", [flat, net.weight((width, c), c), net.bias(width)], [y], transB=1))
+    outs.append(y)
+  net.nodes.append(helper.make_node("Concat", outs, ["logits"], axis=1))
+  return _model(net, [1, 6, 64, 32], [1, 38])
+
+
 def _model(net: Net, in_shape, out_shape) -> onnx.ModelProto:
   g = helper.make_graph(
     net.nodes,
@@ -135,10 +168,13 @@ def main():
   ap.add_argument("--res", type=int, default=64)
   ap.add_argument("--full", action="store_true")
   ap.add_argument("--dwtrap", action="store_true")
+  ap.add_argument("--heads", type=int, default=0)
+  ap.add_argument("--dm", action="store_true")
   ap.add_argument("--seed", type=int, default=0)
   a = ap.parse_args()
   os.makedirs(a.out, exist_ok=True)
-  m = dwtrap(a.seed) if a.dwtrap else mobilenet(a.res, a.full, a.seed)
+  build = {"dm": lambda: driver_monitoring(a.seed), "dwtrap": lambda: dwtrap(a.seed), "heads": lambda: heads(a.heads, a.seed)}
+  m = next((f() for k, f in build.items() if getattr(a, k)), None) or mobilenet(a.res, a.full, a.seed)
   shape = [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim]
   fp = os.path.join(a.out, "float.onnx")
   onnx.save(m, fp)
