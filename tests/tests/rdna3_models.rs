@@ -40,6 +40,10 @@ fn pipeline_gfx1100(py: &std::path::Path) -> Vec<u8> {
         std::path::PathBuf::new(),
     );
     args.source = Source::Tinygrad(xtask::pipeline::script_spec());
+    // The pre-write check compares the first step with tinygrad's CPU run at 1e-4, which this fp32 pipeline misses
+    // by design (the GPU divides with a reciprocal: docs/pipeline.md); the tests here check decoding and compare
+    // the usb-emu run with their own bounds, as `cargo xtask pipeline` does.
+    args.emu_check = false;
     std::fs::read(compile_args(py, args, "-rdna3")).unwrap()
 }
 
