@@ -131,21 +131,6 @@ class Cpu(unittest.TestCase):
         self.m.run(feeds, outputs=bad)
       self.assertIn(msg, str(cm.exception))
 
-  def test_refcounts_and_rss_stay_flat_over_10000_runs(self):
-    feeds = demo_feeds(self.m)
-    outs = {t.name: np.empty(t.shape, t.dtype) for t in self.m.outputs}
-    before_refs = [sys.getrefcount(a) for a in (*feeds.values(), *outs.values())]
-    for _ in range(200):
-      self.m.run(feeds)
-      self.m.run(feeds, outputs=outs)
-    base = rss_bytes()
-    for _ in range(5000):
-      self.m.run(feeds)
-      self.m.run(feeds, outputs=outs)
-    grown = rss_bytes() - base
-    self.assertEqual([sys.getrefcount(a) for a in (*feeds.values(), *outs.values())], before_refs)
-    self.assertLess(grown, 4 << 20, f"RSS grew {grown} bytes over 10000 runs")
-
 
 class Stateful(unittest.TestCase):
   def test_steps_equal_modelrt_run_steps_bit_for_bit(self):
@@ -159,6 +144,23 @@ class Stateful(unittest.TestCase):
       self.assertEqual(m.read_state("state:acc").tobytes(), np.load(STATE_DIR / "acc.npy").tobytes())
       m.reset_state()
     self.assertFalse(np.array_equal(m.run({"x": xs[1]})["y"], want[1]), "state carries over: step 0 with step 1's input differs")
+
+  def test_refcounts_and_rss_stay_flat_over_10000_runs(self):
+    m = modelrt.load(STATE, device="cpu", threads=1)
+    feeds = {"x": np.load(STATE_DIR / "x.npy")[0]}
+    outs = {"y": np.empty((1, 8), np.float32)}
+    arrays = (feeds["x"], outs["y"])
+    refs = [sys.getrefcount(a) for a in arrays]
+    for _ in range(500):
+      m.run(feeds)
+      m.run(feeds, outputs=outs)
+    base = rss_bytes()
+    for _ in range(5000):
+      m.run(feeds)
+      m.run(feeds, outputs=outs)
+    grown = rss_bytes() - base
+    self.assertEqual([sys.getrefcount(a) for a in arrays], refs)
+    self.assertLess(grown, 1 << 20, f"RSS grew {grown} bytes over 10000 runs")
 
   def test_state_and_load_errors(self):
     m = modelrt.load(STATE, device="cpu")
