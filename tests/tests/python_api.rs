@@ -3,14 +3,17 @@
 //! `targets/python/tests/test_modelrt.py` runs against it with the exporter's Python (numpy).
 //! The expected values come from outside the API: the `modelrt run` CLI's outputs (bit for bit),
 //! the bundle's embedded onnxruntime outputs (within its tolerance), and `modelrt run --steps N`
-//! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`.
+//! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`, on
+//! the CPU and on the emulated devices (`qcom-emu`: adreno-a630 on the KGSL model and IR3
+//! interpreter; `usb-emu`: amd-gfx1100 on the ASM24 bridge, Navi31 and RDNA3 models, which needs
+//! `cargo xtask firmware`).
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::DType;
 use modelrt_targets::npy;
-use modelrt_tests::{compile_args, python, reference, root};
+use modelrt_tests::{compile_args, python, reference, root, skip};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Steps the stateful bundle is run for.
@@ -93,8 +96,8 @@ fn demo_fixture(bin: &Path, bundle: &Path, dir: &Path) {
 }
 
 /// `STEPS` steps of seeded inputs for the stateful bundle, its outputs from `modelrt run --steps`
-/// and its state after the last step from `--dump-state`.
-fn state_fixture(bin: &Path, bundle: &Path, dir: &Path) {
+/// on `device` and its state after the last step from `--dump-state`.
+fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let data: Vec<u8> = (0..STEPS * 8)
         .flat_map(|_| {
@@ -108,9 +111,13 @@ fn state_fixture(bin: &Path, bundle: &Path, dir: &Path) {
     std::fs::write(&x, npy::encode(DType::F32, &[STEPS, 1, 8], &data)).unwrap();
     let (cli, state) = (dir.join("cli"), dir.join("state"));
     run(Command::new(bin)
+        .env(
+            "MODELRT_AMD_FIRMWARE_DIR",
+            root().join("target/amdgpu-firmware"),
+        )
         .arg("run")
         .arg(bundle)
-        .args(["--device", "cpu", "--steps", &STEPS.to_string(), "-i"])
+        .args(["--device", device, "--steps", &STEPS.to_string(), "-i"])
         .arg(format!("x={}", x.display()))
         .arg("-o")
         .arg(&cli)
@@ -128,19 +135,35 @@ fn fresh(dir: &Path) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// The stateful bundle compiled for `target`.
+fn stateful_bundle(py: &Path, target: &str) -> PathBuf {
+    let mut args = ExportArgs::onnx(PathBuf::new(), target, PathBuf::new());
+    args.source = Source::Tinygrad(format!(
+        "{}:build",
+        root().join("targets/python/tests/stateful.py").display()
+    ));
+    compile_args(py, args, "pyapi")
+}
+
 #[test]
 fn the_wheel_installs_and_its_python_suite_passes() {
     let Some(py) = python() else { return };
     let arch = std::env::consts::ARCH;
     let scratch = fresh(&root().join("target/python-test"));
 
-    // The stateful bundle first: compiling it runs tinygrad in the exporter's Python.
-    let mut args = ExportArgs::onnx(PathBuf::new(), &format!("cpu-{arch}"), PathBuf::new());
-    args.source = Source::Tinygrad(format!(
-        "{}:build",
-        root().join("targets/python/tests/stateful.py").display()
-    ));
-    let stateful = compile_args(&py, args, "pyapi");
+    let Some(firmware) = skip::require(
+        Some(root().join("target/amdgpu-firmware"))
+            .filter(|d| d.join("psp_13_0_0_sos.bin").is_file()),
+        "no AMD firmware in target/amdgpu-firmware (run `cargo xtask firmware`)",
+    ) else {
+        return;
+    };
+    // The stateful bundles first: compiling them runs tinygrad in the exporter's Python.
+    let stateful = stateful_bundle(&py, &format!("cpu-{arch}"));
+    let emulated = [
+        ("qcom-emu", stateful_bundle(&py, "adreno-a630")),
+        ("usb-emu", stateful_bundle(&py, "amd-gfx1100")),
+    ];
 
     let wheel = xtask::wheel::build(false, Some(&py)).expect("cargo xtask wheel builds");
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
@@ -169,7 +192,16 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let demo_dir = fresh(&scratch.join("demo"));
     demo_fixture(&bin, &demo, &demo_dir);
     let state_dir = fresh(&scratch.join("state"));
-    state_fixture(&bin, &stateful, &state_dir);
+    state_fixture(&bin, &stateful, "cpu", &state_dir);
+    // One line per emulated device: DEVICE<TAB>BUNDLE<TAB>DIR.
+    let mut emu_list = String::new();
+    for (device, bundle) in &emulated {
+        let dir = fresh(&scratch.join(format!("state-{device}")));
+        state_fixture(&bin, bundle, device, &dir);
+        emu_list += &format!("{device}\t{}\t{}\n", bundle.display(), dir.display());
+    }
+    let emu_file = scratch.join("emulated.tsv");
+    std::fs::write(&emu_file, emu_list).unwrap();
 
     let o = Command::new(&py)
         .current_dir(root().join("targets/python/tests"))
@@ -180,6 +212,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("MRT_DEMO_DIR", &demo_dir)
         .env("MRT_STATE_BUNDLE", &stateful)
         .env("MRT_STATE_DIR", &state_dir)
+        .env("MRT_EMULATED", &emu_file)
+        .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
         .output()
         .expect("python runs");
     let text = String::from_utf8_lossy(&o.stderr);
@@ -189,5 +223,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 11 tests"), "{text}");
+    assert!(text.contains("Ran 12 tests"), "{text}");
 }

@@ -6,6 +6,8 @@ The Rust test prepares the expected values with tools independent of this API an
                    ref{i}.npy (the embedded onnxruntime outputs), tol.txt ("atol rtol")
   MRT_STATE_BUNDLE a stateful bundle (targets/python/tests/stateful.py), input `x`, output `y`, state `acc`
   MRT_STATE_DIR    x.npy (N steps stacked), y.npy (`modelrt run --steps N` outputs), acc.npy (`--dump-state`)
+  MRT_EMULATED     a file of lines DEVICE<TAB>BUNDLE<TAB>DIR: the stateful program compiled for an emulated device, DIR as
+                   MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
 """
 
 import os
@@ -197,6 +199,24 @@ class Stateful(unittest.TestCase):
     t.join()
     self.assertEqual(len(err), 1)
     self.assertIn("thread", str(err[0]).lower())
+
+
+class Emulated(unittest.TestCase):
+  def test_emulated_devices_step_like_the_cli(self):
+    lines = Path(os.environ["MRT_EMULATED"]).read_text().splitlines()
+    self.assertTrue(lines)
+    cpu = np.load(STATE_DIR / "y.npy")
+    for line in lines:
+      device, bundle, d = line.split("\t")
+      with self.subTest(device=device):
+        m = modelrt.load(bundle, device=device, firmware_dir=os.environ["MODELRT_AMD_FIRMWARE_DIR"])
+        self.assertTrue(m.info()["emulated"])
+        self.assertEqual(m.info()["device_choice"], device)
+        xs, want = np.load(Path(d) / "x.npy"), np.load(Path(d) / "y.npy")
+        got = np.stack([m.run({"x": x})["y"] for x in xs])
+        self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
+        np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
+        self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
 
 
 if __name__ == "__main__":
