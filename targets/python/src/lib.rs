@@ -14,6 +14,7 @@ pub mod dtype;
 pub mod error;
 pub mod feeds;
 pub mod model;
+pub mod report;
 pub mod tensor;
 
 use std::path::PathBuf;

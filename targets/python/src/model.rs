@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::detach::Detached;
 use crate::error::{guard, panicked, runtime, Error};
 use crate::feeds;
+use crate::report;
 use crate::tensor::TensorInfo;
 
 /// A bundle loaded on a device (from `modelrt.load`). Use it from one thread at a time.
@@ -116,17 +117,7 @@ impl Model {
     /// (None before the first run).
     #[getter]
     fn last_timing<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(t) = self.last_timing else {
-            return Ok(None);
-        };
-        let d = PyDict::new(py);
-        let s = |ns: u64| ns as f64 * 1e-9;
-        d.set_item("step", s(t.total_ns))?;
-        d.set_item("enqueue", s(t.enqueue_ns))?;
-        d.set_item("device", s(t.device_ns))?;
-        d.set_item("upload", s(t.upload_ns))?;
-        d.set_item("download", s(t.download_ns))?;
-        Ok(Some(d))
+        self.last_timing.map(|t| report::timing(py, &t)).transpose()
     }
 
     /// Inputs of the last run that were copied before the model read them, {name: why}
@@ -276,32 +267,7 @@ impl Model {
     /// modelrt.Error if any output is outside tolerance or the bundle has no reference.
     fn verify<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let checks = guard("verify", || self.inner.verify())?;
-        let d = PyDict::new(py);
-        let mut bad = Vec::new();
-        for c in &checks {
-            let e = PyDict::new(py);
-            e.set_item("ok", c.ok)?;
-            e.set_item("max_abs", c.max_abs)?;
-            e.set_item("max_rel", c.max_rel)?;
-            e.set_item("mismatches", c.mismatches)?;
-            e.set_item("count", c.count)?;
-            e.set_item("atol", c.atol)?;
-            e.set_item("rtol", c.rtol)?;
-            d.set_item(&c.name, e)?;
-            if !c.ok {
-                bad.push(format!(
-                    "{} ({} of {} outside tolerance, max abs err {:.3e})",
-                    c.name, c.mismatches, c.count, c.max_abs
-                ));
-            }
-        }
-        if !bad.is_empty() {
-            return Err(Error::new_err(format!(
-                "verify: FAILED against the bundle's embedded reference: {}",
-                bad.join("; ")
-            )));
-        }
-        Ok(d)
+        report::verify(py, &checks)
     }
 
     /// What `modelrt info` reports, as a dict: path, device, device_choice, emulated, target,
@@ -313,24 +279,11 @@ impl Model {
         d.set_item("device_choice", self.choice.name())?;
         d.set_item("emulated", self.choice.is_emulated())?;
         d.set_item("target", self.inner.target())?;
-        let table = |ts: Vec<&Py<TensorInfo>>| -> PyResult<Bound<'py, PyList>> {
-            let l = PyList::empty(py);
-            for t in ts {
-                let t = t.get();
-                let e = PyDict::new(py);
-                e.set_item("name", t.name_str())?;
-                e.set_item("shape", pyo3::types::PyTuple::new(py, t.dims())?)?;
-                e.set_item("dtype", t.dtype_str())?;
-                l.append(e)?;
-            }
-            Ok(l)
-        };
-        d.set_item("inputs", table(self.inputs.iter().collect())?)?;
-        d.set_item("outputs", table(self.outputs.iter().collect())?)?;
-        d.set_item(
-            "states",
-            table(self.states.iter().map(|(t, _)| t).collect())?,
-        )?;
+        d.set_item("inputs", report::table(py, &self.inputs)?)?;
+        d.set_item("outputs", report::table(py, &self.outputs)?)?;
+        let states: Vec<Py<TensorInfo>> =
+            self.states.iter().map(|(t, _)| t.clone_ref(py)).collect();
+        d.set_item("states", report::table(py, &states)?)?;
         Ok(d)
     }
 
