@@ -104,7 +104,12 @@ pub fn input<'py>(
     }
     let np = v.py().import("numpy")?;
     let c = np.getattr("ascontiguousarray")?.call1((a,))?;
-    Ok((bytes_of(&c)?, Some("not C-contiguous: copied")))
+    Ok((bytes_of(&c)?, Some("copied: not C-contiguous")))
+}
+
+/// A fresh copy of the byte view `a` (for an input that cannot be lent as it is).
+pub fn copied<'py>(a: &Bound<'py, PyArray1<u8>>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    Ok(a.call_method0("copy")?.cast_into::<PyArray1<u8>>()?)
 }
 
 /// A caller-owned output array, as a flat writeable byte view of its memory.

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use modelrt_capi::ffi::OwnedModel;
 use modelrt_core::exec::Timing;
 use modelrt_hal::target::DType;
+use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::runner::DeviceChoice;
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
-use pyo3::exceptions::PyKeyError;
+use numpy::{PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
+use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -29,7 +30,7 @@ pub struct Model {
     outputs: Vec<Py<TensorInfo>>,
     states: Vec<(Py<TensorInfo>, DType)>,
     last_timing: Option<Timing>,
-    last_paths: Vec<(String, &'static str)>,
+    last_paths: Vec<(String, String)>,
 }
 
 /// The TensorInfo objects of a tensor table.
@@ -81,6 +82,13 @@ impl Model {
     }
 }
 
+/// An input array lent to one run: read-only (copied into the device) or writeable (the device
+/// may read it in place; `FrameInput::Borrow`).
+enum Lent<'py> {
+    Ro(PyReadonlyArray1<'py, u8>),
+    Rw(PyReadwriteArray1<'py, u8>),
+}
+
 /// A list of TensorInfo.
 fn info_list<'py>(py: Python<'py>, ts: &[Py<TensorInfo>]) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, ts.iter().map(|t| t.clone_ref(py)))
@@ -120,8 +128,9 @@ impl Model {
         self.last_timing.map(|t| report::timing(py, &t)).transpose()
     }
 
-    /// Inputs of the last run that were copied before the model read them, {name: why}
-    /// (empty when every input was used as given).
+    /// How each input of the last run reached the model, {name: "zero-copy" | "copied" |
+    /// "copied: why"}: the CPU reads a writeable, C-contiguous, 64-byte-aligned array in place;
+    /// anything else is copied, and the reason is given.
     #[getter]
     fn last_input_paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -148,6 +157,12 @@ impl Model {
         let ins: Vec<&TensorInfo> = self.inputs.iter().map(|t| t.get()).collect();
         let outs: Vec<&TensorInfo> = self.outputs.iter().map(|t| t.get()).collect();
         feeds::check_names("input", feeds, &ins)?;
+        let overlap = |t: &TensorInfo| {
+            PyValueError::new_err(format!(
+                "'{}' shares memory with another output",
+                t.name_str()
+            ))
+        };
         let result = PyDict::new(py);
         let mut out_arrays = Vec::with_capacity(outs.len());
         match outputs {
@@ -169,49 +184,74 @@ impl Model {
                 }
             }
         }
-        let mut paths = Vec::new();
-        let mut in_arrays: Vec<Bound<'py, PyArray1<u8>>> = Vec::with_capacity(ins.len());
+        // Each input is lent to the model in place when it can be (writeable, C-contiguous, not
+        // lent twice; the CPU then decides per input), else copied; `why` says why it was copied.
+        let mut lent: Vec<(Lent<'py>, Option<&'static str>)> = Vec::with_capacity(ins.len());
         for t in &ins {
             let v = feeds
                 .get_item(t.name_str())?
                 .ok_or_else(|| PyKeyError::new_err(t.name_str().to_string()))?;
             let (a, why) = feeds::input(t, &v)?;
-            if let Some(why) = why {
-                paths.push((t.name_str().to_string(), why));
-            }
-            in_arrays.push(a);
+            let writeable: bool = a.getattr("flags")?.getattr("writeable")?.extract()?;
+            lent.push(match (why, writeable) {
+                (None, true) => match a.try_readwrite() {
+                    Ok(rw) => (Lent::Rw(rw), None),
+                    Err(_) => (
+                        Lent::Ro(feeds::copied(&a)?.try_readonly().map_err(|_| overlap(t))?),
+                        Some("copied: shares memory with another input or output"),
+                    ),
+                },
+                (None, false) => (
+                    Lent::Ro(a.try_readonly().map_err(|_| overlap(t))?),
+                    Some("copied: read-only"),
+                ),
+                (Some(why), _) => (
+                    Lent::Ro(a.try_readonly().map_err(|_| overlap(t))?),
+                    Some(why),
+                ),
+            });
         }
-        let overlap = |name: &str| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "output '{name}' shares memory with another input or output"
-            ))
-        };
         let mut w: Vec<PyReadwriteArray1<'py, u8>> = Vec::with_capacity(outs.len());
         for (a, t) in out_arrays.iter().zip(&outs) {
-            w.push(a.try_readwrite().map_err(|_| overlap(t.name_str()))?);
+            w.push(a.try_readwrite().map_err(|_| overlap(t))?);
         }
-        let r: Vec<PyReadonlyArray1<'py, u8>> = in_arrays
-            .iter()
-            .zip(&ins)
-            .map(|(a, t)| a.try_readonly().map_err(|_| overlap(t.name_str())))
-            .collect::<PyResult<_>>()?;
-        let in_bytes: Vec<&[u8]> = r
-            .iter()
-            .map(|a| a.as_slice())
-            .collect::<Result<_, _>>()
-            .map_err(|e| Error::new_err(format!("run: {e}")))?;
+        let as_slice_err = |e: numpy::AsSliceError| Error::new_err(format!("run: {e}"));
+        let mut frame: Vec<FrameInput<'_>> = Vec::with_capacity(ins.len());
+        for (l, _) in lent.iter_mut() {
+            frame.push(match l {
+                Lent::Ro(a) => FrameInput::Copy(a.as_slice().map_err(as_slice_err)?),
+                Lent::Rw(a) => FrameInput::Borrow(a.as_slice_mut().map_err(as_slice_err)?),
+            });
+        }
         let mut out_bytes: Vec<&mut [u8]> = w
             .iter_mut()
             .map(|a| a.as_slice_mut())
             .collect::<Result<_, _>>()
-            .map_err(|e| Error::new_err(format!("run: {e}")))?;
+            .map_err(as_slice_err)?;
+        let mut frame_paths = vec![InputPath::Copied; ins.len()];
         let model = Detached(&mut self.inner);
-        let ran = py.detach(move || {
+        let ran = py.detach(|| {
             let model = model;
             catch_unwind(AssertUnwindSafe(|| {
-                model.0.run_timed(&in_bytes, &mut out_bytes)
+                model
+                    .0
+                    .run_frame(&mut frame, &mut out_bytes, &mut frame_paths)
             }))
         });
+        let paths = ins
+            .iter()
+            .zip(&lent)
+            .zip(&frame_paths)
+            .map(|((t, (_, why)), p)| {
+                let how = match (p, why) {
+                    (InputPath::ZeroCopy, _) => "zero-copy".to_string(),
+                    (InputPath::CopiedInstead(r), _) => format!("copied: {r}"),
+                    (InputPath::Copied, Some(why)) => why.to_string(),
+                    (InputPath::Copied, None) => "copied".to_string(),
+                };
+                (t.name_str().to_string(), how)
+            })
+            .collect();
         match ran {
             Ok(Ok(t)) => {
                 self.last_timing = Some(t);

@@ -9,6 +9,7 @@ use modelrt_core::exec::Timing;
 use modelrt_core::verify::{compare_reference, reference_tolerance};
 use modelrt_hal::target::DType;
 use modelrt_targets::bundle_file::BundleFile;
+use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::runner::{load_with, DeviceChoice, LoadOptions, LoadedModel};
 
 use crate::error::{CError, MRT_ERR_RUN};
@@ -101,6 +102,17 @@ impl OwnedModel {
         outputs: &mut [&mut [u8]],
     ) -> anyhow::Result<Timing> {
         self.model.run(inputs, outputs)
+    }
+
+    /// One step whose inputs may be read in place (`runner::LoadedModel::run_frame`); `paths[i]`
+    /// reports how input `i` reached the kernels.
+    pub fn run_frame(
+        &mut self,
+        inputs: &mut [FrameInput<'_>],
+        outputs: &mut [&mut [u8]],
+        paths: &mut [InputPath],
+    ) -> anyhow::Result<Timing> {
+        self.model.run_frame(inputs, outputs, paths)
     }
 
     /// Human-readable description of the device the model runs on.
