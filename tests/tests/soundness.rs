@@ -32,6 +32,7 @@ const UNSAFE_FREE: &[&str] = &[
 const BOUNDARY: &[&str] = &[
     "targets/src/lib.rs",
     "targets/capi/src/lib.rs",
+    "targets/python/src/lib.rs",
     "qcom/src/lib.rs",
     "qcom/hexagon/src/lib.rs",
     "usbgpu/src/lib.rs",
@@ -53,6 +54,7 @@ const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
         ],
     ),
     ("targets/capi", &["ffi"]),
+    ("targets/python", &["detach"]),
     (
         "qcom",
         &[

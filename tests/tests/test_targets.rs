@@ -34,6 +34,7 @@ fn no_test_target_requires_features() {
         "hal",
         "targets",
         "targets/capi",
+        "targets/python",
         "qcom",
         "qcom/ir3",
         "qcom/hexagon",

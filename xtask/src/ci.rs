@@ -88,11 +88,18 @@ pub fn run(no_lint: bool) -> Result<()> {
         )?;
         // the exporter's Python: lint and format (xtask/exporter/ruff.toml; ruff is pinned in requirements.txt)
         step(
-            "ruff check xtask/exporter",
-            Command::new(&python).args(["-m", "ruff", "check", "--no-cache", "xtask/exporter"]),
+            "ruff check xtask/exporter targets/python",
+            Command::new(&python).args([
+                "-m",
+                "ruff",
+                "check",
+                "--no-cache",
+                "xtask/exporter",
+                "targets/python",
+            ]),
         )?;
         step(
-            "ruff format --check xtask/exporter",
+            "ruff format --check xtask/exporter targets/python",
             Command::new(&python).args([
                 "-m",
                 "ruff",
@@ -100,6 +107,7 @@ pub fn run(no_lint: bool) -> Result<()> {
                 "--check",
                 "--no-cache",
                 "xtask/exporter",
+                "targets/python",
             ]),
         )?;
     }

@@ -25,4 +25,5 @@ pub mod prereq;
 pub mod setup;
 pub mod threads;
 pub mod venv;
+pub mod wheel;
 pub mod zoo;

@@ -164,6 +164,13 @@ enum Cmd {
         #[arg(long)]
         target: Option<String>,
     },
+    /// Build the Python wheel (PyO3, abi3, CPython >= 3.10): target/wheels/modelrt-*.whl
+    /// (`pip install target/wheels/modelrt-*.whl`).
+    Wheel {
+        /// Build the extension with the dev profile (faster to build, slower to run).
+        #[arg(long)]
+        debug: bool,
+    },
     /// Cross-build release binaries for a device into target/dist/ (tarball + manifest + sha256).
     Dist {
         /// Rust target triple (comma devices: aarch64-unknown-linux-gnu).
@@ -538,6 +545,11 @@ fn run(cli: Cli) -> Result<()> {
             println!("wrote {}/modelrt.h", b.include.display());
             println!("wrote {}", b.cdylib.display());
             println!("wrote {}", b.staticlib.display());
+            Ok(())
+        }
+        Cmd::Wheel { debug } => {
+            let w = xtask::wheel::build(!debug, None)?;
+            println!("wrote {}", w.display());
             Ok(())
         }
         Cmd::Dist { target } => {

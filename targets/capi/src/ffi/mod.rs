@@ -13,7 +13,7 @@ use crate::info::{MrtTensorInfo, TensorInfo};
 
 mod owned;
 
-pub use owned::OwnedModel;
+pub use owned::{OwnedModel, RefCheck};
 
 /// `mrt_model`: an opaque loaded model.
 pub struct MrtModel {

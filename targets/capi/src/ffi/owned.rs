@@ -5,7 +5,11 @@ use std::path::Path;
 
 use anyhow::Context;
 use modelrt_core::bundle::{Bundle, Table, TensorDesc, MAX_IO};
+use modelrt_core::exec::Timing;
+use modelrt_core::verify::{compare_reference, reference_tolerance};
+use modelrt_hal::target::DType;
 use modelrt_targets::bundle_file::BundleFile;
+use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::runner::{load_with, DeviceChoice, LoadOptions, LoadedModel};
 
 use crate::error::{CError, MRT_ERR_RUN};
@@ -28,6 +32,17 @@ pub struct OwnedModel {
 impl OwnedModel {
     /// Open `path` (mapped read-only, as the CLI does), parse it and load it on `device`.
     pub fn load(path: &Path, device: DeviceChoice) -> anyhow::Result<OwnedModel> {
+        OwnedModel::load_with(path, LoadOptions { device, threads: 0 }, None)
+    }
+
+    /// [`load`](Self::load) with CPU threads and the AMD firmware directory (as the CLI's
+    /// `--threads` and `--firmware-dir`).
+    pub fn load_with(
+        path: &Path,
+        opts: LoadOptions,
+        firmware_dir: Option<&Path>,
+    ) -> anyhow::Result<OwnedModel> {
+        let device = opts.device;
         let file = Box::new(BundleFile::open(path, true)?);
         // SAFETY: `bytes` points into the boxed `BundleFile` (its heap buffer or read-only
         // mapping), which is never moved out of its box, never mutated, and dropped only after
@@ -42,8 +57,7 @@ impl OwnedModel {
             inputs.len() <= MAX_IO && outputs.len() <= MAX_IO,
             "the bundle has more than {MAX_IO} inputs or outputs"
         );
-        let opts = LoadOptions { device, threads: 0 };
-        let model = load_with(bundle, file.mapping(), opts, None)
+        let model = load_with(bundle, file.mapping(), opts, firmware_dir)
             .with_context(|| format!("cannot load {} on {}", path.display(), device.name()))?;
         Ok(OwnedModel {
             model,
@@ -80,4 +94,129 @@ impl OwnedModel {
             message: format!("{e:#}"),
         })
     }
+
+    /// One step, with the device's timing (the error unformatted, for non-C callers).
+    pub fn run_timed(
+        &mut self,
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+    ) -> anyhow::Result<Timing> {
+        self.model.run(inputs, outputs)
+    }
+
+    /// One step whose inputs may be read in place (`runner::LoadedModel::run_frame`); `paths[i]`
+    /// reports how input `i` reached the kernels.
+    pub fn run_frame(
+        &mut self,
+        inputs: &mut [FrameInput<'_>],
+        outputs: &mut [&mut [u8]],
+        paths: &mut [InputPath],
+    ) -> anyhow::Result<Timing> {
+        self.model.run_frame(inputs, outputs, paths)
+    }
+
+    /// Human-readable description of the device the model runs on.
+    pub fn device_name(&self) -> String {
+        self.model.device_name()
+    }
+
+    /// False when the device only models the hardware and computes no outputs.
+    pub fn computes_outputs(&self) -> bool {
+        self.model.computes_outputs()
+    }
+
+    /// The bundle's state buffers as (label, dtype, bytes), in table order.
+    pub fn states(&self) -> Vec<(String, DType, u64)> {
+        self.model
+            .states()
+            .iter()
+            .map(|s| (s.label.to_string(), s.dtype, s.size))
+            .collect()
+    }
+
+    /// Current bytes of state buffer `i` (an index into [`states`](Self::states)).
+    pub fn read_state(&mut self, i: usize) -> anyhow::Result<Vec<u8>> {
+        self.model.read_state(i)
+    }
+
+    /// The element types of the inputs and the outputs, in table order.
+    pub fn dtypes(&self) -> (Vec<DType>, Vec<DType>) {
+        let body = self.model.bundle().body();
+        let of =
+            |ts: Table<'_, TensorDesc<'_>>| ts.iter().filter_map(|t| Some(t.ok()?.dtype)).collect();
+        (of(body.inputs), of(body.outputs))
+    }
+
+    /// The bundle's target, as the CLI prints it.
+    pub fn target(&self) -> String {
+        format!("{:?}", self.model.bundle().body().target)
+    }
+
+    /// Run the bundle's embedded reference inputs and compare each output with the embedded
+    /// expected output within the bundle's tolerances (as `modelrt verify`).
+    pub fn verify(&mut self) -> anyhow::Result<Vec<RefCheck>> {
+        let b = self.model.bundle();
+        let r = b
+            .body()
+            .reference
+            .context("the bundle has no embedded reference (compile it with --reference)")?;
+        let inputs: Vec<Vec<u8>> = r
+            .inputs
+            .iter()
+            .map(|t| Ok(t?.data.to_vec()))
+            .collect::<anyhow::Result<_>>()?;
+        let wants: Vec<Vec<u8>> = r
+            .outputs
+            .iter()
+            .map(|t| Ok(t?.data.to_vec()))
+            .collect::<anyhow::Result<_>>()?;
+        let (atol, rtol) = (r.atol as f64, r.rtol as f64);
+        let mut outs: Vec<Vec<u8>> = self.outputs.iter().map(|t| vec![0; t.nbytes]).collect();
+        let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut outs_ref: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        self.model.run(&ins, &mut outs_ref)?;
+        anyhow::ensure!(
+            self.model.computes_outputs(),
+            "{}: this device executes no kernels, so the outputs cannot be verified",
+            self.model.device_name()
+        );
+        let mut checks = Vec::new();
+        for ((t, want), got) in self
+            .model
+            .bundle()
+            .body()
+            .outputs
+            .iter()
+            .zip(&wants)
+            .zip(&outs)
+        {
+            let t = t?;
+            let c = compare_reference(t.dtype, got, want, atol, rtol);
+            let (atol, rtol) = reference_tolerance(t.dtype, atol, rtol);
+            checks.push(RefCheck {
+                name: t.name.to_string(),
+                ok: c.ok(),
+                max_abs: c.max_abs,
+                max_rel: c.max_rel,
+                mismatches: c.mismatches,
+                count: c.count,
+                atol,
+                rtol,
+            });
+        }
+        Ok(checks)
+    }
+}
+
+/// One output's comparison with the embedded reference ([`OwnedModel::verify`]).
+#[derive(Clone, Debug)]
+pub struct RefCheck {
+    pub name: String,
+    pub ok: bool,
+    pub max_abs: f64,
+    pub max_rel: f64,
+    pub mismatches: u64,
+    pub count: u64,
+    pub atol: f64,
+    pub rtol: f64,
 }

@@ -1,0 +1,56 @@
+"""Type stubs for modelrt, the Python API of the modelrt runtime (crate targets/python)."""
+
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(RuntimeError):
+  """A runtime or device fault in modelrt (a bundle that cannot load, a failed run)."""
+
+class TensorInfo:
+  """An input, output or state of a Model."""
+
+  @property
+  def name(self) -> str: ...
+  @property
+  def shape(self) -> tuple[int, ...]: ...
+  @property
+  def dtype(self) -> np.dtype[Any]: ...
+  @property
+  def nbytes(self) -> int: ...
+
+class Model:
+  """A bundle loaded on a device (from modelrt.load). Use it from one thread at a time."""
+
+  @property
+  def inputs(self) -> list[TensorInfo]: ...
+  @property
+  def outputs(self) -> list[TensorInfo]: ...
+  @property
+  def states(self) -> list[TensorInfo]: ...
+  @property
+  def device(self) -> str: ...
+  @property
+  def last_timing(self) -> dict[str, float] | None: ...
+  @property
+  def last_input_paths(self) -> dict[str, str]: ...
+  def run(
+    self,
+    feeds: dict[str, npt.NDArray[Any]],
+    outputs: dict[str, npt.NDArray[Any]] | None = None,
+  ) -> dict[str, npt.NDArray[Any]]: ...
+  def reset_state(self) -> None: ...
+  def read_state(self, name: str) -> npt.NDArray[Any]: ...
+  def verify(self) -> dict[str, dict[str, Any]]: ...
+  def info(self) -> dict[str, Any]: ...
+
+def load(
+  path: str | PathLike[str],
+  device: str = "auto",
+  threads: int | None = None,
+  firmware_dir: str | PathLike[str] | None = None,
+) -> Model: ...

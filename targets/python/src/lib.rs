@@ -1,0 +1,84 @@
+//! `modelrt-python`: modelrt as a Python extension module (`import modelrt`), built with PyO3 for
+//! CPython's stable ABI (abi3, CPython >= 3.10) and packed into a wheel by `cargo xtask wheel`.
+//! It wraps the same Rust model as the C API (`modelrt_capi::ffi::OwnedModel`), not the C ABI.
+//! The API follows onnxruntime's habits: [`load`] a bundle, read `Model.inputs`/`.outputs`,
+//! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except [`detach`], which lets a
+//! run release the GIL.
+#![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+#[allow(unsafe_code)]
+pub mod detach;
+pub mod dtype;
+pub mod error;
+pub mod feeds;
+pub mod model;
+pub mod report;
+pub mod tensor;
+
+use std::path::PathBuf;
+
+use modelrt_capi::ffi::OwnedModel;
+use modelrt_targets::runner::LoadOptions;
+use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::error::{guard, Error};
+use crate::model::Model;
+use crate::tensor::TensorInfo;
+
+/// Load a modelrt bundle (`.mrt`) on a device and return a `Model`.
+///
+/// `device` takes the CLI's `--device` names: "cpu", "qcom", "qcom-emu", "dsp", "dsp-emu",
+/// "usb", "usb-emu" or "auto" (the device the bundle was compiled for). `threads` sets the CPU
+/// worker threads (None: as many as the kernels were split into, capped by the host's cores).
+/// `firmware_dir` is the AMD firmware directory for "usb"/"usb-emu" (as `--firmware-dir`).
+///
+/// Raises FileNotFoundError for a missing file, ValueError for a bad argument and
+/// modelrt.Error when the bundle cannot be parsed or loaded on the device.
+#[pyfunction]
+#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None))]
+fn load(
+    py: Python<'_>,
+    path: PathBuf,
+    device: &str,
+    threads: Option<usize>,
+    firmware_dir: Option<PathBuf>,
+) -> PyResult<Model> {
+    if !path.is_file() {
+        return Err(PyFileNotFoundError::new_err(format!(
+            "no bundle file at {}: compile one with `cargo xtask compile`",
+            path.display()
+        )));
+    }
+    let choice =
+        modelrt_capi::device::parse(Some(device)).map_err(|e| PyValueError::new_err(e.message))?;
+    if threads == Some(0) {
+        return Err(PyValueError::new_err(
+            "threads must be at least 1 (or None for the bundle's own split)",
+        ));
+    }
+    let opts = LoadOptions {
+        device: choice,
+        threads: threads.unwrap_or(0),
+    };
+    let inner = guard("load", || {
+        OwnedModel::load_with(&path, opts, firmware_dir.as_deref())
+    })?;
+    Model::new(py, inner, path, choice)
+}
+
+/// modelrt: run precompiled modelrt bundles (`.mrt`) from Python with numpy arrays.
+///
+/// `modelrt.load(path, device="auto")` returns a `Model`; `Model.run({name: array})` returns a
+/// dict of output arrays. Devices ending in "-emu" are software models of the hardware.
+#[pymodule(name = "modelrt")]
+fn modelrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("Error", m.py().get_type::<Error>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_class::<Model>()?;
+    m.add_class::<TensorInfo>()?;
+    Ok(())
+}

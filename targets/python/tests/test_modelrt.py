@@ -1,0 +1,237 @@
+"""The modelrt wheel from Python (unittest; run by tests/tests/python_api.rs with the wheel installed).
+
+The Rust test prepares the expected values with tools independent of this API and passes them in environment variables:
+  MRT_DEMO_BUNDLE  a bundle with an embedded onnxruntime reference (targets/assets/demo-x86_64.mrt)
+  MRT_DEMO_DIR     input{i}.npy (its reference inputs), cli{i}.npy (`modelrt run --device cpu` outputs),
+                   ref{i}.npy (the embedded onnxruntime outputs), tol.txt ("atol rtol")
+  MRT_STATE_BUNDLE a stateful bundle (targets/python/tests/stateful.py), input `x`, output `y`, state `acc`
+  MRT_STATE_DIR    x.npy (N steps stacked), y.npy (`modelrt run --steps N` outputs), acc.npy (`--dump-state`)
+  MRT_EMULATED     a file of lines DEVICE<TAB>BUNDLE<TAB>DIR: the stateful program compiled for an emulated device, DIR as
+                   MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
+"""
+
+import os
+import sys
+import threading
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+import modelrt
+
+DEMO = Path(os.environ["MRT_DEMO_BUNDLE"])
+DEMO_DIR = Path(os.environ["MRT_DEMO_DIR"])
+STATE = Path(os.environ["MRT_STATE_BUNDLE"])
+STATE_DIR = Path(os.environ["MRT_STATE_DIR"])
+
+
+def rss_bytes() -> int:
+  """Resident set size now (/proc/self/statm, in pages)."""
+  return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def aligned(a: np.ndarray, offset: int) -> np.ndarray:
+  """A copy of `a` whose data starts `offset` bytes past a 64-byte boundary."""
+  buf = np.zeros(a.nbytes + 128, np.uint8)
+  o = (-buf.ctypes.data) % 64 + offset
+  out = buf[o : o + a.nbytes].view(a.dtype).reshape(a.shape)
+  out[...] = a
+  return out
+
+
+def demo_feeds(m: modelrt.Model) -> dict:
+  return {t.name: np.load(DEMO_DIR / f"input{i}.npy") for i, t in enumerate(m.inputs)}
+
+
+class Cpu(unittest.TestCase):
+  @classmethod
+  def setUpClass(cls):
+    cls.m = modelrt.load(DEMO, device="cpu")
+
+  def test_tensor_infos_describe_the_bundle(self):
+    for i, t in enumerate(self.m.inputs):
+      a = np.load(DEMO_DIR / f"input{i}.npy")
+      self.assertEqual((t.shape, t.dtype), (a.shape, a.dtype), t.name)
+      self.assertIsInstance(t.shape, tuple)
+      self.assertIsInstance(t.dtype, np.dtype)
+    for i, t in enumerate(self.m.outputs):
+      a = np.load(DEMO_DIR / f"cli{i}.npy")
+      self.assertEqual((t.shape, t.dtype), (a.shape, a.dtype), t.name)
+    self.assertEqual(self.m.states, [])
+    info = self.m.info()
+    self.assertEqual(info["device_choice"], "cpu")
+    self.assertFalse(info["emulated"])
+    self.assertEqual([d["name"] for d in info["inputs"]], [t.name for t in self.m.inputs])
+    self.assertIn("cpu", self.m.device.lower())
+
+  def test_outputs_equal_the_cli_bit_for_bit_and_onnxruntime_within_tolerance(self):
+    got = self.m.run(demo_feeds(self.m))
+    self.assertEqual(list(got), [t.name for t in self.m.outputs])
+    atol, rtol = (float(x) for x in (DEMO_DIR / "tol.txt").read_text().split())
+    for i, t in enumerate(self.m.outputs):
+      cli = np.load(DEMO_DIR / f"cli{i}.npy")
+      self.assertEqual(got[t.name].tobytes(), cli.tobytes(), f"{t.name} differs from `modelrt run`")
+      ref = np.load(DEMO_DIR / f"ref{i}.npy")
+      np.testing.assert_allclose(got[t.name].astype(np.float64), ref.astype(np.float64), atol=atol, rtol=rtol, err_msg=t.name)
+    timing = self.m.last_timing
+    self.assertEqual(set(timing), {"step", "enqueue", "device", "upload", "download"})
+    self.assertGreater(timing["step"], 0.0)
+
+  def test_preallocated_outputs_are_written_in_place(self):
+    outs = {t.name: np.full(t.shape, 7, t.dtype) for t in self.m.outputs}
+    got = self.m.run(demo_feeds(self.m), outputs=outs)
+    for i, t in enumerate(self.m.outputs):
+      self.assertIs(got[t.name], outs[t.name])
+      self.assertEqual(outs[t.name].tobytes(), np.load(DEMO_DIR / f"cli{i}.npy").tobytes())
+
+  def test_inputs_are_read_in_place_when_they_can_be_and_copied_with_a_reason_otherwise(self):
+    t = self.m.inputs[0]
+    a = np.load(DEMO_DIR / "input0.npy")
+    want = np.load(DEMO_DIR / "cli0.npy").tobytes()
+    wide = np.zeros((*a.shape[:-1], a.shape[-1] * 2), a.dtype)
+    wide[..., ::2] = a
+    frozen = aligned(a, 0)
+    frozen.flags.writeable = False
+    cases = [
+      (aligned(a, 0), "zero-copy"),
+      (aligned(a, 4), "copied: the buffer is not aligned like the arena range (64-byte alignment needed)"),
+      (frozen, "copied: read-only"),
+      (wide[..., ::2], "copied: not C-contiguous"),
+    ]
+    for x, how in cases:
+      got = self.m.run({t.name: x})
+      self.assertEqual(self.m.last_input_paths, {t.name: how})
+      self.assertEqual(got[self.m.outputs[0].name].tobytes(), want, how)
+
+  def test_verify_passes_against_the_embedded_reference(self):
+    r = self.m.verify()
+    self.assertEqual(list(r), [t.name for t in self.m.outputs])
+    self.assertTrue(all(v["ok"] and v["mismatches"] == 0 and v["count"] > 0 for v in r.values()), r)
+
+  def test_bad_feeds_raise_the_right_exception_naming_the_input(self):
+    feeds = demo_feeds(self.m)
+    t = self.m.inputs[0]
+    good = feeds[t.name]
+    cases = [
+      ({k: v for k, v in feeds.items() if k != t.name}, ValueError, f"missing input '{t.name}'"),
+      ({**feeds, "nope": good}, ValueError, "unknown input 'nope'"),
+      ({**feeds, 3: good}, TypeError, "input names must be str"),
+      ({**feeds, t.name: good.astype(np.float64)}, TypeError, f"input '{t.name}' has dtype float64; expected {t.dtype}"),
+      ({**feeds, t.name: good.reshape(-1)}, ValueError, f"input '{t.name}' has shape ({good.size},); expected"),
+      ({**feeds, t.name: good.tolist()}, TypeError, f"input '{t.name}' must be a numpy.ndarray"),
+    ]
+    for bad, exc, msg in cases:
+      with self.assertRaises(exc) as cm:
+        self.m.run(bad)
+      self.assertIn(msg, str(cm.exception))
+    with self.assertRaises(TypeError):
+      self.m.run([good])
+
+  def test_bad_outputs_raise_naming_the_output(self):
+    feeds = demo_feeds(self.m)
+    o = self.m.outputs[0]
+    outs = {t.name: np.empty(t.shape, t.dtype) for t in self.m.outputs}
+    ro = np.empty(o.shape, o.dtype)
+    ro.flags.writeable = False
+    strided = np.empty((*o.shape[:-1], o.shape[-1] * 2), o.dtype)[..., ::2]
+    cases = [
+      ({k: v for k, v in outs.items() if k != o.name}, ValueError, f"missing output '{o.name}'"),
+      ({**outs, o.name: np.empty(o.shape, np.float64)}, TypeError, f"output '{o.name}' has dtype float64"),
+      ({**outs, o.name: np.empty((1, *o.shape), o.dtype)}, ValueError, f"output '{o.name}' has shape"),
+      ({**outs, o.name: strided}, ValueError, f"output '{o.name}' is not C-contiguous"),
+      ({**outs, o.name: ro}, ValueError, f"output '{o.name}' is read-only"),
+    ]
+    for bad, exc, msg in cases:
+      with self.assertRaises(exc) as cm:
+        self.m.run(feeds, outputs=bad)
+      self.assertIn(msg, str(cm.exception))
+
+
+class Stateful(unittest.TestCase):
+  def test_steps_equal_modelrt_run_steps_bit_for_bit(self):
+    m = modelrt.load(STATE, device="cpu", threads=1)
+    xs, want = np.load(STATE_DIR / "x.npy"), np.load(STATE_DIR / "y.npy")
+    self.assertEqual([s.name for s in m.states], ["state:acc"])
+    for _ in range(2):  # the second pass after reset_state repeats the first exactly
+      for i in range(len(xs)):
+        y = m.run({"x": xs[i]})["y"]
+        self.assertEqual(y.tobytes(), want[i].tobytes(), f"step {i}")
+      self.assertEqual(m.read_state("state:acc").tobytes(), np.load(STATE_DIR / "acc.npy").tobytes())
+      m.reset_state()
+    self.assertFalse(np.array_equal(m.run({"x": xs[1]})["y"], want[1]), "state carries over: step 0 with step 1's input differs")
+
+  def test_refcounts_and_rss_stay_flat_over_10000_runs(self):
+    m = modelrt.load(STATE, device="cpu", threads=1)
+    feeds = {"x": np.load(STATE_DIR / "x.npy")[0]}
+    outs = {"y": np.empty((1, 8), np.float32)}
+    arrays = (feeds["x"], outs["y"])
+    refs = [sys.getrefcount(a) for a in arrays]
+    for _ in range(500):
+      m.run(feeds)
+      m.run(feeds, outputs=outs)
+    base = rss_bytes()
+    for _ in range(5000):
+      m.run(feeds)
+      m.run(feeds, outputs=outs)
+    grown = rss_bytes() - base
+    self.assertEqual([sys.getrefcount(a) for a in arrays], refs)
+    self.assertLess(grown, 1 << 20, f"RSS grew {grown} bytes over 10000 runs")
+
+  def test_state_and_load_errors(self):
+    m = modelrt.load(STATE, device="cpu")
+    with self.assertRaises(KeyError) as cm:
+      m.read_state("acc")
+    self.assertIn("state:acc", str(cm.exception))
+    with self.assertRaises(modelrt.Error) as cm:
+      m.verify()
+    self.assertIn("no embedded reference", str(cm.exception))
+    self.assertTrue(issubclass(modelrt.Error, RuntimeError))
+    with self.assertRaises(ValueError) as cm:
+      modelrt.load(STATE, device="gpu")
+    self.assertIn('unknown device "gpu"', str(cm.exception))
+    with self.assertRaises(ValueError):
+      modelrt.load(STATE, threads=0)
+    with self.assertRaises(FileNotFoundError):
+      modelrt.load(STATE_DIR / "missing.mrt")
+    with self.assertRaises(modelrt.Error) as cm:
+      modelrt.load(STATE_DIR / "x.npy")
+    self.assertIn("x.npy", str(cm.exception))
+
+  def test_a_model_refuses_use_from_another_thread(self):
+    m = modelrt.load(STATE, device="cpu")
+    err = []
+
+    def use():
+      try:
+        m.run({"x": np.zeros((1, 8), np.float32)})
+      except BaseException as e:  # the type PyO3 raises is checked below
+        err.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    self.assertEqual(len(err), 1)
+    self.assertIn("thread", str(err[0]).lower())
+
+
+class Emulated(unittest.TestCase):
+  def test_emulated_devices_step_like_the_cli(self):
+    lines = Path(os.environ["MRT_EMULATED"]).read_text().splitlines()
+    self.assertTrue(lines)
+    cpu = np.load(STATE_DIR / "y.npy")
+    for line in lines:
+      device, bundle, d = line.split("\t")
+      with self.subTest(device=device):
+        m = modelrt.load(bundle, device=device, firmware_dir=os.environ["MODELRT_AMD_FIRMWARE_DIR"])
+        self.assertTrue(m.info()["emulated"])
+        self.assertEqual(m.info()["device_choice"], device)
+        xs, want = np.load(Path(d) / "x.npy"), np.load(Path(d) / "y.npy")
+        got = np.stack([m.run({"x": x})["y"] for x in xs])
+        self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
+        np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
+        self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
+
+
+if __name__ == "__main__":
+  unittest.main()

@@ -1,0 +1,227 @@
+//! The Python API (crate `targets/python`) from Python: the wheel `cargo xtask wheel` builds
+//! (`xtask::wheel`) is installed with pip into a scratch directory and the unittest suite
+//! `targets/python/tests/test_modelrt.py` runs against it with the exporter's Python (numpy).
+//! The expected values come from outside the API: the `modelrt run` CLI's outputs (bit for bit),
+//! the bundle's embedded onnxruntime outputs (within its tolerance), and `modelrt run --steps N`
+//! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`, on
+//! the CPU and on the emulated devices (`qcom-emu`: adreno-a630 on the KGSL model and IR3
+//! interpreter; `usb-emu`: amd-gfx1100 on the ASM24 bridge, Navi31 and RDNA3 models, which needs
+//! `cargo xtask firmware`).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use modelrt_core::bundle::Bundle;
+use modelrt_hal::target::DType;
+use modelrt_targets::npy;
+use modelrt_tests::{compile_args, python, reference, root, skip};
+use xtask::exporter::{ExportArgs, Source};
+
+/// Steps the stateful bundle is run for.
+const STEPS: u64 = 6;
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The `modelrt` binary of this workspace (built on demand, dev profile).
+fn modelrt_bin() -> PathBuf {
+    run(Command::new(cargo()).current_dir(root()).args([
+        "build",
+        "-p",
+        "modelrt-targets",
+        "--bin",
+        "modelrt",
+    ]));
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    dir.join("debug/modelrt")
+}
+
+/// The file `modelrt run -o` writes for output `name`: characters other than letters, digits and
+/// `-_.` become `_` (the CLI's `--output-dir` help).
+fn cli_file(name: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{n}.npy")
+}
+
+/// The demo bundle's reference inputs and outputs, and the CLI's outputs, as the suite reads them.
+fn demo_fixture(bin: &Path, bundle: &Path, dir: &Path) {
+    let bytes = std::fs::read(bundle).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    let (ins, outs, atol, rtol) = reference(&bytes);
+    let mut cmd = Command::new(bin);
+    cmd.arg("run").arg(bundle).args(["--device", "cpu", "-o"]);
+    cmd.arg(dir.join("cli"));
+    for (i, (t, data)) in b.body().inputs.iter().zip(&ins).enumerate() {
+        let t = t.unwrap();
+        let f = dir.join(format!("input{i}.npy"));
+        std::fs::write(&f, npy::encode(t.dtype, &t.shape, data)).unwrap();
+        cmd.arg("-i").arg(format!("{}={}", t.name, f.display()));
+    }
+    run(&mut cmd);
+    for (i, (t, data)) in b.body().outputs.iter().zip(&outs).enumerate() {
+        let t = t.unwrap();
+        let f = dir.join(format!("ref{i}.npy"));
+        std::fs::write(&f, npy::encode(t.dtype, &t.shape, data)).unwrap();
+        std::fs::rename(
+            dir.join("cli").join(cli_file(t.name)),
+            dir.join(format!("cli{i}.npy")),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("tol.txt"), format!("{atol} {rtol}")).unwrap();
+}
+
+/// `STEPS` steps of seeded inputs for the stateful bundle, its outputs from `modelrt run --steps`
+/// on `device` and its state after the last step from `--dump-state`.
+fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let data: Vec<u8> = (0..STEPS * 8)
+        .flat_map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0).to_le_bytes()
+        })
+        .collect();
+    let x = dir.join("x.npy");
+    std::fs::write(&x, npy::encode(DType::F32, &[STEPS, 1, 8], &data)).unwrap();
+    let (cli, state) = (dir.join("cli"), dir.join("state"));
+    run(Command::new(bin)
+        .env(
+            "MODELRT_AMD_FIRMWARE_DIR",
+            root().join("target/amdgpu-firmware"),
+        )
+        .arg("run")
+        .arg(bundle)
+        .args(["--device", device, "--steps", &STEPS.to_string(), "-i"])
+        .arg(format!("x={}", x.display()))
+        .arg("-o")
+        .arg(&cli)
+        .arg("--dump-state")
+        .arg(&state));
+    std::fs::rename(cli.join("y.npy"), dir.join("y.npy")).unwrap();
+    let dumped: Vec<_> = std::fs::read_dir(&state).unwrap().collect();
+    assert_eq!(dumped.len(), 1, "one state buffer dumped");
+    std::fs::rename(dumped[0].as_ref().unwrap().path(), dir.join("acc.npy")).unwrap();
+}
+
+fn fresh(dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    dir.to_path_buf()
+}
+
+/// The stateful bundle compiled for `target`.
+fn stateful_bundle(py: &Path, target: &str) -> PathBuf {
+    let mut args = ExportArgs::onnx(PathBuf::new(), target, PathBuf::new());
+    args.source = Source::Tinygrad(format!(
+        "{}:build",
+        root().join("targets/python/tests/stateful.py").display()
+    ));
+    compile_args(py, args, "pyapi")
+}
+
+#[test]
+fn the_wheel_installs_and_its_python_suite_passes() {
+    let Some(py) = python() else { return };
+    let arch = std::env::consts::ARCH;
+    let scratch = fresh(&root().join("target/python-test"));
+
+    let Some(firmware) = skip::require(
+        Some(root().join("target/amdgpu-firmware"))
+            .filter(|d| d.join("psp_13_0_0_sos.bin").is_file()),
+        "no AMD firmware in target/amdgpu-firmware (run `cargo xtask firmware`)",
+    ) else {
+        return;
+    };
+    // The stateful bundles first: compiling them runs tinygrad in the exporter's Python.
+    let stateful = stateful_bundle(&py, &format!("cpu-{arch}"));
+    let emulated = [
+        ("qcom-emu", stateful_bundle(&py, "adreno-a630")),
+        ("usb-emu", stateful_bundle(&py, "amd-gfx1100")),
+    ];
+
+    let wheel = xtask::wheel::build(false, Some(&py)).expect("cargo xtask wheel builds");
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("modelrt-") && name.ends_with(&format!("-cp310-abi3-linux_{arch}.whl")),
+        "{name}"
+    );
+    let site = scratch.join("site");
+    run(Command::new(&py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            "--target",
+        ])
+        .arg(&site)
+        .arg(&wheel));
+    assert!(site.join("modelrt.abi3.so").is_file());
+    assert!(site.join("modelrt.pyi").is_file());
+
+    let bin = modelrt_bin();
+    let demo = root().join(format!("targets/assets/demo-{arch}.mrt"));
+    let demo_dir = fresh(&scratch.join("demo"));
+    demo_fixture(&bin, &demo, &demo_dir);
+    let state_dir = fresh(&scratch.join("state"));
+    state_fixture(&bin, &stateful, "cpu", &state_dir);
+    // One line per emulated device: DEVICE<TAB>BUNDLE<TAB>DIR.
+    let mut emu_list = String::new();
+    for (device, bundle) in &emulated {
+        let dir = fresh(&scratch.join(format!("state-{device}")));
+        state_fixture(&bin, bundle, device, &dir);
+        emu_list += &format!("{device}\t{}\t{}\n", bundle.display(), dir.display());
+    }
+    let emu_file = scratch.join("emulated.tsv");
+    std::fs::write(&emu_file, emu_list).unwrap();
+
+    let o = Command::new(&py)
+        .current_dir(root().join("targets/python/tests"))
+        .args(["-m", "unittest", "-v", "test_modelrt"])
+        .env("PYTHONPATH", &site)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("MRT_DEMO_BUNDLE", &demo)
+        .env("MRT_DEMO_DIR", &demo_dir)
+        .env("MRT_STATE_BUNDLE", &stateful)
+        .env("MRT_STATE_DIR", &state_dir)
+        .env("MRT_EMULATED", &emu_file)
+        .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
+        .output()
+        .expect("python runs");
+    let text = String::from_utf8_lossy(&o.stderr);
+    eprintln!("{text}");
+    assert!(o.status.success(), "the Python suite failed:\n{text}");
+    assert!(
+        !text.contains("skipped"),
+        "the Python suite skipped tests:\n{text}"
+    );
+    assert!(text.contains("Ran 12 tests"), "{text}");
+}
