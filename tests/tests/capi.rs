@@ -9,10 +9,6 @@ use modelrt_core::bundle::Bundle;
 use modelrt_targets::npy;
 use modelrt_tests::{compile, python, reference, root, skip};
 
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
 fn run(cmd: &mut Command) -> Output {
     let o = cmd
         .output()
@@ -32,17 +28,7 @@ fn has(tool: &str) -> bool {
 
 /// The `modelrt` binary of this workspace (built on demand, dev profile).
 fn modelrt_bin() -> PathBuf {
-    run(Command::new(cargo()).current_dir(root()).args([
-        "build",
-        "-p",
-        "modelrt-targets",
-        "--bin",
-        "modelrt",
-    ]));
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    dir.join("debug/modelrt")
+    xtask::bench::build_modelrt(&root(), false).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// A fresh scratch directory under `target/capi-test/`.

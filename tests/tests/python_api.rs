@@ -19,10 +19,6 @@ use xtask::exporter::{ExportArgs, Source};
 /// Steps the stateful bundle is run for.
 const STEPS: u64 = 6;
 
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
 fn run(cmd: &mut Command) -> Output {
     let o = cmd
         .output()
@@ -38,17 +34,7 @@ fn run(cmd: &mut Command) -> Output {
 
 /// The `modelrt` binary of this workspace (built on demand, dev profile).
 fn modelrt_bin() -> PathBuf {
-    run(Command::new(cargo()).current_dir(root()).args([
-        "build",
-        "-p",
-        "modelrt-targets",
-        "--bin",
-        "modelrt",
-    ]));
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    dir.join("debug/modelrt")
+    xtask::bench::build_modelrt(&root(), false).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// The file `modelrt run -o` writes for output `name`: characters other than letters, digits and
