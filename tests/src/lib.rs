@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use modelrt_core::bundle::Bundle;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
@@ -43,9 +43,15 @@ pub fn light_zoo(python: &Path) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
-fn cache() -> &'static Mutex<HashMap<String, PathBuf>> {
-    static C: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    C.get_or_init(Default::default)
+/// One cell per compile key: the map's lock is held only to find the cell, so different models compile on both
+/// test threads at once while the same key still compiles once.
+fn cell(key: String) -> Arc<OnceLock<PathBuf>> {
+    static C: OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    let mut map = C
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    map.entry(key).or_default().clone()
 }
 
 /// Compile `onnx` for `target` (with `--reference` when asked) into `target/e2e/`, once per process.
@@ -64,18 +70,17 @@ pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
         args.target,
         args.reference
     );
-    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = c.get(&key) {
-        return p.clone();
-    }
-    let stem = onnx.file_stem().unwrap().to_string_lossy();
-    let out = root()
-        .join("target/e2e")
-        .join(format!("{stem}-{}{tag}.mrt", args.target));
-    xtask::compile::compile(python, args, &out)
-        .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
-    c.insert(key, out.clone());
-    out
+    cell(key)
+        .get_or_init(|| {
+            let stem = onnx.file_stem().unwrap().to_string_lossy();
+            let out = root()
+                .join("target/e2e")
+                .join(format!("{stem}-{}{tag}.mrt", args.target));
+            xtask::compile::compile(python, args, &out)
+                .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
+            out
+        })
+        .clone()
 }
 
 /// Run a bundle file on the CPU with the given inputs; returns the outputs.

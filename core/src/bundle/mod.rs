@@ -36,7 +36,7 @@
 //! - 2.0: 64-byte header ending in a header CRC-32, so a damaged header reads as corruption rather
 //!   than as a truncated file or a newer version. The body is unchanged.
 //!
-//! Only [`writer`] (behind the `alloc` feature, used by `xtask`) produces bundles.
+//! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
 mod error;
 mod header;
