@@ -37,6 +37,44 @@ fn step(name: &str, cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Run `cmds` at once (each with its output captured), print every output in order, fail if any failed.
+fn parallel_steps(name: &str, cmds: Vec<Command>) -> Result<()> {
+    eprintln!("\n==> {name}");
+    let t = Instant::now();
+    let dir = workspace_root().join("target/ci-logs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut children = Vec::new();
+    for (i, mut c) in cmds.into_iter().enumerate() {
+        // a file, not a pipe: a child never blocks on output nobody reads yet
+        let log = dir.join(format!("parallel-{i}.log"));
+        let f = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let child = c
+            .stdout(f.try_clone()?)
+            .stderr(f)
+            .spawn()
+            .with_context(|| format!("cannot run {name}"))?;
+        children.push((child, log));
+    }
+    let mut ok = true;
+    for (mut child, log) in children {
+        let status = child
+            .wait()
+            .with_context(|| format!("cannot wait for {name}"))?;
+        eprint!("{}", std::fs::read_to_string(&log).unwrap_or_default());
+        ok &= status.success();
+    }
+    eprintln!(
+        "<== {name}: {} in {:.1} s",
+        if ok { "ok" } else { "FAILED" },
+        t.elapsed().as_secs_f64()
+    );
+    if !ok {
+        bail!("{name} failed");
+    }
+    Ok(())
+}
+
 /// Where tests append one line per skipped test (`tests/src/skip.rs` reads the same variable).
 const SKIP_LOG_ENV: &str = "MODELRT_SKIP_LOG";
 
@@ -187,19 +225,18 @@ pub fn run(no_lint: bool) -> Result<()> {
     let skips = skip_summary(&skip_log);
     tests?;
     skips?;
-    step(
-        "exporter unit tests (python -m unittest)",
-        xtask::exporter_python::command(&python)
-            .args([
-                "-m",
-                "unittest",
-                "discover",
-                "-s",
-                "xtask/exporter/tests",
-                "-t",
-                "xtask/exporter",
-            ])
-            .env("MODELRT_REQUIRE_PYTHON", "1"),
+    // Two processes (the exporter's compiles are single-threaded Python): the compile-correctness class alone,
+    // everything else `unittest discover` finds in the other. Each log is printed whole when both have finished.
+    let shard = |name: &str| {
+        let mut cmd = xtask::exporter_python::command(&python);
+        cmd.args(["-m", "tests.shard", name])
+            .current_dir(workspace_root().join("xtask/exporter"))
+            .env("MODELRT_REQUIRE_PYTHON", "1");
+        cmd
+    };
+    parallel_steps(
+        "exporter unit tests (xtask/exporter/tests/shard.py: 2 processes)",
+        vec![shard("heavy"), shard("rest")],
     )?;
     step(
         "fuzz targets, 25 s each (core/fuzz/run.sh: stable libFuzzer; docs/fuzzing.md)",

@@ -214,29 +214,17 @@ class CompileCorrectnessTests(unittest.TestCase):
   """Graphs that once compiled into silently wrong bundles or crashed. Every expected value is onnxruntime's:
   check_manifest.py replays the manifest without tinygrad and compares with onnxruntime on fresh inputs."""
 
+  # The graphs tests/tests/compile_correctness.rs does not compile (it runs the rest end to end through
+  # `xtask compile` and the CPU backend against onnxruntime), plus three it does, kept here for this test's own
+  # check: the manifest replayed without tinygrad on fresh inputs (two outputs, float64, integer division).
   ACCEPTED = (
-    "view_depth_to_space",
     "view_space_to_depth",
-    "view_transpose",
-    "view_expand",
-    "view_strided_slice",
-    "view_concat_two_outputs",
     "view_split",
-    "constant_output",
-    "input_passthrough",
     "input_1d_batchnorm",
     "input_1d_broadcast",
-    "input_1d_gather",
-    "input_1d_matmul",
-    "input_0d_clip",
-    "output_0d",
-    "dtype_float16",
-    "dtype_float64",
     "shape_of_input_is_fine",
-    "constant_eyelike",
-    "constant_no_inputs",
-    "constant_size",
-    "python_number_output",
+    "view_concat_two_outputs",
+    "dtype_float64",
     "int_division",
   )
 
@@ -245,7 +233,7 @@ class CompileCorrectnessTests(unittest.TestCase):
       with self.subTest(model=name), tempfile.TemporaryDirectory() as d:
         r, path, out = export_model(name, d)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("constants" if name in ("constant_eyelike", "constant_no_inputs", "constant_size") else "self-check:", r.stderr)
+        self.assertIn("self-check:", r.stderr)
         self.assertIn("cross-check: tinygrad's result equals onnxruntime's", r.stderr)
         # check_manifest's fresh inputs may hold zero divisors, on which onnxruntime refuses integer Div/Mod
         c = check(out) if name == "int_division" else check(out, path)
