@@ -48,7 +48,7 @@ pub(super) struct Group {
     p: Vec<u8>,
     a0: Vec<i32>,
     a1: Vec<i32>,
-    pc: Vec<u32>,
+    pub(super) pc: Vec<u32>,
     pmode: Vec<PMode>,
     pmask: Vec<bool>,
     /// Shared memory of every work group of the batch, `shared_bytes` each.
@@ -79,7 +79,7 @@ pub fn run_threads(
     threads: usize,
 ) -> Result<Dispatched, String> {
     let batches = Batches::new(prog, launch)?;
-    if threads > 1 && batches.count() > 1 {
+    if threads > 1 && batches.count() > 1 && !super::blob_atomic::needs_serial(prog) {
         if let Some(out) = super::parallel::run(&batches, prog, launch, mem, threads) {
             return out;
         }
@@ -408,6 +408,7 @@ impl Group {
                 }
             }
             Op::Ret => return Err("`ret` outside a subroutine is not supported".into()),
+            Op::Ext(e) if super::blob_wave::is_branch(&e) => self.wave_branch(&e, pc, lanes)?,
             Op::Bar { .. } => {
                 // Min-PC issue guarantees every live fiber of the group has reached (or passed) this PC.
                 for &i in lanes {

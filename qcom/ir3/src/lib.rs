@@ -20,8 +20,12 @@
 pub mod alu;
 mod alu_exec;
 mod blob;
+mod blob_atomic;
 mod blob_decode;
+mod blob_decode_wave;
 mod blob_exec;
+mod blob_ibo;
+mod blob_wave;
 pub mod decode;
 mod disasm;
 pub mod exec;
