@@ -602,3 +602,38 @@ fn the_blob_forms_left_unexecuted_are_refused_by_name() {
         );
     }
 }
+
+/// Prints `word<TAB>text` for mutations of this file's forms that the decoder accepts
+/// (`cargo test --test blob_wave -- --ignored --nocapture dump_mutations`), for checking against Mesa's own
+/// disassembler (`tests/mesa_disasm.py`): every accepted word must print as Mesa prints it.
+#[test]
+#[ignore]
+fn dump_mutations() {
+    let seeds = [
+        getone(20),
+        getlast(4),
+        movmsk(r(48, 0), 4),
+        getfiberid(r(0, 1)),
+        shfl(2, U32, r(1, 2), r(0, 0), 5, true),
+        shfl(6, U16, r(5, 3), r(3, 0), r(48, 0), false),
+        quad(0, r(1, 3), r(0, 0), r(0, 2)),
+        quad(3, r(1, 0), r(0, 0), 0),
+        atomic(16, U32, true, r(0, 2), r(0, 0), r(0, 2)),
+        atomic(21, U32, false, r(1, 0), r(2, 0), r(3, 0)),
+        resinfo(2, r(0, 0), 0),
+        ldib1d(F32, r(0, 0), r(0, 3), 1),
+    ];
+    let mut x = 0x2545_F491_4F6C_DD1D_u64;
+    for s in seeds {
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Flip one to three random bits of the seed.
+            let w = s ^ 1 << (x % 64) ^ (x >> 8 & 1) << (x >> 16) % 64 ^ (x >> 9 & 1) << (x >> 24) % 64;
+            if Program::decode("m", &w.to_le_bytes()).is_ok() {
+                println!("{w:016x}\t{}", disasm_word(w));
+            }
+        }
+    }
+}
