@@ -637,3 +637,22 @@ fn dump_mutations() {
         }
     }
 }
+
+/// Prints, for every blob vector, whether the loader accepts it (`cargo test --test blob_wave -- --ignored
+/// --nocapture classify_vectors`): the figures of docs/hw/adreno-kgsl-pm4.md §16.10.
+#[test]
+#[ignore]
+fn classify_vectors() {
+    let tsv = include_str!("data/ir3-a6xx-blob-vectors.tsv");
+    for line in tsv.lines().filter(|l| !l.starts_with('#')) {
+        let mut f = line.split('\t');
+        let (hex, text) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let w = u64::from_str_radix(&hex.replace('_', ""), 16).unwrap_or(0);
+        let verdict = match Program::decode("v", &w.to_le_bytes()) {
+            Ok(_) => "executed".to_string(),
+            Err(e) if e.contains("graphics-only") => "graphics-only".to_string(),
+            Err(_) => "refused".to_string(),
+        };
+        println!("{verdict}\t{text}");
+    }
+}
