@@ -47,7 +47,8 @@ pub fn cat0(w: u64) -> Option<Ext> {
 
 /// `movmsk.wW dst` (cat1 bits 57–58 = 11, u32 → u32, no source).
 pub fn cat1(w: u64) -> Option<Ext> {
-    if bits(w, 57, 58) != 0b11 || w as u32 != 0 || bits(w, 46, 56) != 0x033 || bits(w, 42, 45) != 0 {
+    if bits(w, 57, 58) != 0b11 || w as u32 != 0 || bits(w, 46, 56) != 0x033 || bits(w, 42, 45) != 0
+    {
         return None;
     }
     let regs = bits(w, 40, 41) + 1;

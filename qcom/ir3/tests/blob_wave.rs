@@ -392,8 +392,8 @@ fn shfl_follows_vulkan_shuffle_and_rotate_within_the_wave() {
     let mut p = offer();
     p.push(shfl(1, U32, r(2, 0), r(1, 0), 5, true));
     let out = exec(&store(p, &[r(2, 0)]), 80, 1, &[], &[]).unwrap();
-    for l in 64..80usize {
-        assert_eq!(out[l], v(64 + ((l - 64) ^ 5)), "fiber {l}");
+    for (l, got) in out.iter().enumerate().take(80).skip(64) {
+        assert_eq!(*got, v(64 + ((l - 64) ^ 5)), "fiber {l}");
     }
 }
 
@@ -630,7 +630,10 @@ fn dump_mutations() {
             x ^= x >> 7;
             x ^= x << 17;
             // Flip one to three random bits of the seed.
-            let w = s ^ 1 << (x % 64) ^ (x >> 8 & 1) << (x >> 16) % 64 ^ (x >> 9 & 1) << (x >> 24) % 64;
+            let w = s
+                ^ 1 << (x % 64)
+                ^ (x >> 8 & 1) << ((x >> 16) % 64)
+                ^ (x >> 9 & 1) << ((x >> 24) % 64);
             if Program::decode("m", &w.to_le_bytes()).is_ok() {
                 println!("{w:016x}\t{}", disasm_word(w));
             }
