@@ -1,7 +1,7 @@
 //! Bits → [`Ext`] for the further blob-compiler forms the interpreter executes (field layouts in
 //! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.10): the wave-level instructions (`getone`, `getlast`,
-//! `movmsk`, `quad_shuffle`, `getfiberid`, `shfl`), local `inc`/`dec`/`cmpxchg` and global atomics, `resinfo`
-//! and the typed 1-D `ldib`. Only canonical encodings are taken (unused fields zero, every word one that
+//! `movmsk`, `quad_shuffle`, `getfiberid`, `shfl`), local `inc`/`dec`/`cmpxchg` and global atomics, `resinfo`,
+//! the typed 1-D `ldib` and the non-bindless 2-D `sam`. Only canonical encodings are taken (unused fields zero, every word one that
 //! `blob::describe` names), so whatever is accepted prints exactly as Mesa prints it; the rest stays refused.
 use super::blob::describe;
 use super::instr::*;
@@ -62,9 +62,53 @@ pub fn cat1(w: u64) -> Option<Ext> {
     )
 }
 
-/// `quad_shuffle.MODE (TY)(x)dst, src[, idx]` (cat5 opcode 31 with bit 53), one 32- or 16-bit component whose
-/// source and destination precision agree.
+/// `sam` (cat5 opcode 3, no `.3d .a .s .o .p` flags, not bindless): the operand fields of `isam`, read by
+/// decoding the same word with the isam opcode (bit 18, which isam prints as `.1d` when clear, means nothing
+/// printed for `sam`; the blob's own `sam`s have it clear and two coordinates); f32 or f16 results.
+fn sam(w: u64) -> Option<Ext> {
+    if bits(w, 48, 50) != 0 || bit(w, 52) || bit(w, 53) {
+        return None;
+    }
+    let i = super::decode::decode(w & !(0x1F << 54)).ok()?;
+    let Op::Isam {
+        ty,
+        wrmask,
+        dst,
+        coord,
+        coord_half,
+        samp,
+        tex,
+        inv_1d: _,
+        s2en,
+    } = i.op
+    else {
+        return None;
+    };
+    if !matches!(ty, Ty::F32 | Ty::F16) || wrmask == 0 {
+        return None;
+    }
+    describe(w)?;
+    Some(Ext {
+        raw: w,
+        kind: ExtKind::Sam(SamArgs {
+            ty,
+            wrmask,
+            dst,
+            coord,
+            coord_half,
+            samp,
+            tex,
+            s2en,
+        }),
+    })
+}
+
+/// `sam`, and `quad_shuffle.MODE (TY)(x)dst, src[, idx]` (cat5 opcode 31 with bit 53), one 32- or 16-bit
+/// component whose source and destination precision agree.
 pub fn cat5(w: u64) -> Option<Ext> {
+    if bits(w, 54, 58) == 3 {
+        return sam(w);
+    }
     if bits(w, 54, 58) != 31 || !bit(w, 53) || bits(w, 40, 43) != 1 {
         return None;
     }

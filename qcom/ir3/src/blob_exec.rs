@@ -81,6 +81,7 @@ impl Group {
             ExtKind::Wave(op) => self.wave_op(op, lanes),
             ExtKind::Atomic { .. } => self.atomic_rmw(e.kind, lanes, mem),
             ExtKind::Resinfo { .. } | ExtKind::Ldib1d { .. } => self.ibo_ext(e.kind, lanes, l, mem),
+            ExtKind::Sam(s) => self.sam(&s, lanes, l, mem),
         }
     }
 }

@@ -469,6 +469,22 @@ pub enum ExtKind {
         coord: RegNum,
         slot: u8,
     },
+    /// `sam (TY)(MASK)dst, coord, s#S, t#T` (2-D, no flags): the texture sampled at the float coordinates in
+    /// `coord`, `coord+1` as sampler S says (docs/hw/adreno-kgsl-pm4.md §16.10).
+    Sam(SamArgs),
+}
+
+/// The operands of [`ExtKind::Sam`]: those of `isam` (same fields, same `.s2en` rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SamArgs {
+    pub ty: Ty,
+    pub wrmask: u8,
+    pub dst: RegNum,
+    pub coord: RegNum,
+    pub coord_half: bool,
+    pub samp: u8,
+    pub tex: u8,
+    pub s2en: Option<S2en>,
 }
 
 /// The wave-level operations of [`ExtKind::Wave`] (docs/hw/adreno-kgsl-pm4.md §16.10).

@@ -25,6 +25,7 @@ mod blob_decode;
 mod blob_decode_wave;
 mod blob_exec;
 mod blob_ibo;
+mod blob_sam;
 mod blob_wave;
 pub mod decode;
 mod disasm;

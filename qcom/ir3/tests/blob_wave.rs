@@ -171,6 +171,17 @@ fn exec(
     init: &[u32],
     uavs: &[Image],
 ) -> Result<Vec<u32>, String> {
+    exec_tex(words, (local, groups), init, uavs, (&[], &[]))
+}
+
+/// `exec` with textures and sampler descriptors.
+fn exec_tex(
+    words: &[u64],
+    (local, groups): (u32, u32),
+    init: &[u32],
+    uavs: &[Image],
+    (textures, samplers): (&[Image], &[[u32; 4]]),
+) -> Result<Vec<u32>, String> {
     let image: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let prog = Program::decode("wave", &image)?;
     let mut c = vec![OUT as u32, 0, 0, 0];
@@ -185,8 +196,9 @@ fn exec(
         local: [local, 1, 1],
         wgid_reg: Some(192),
         lid_reg: Some(0),
-        textures: &[],
+        textures,
         uavs,
+        samplers,
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;
@@ -657,5 +669,130 @@ fn classify_vectors() {
             Err(_) => "refused".to_string(),
         };
         println!("{verdict}\t{text}");
+    }
+}
+
+/// `sam (TY)(MASK)dst, coord, s#samp, t#tex` (cat5 opcode 3, full coordinates; bit 18 clear as in the blob's).
+fn sam(ty: u64, mask: u64, dst: u64, coord: u64, samp: u64, tex: u64) -> u64 {
+    5 << 61 | 3 << 54 | ty << 44 | mask << 40 | dst << 32 | tex << 25 | samp << 21 | coord << 1 | 1
+}
+
+/// A 4x2 RGBA32F texture at dword 512 (pitch 64): texel (x, y) = (x + 10·y, 100 + x, −1, 0.5).
+fn tex4x2() -> (Vec<u32>, Image) {
+    let mut init = vec![0u32; 512];
+    for y in 0..2 {
+        for x in 0..4 {
+            init.extend([(x + 10 * y) as f32, 100.0 + x as f32, -1.0, 0.5].map(f32::to_bits));
+        }
+    }
+    let img = Image {
+        base: OUT + 2048,
+        width: 4,
+        height: 2,
+        pitch: 64,
+        half: false,
+    };
+    (init, img)
+}
+
+/// Each fiber samples at coordinates (c0.z + lid·c0.w, c1.x) — constants set per test — and stores r2.xyzw.
+fn sample(
+    coords: [f32; 3],
+    ty: u64,
+    samplers: &[[u32; 4]],
+    n: u32,
+) -> Result<Vec<[u32; 4]>, String> {
+    let (init, img) = tex4x2();
+    // r4.x = (float)lid · step + x0, r4.y = y (mov from immediates; cov.u32f32 for lid; mad via mul/add.f).
+    let [x0, step, y] = coords;
+    const MUL_F: u64 = 0b000011;
+    const ADD_F: u64 = 0;
+    let p = vec![
+        cov(U32, F32, r(5, 0), r(0, 0)),
+        mov_imm(F32, r(6, 0), step.to_bits()),
+        // mul.f r5.x, r5.x, r6.x; add.f r4.x, r5.x, r6.y (= x0)
+        r(5, 0) | r(6, 0) << 16 | r(5, 0) << 32 | 1 << 52 | MUL_F << 53 | 2 << 61,
+        mov_imm(F32, r(6, 1), x0.to_bits()),
+        r(5, 0) | r(6, 1) << 16 | r(4, 0) << 32 | 1 << 52 | ADD_F << 53 | 2 << 61,
+        mov_imm(F32, r(4, 1), y.to_bits()),
+        sam(ty, 0xF, r(2, 0), r(4, 0), 0, 0),
+    ];
+    let half = ty == 0;
+    let srcs: Vec<u64> = if half {
+        // Widen the four half results into r3.xyzw (cov.f16f32).
+        vec![r(3, 0), r(3, 1), r(3, 2), r(3, 3)]
+    } else {
+        vec![r(2, 0), r(2, 1), r(2, 2), r(2, 3)]
+    };
+    let mut p = p;
+    if half {
+        for c in 0..4 {
+            p.push(cov(0, F32, r(3, c), r(2, c)));
+        }
+    }
+    let out = exec_tex(&store(p, &srcs), (n, 1), &init, &[], (&[img], samplers))?;
+    Ok((0..n as usize)
+        .map(|l| [0, 1, 2, 3].map(|k| out[128 * k + l]))
+        .collect())
+}
+
+fn rgba(v: [f32; 4]) -> [u32; 4] {
+    v.map(f32::to_bits)
+}
+
+#[test]
+fn sam_reads_texels_as_its_sampler_says() {
+    // The KGSL model's sampler (§8.4): nearest, unnormalised, clamp to border (zero). Fiber l samples
+    // (l − 0.5, 1.7): texel (l − 1, 1), lid 0 is left of the image and lid 5 right of it.
+    let border = [[0x1B60, 0x30, 0, 0]];
+    let got = sample([-0.5, 1.0, 1.7], F32, &border, 6).unwrap();
+    for (l, t) in got.iter().enumerate() {
+        let want = if (1..5).contains(&l) {
+            let x = (l - 1) as f32;
+            [x + 10.0, 100.0 + x, -1.0, 0.5]
+        } else {
+            [0.0; 4]
+        };
+        assert_eq!(*t, rgba(want), "fiber {l}");
+    }
+    // Normalised coordinates, REPEAT (descriptor all zero): u = (l + 0.5)/4 + 1 wraps to texel l; v = 0.25 → row 0.
+    let got = sample([1.125, 0.25, 0.25], F32, &[[0, 0, 0, 0]], 4).unwrap();
+    for (l, t) in got.iter().enumerate() {
+        assert_eq!(
+            *t,
+            rgba([l as f32, 100.0 + l as f32, -1.0, 0.5]),
+            "fiber {l}"
+        );
+    }
+    // Bilinear (XY_MAG = XY_MIN = 1), unnormalised, clamp to edge (WRAP_S/T/R = 1): at (1.75 + l, 2.0) the
+    // four texels are x = 1 + l, 2 + l (weights 0.75, 0.25) and rows 1 and 2 → 1 (weights 0.5, 0.5).
+    let linear = [[0x2 | 0x8 | 0x20 | 0x100 | 0x800, 0x20, 0, 0]];
+    let got = sample([1.75, 1.0, 2.0], F32, &linear, 3).unwrap();
+    for (l, t) in got.iter().enumerate() {
+        let x = |i: usize| (i.min(3)) as f32;
+        let r = 0.75 * x(1 + l) + 0.25 * x(2 + l) + 10.0;
+        assert_eq!(*t, rgba([r, 90.0 + r, -1.0, 0.5]), "fiber {l}");
+    }
+    // (f16) results: the same bilinear value rounded to binary16 (101.25 and 11.25 are exact in it).
+    let got = sample([1.75, 1.0, 2.0], 0, &linear, 1).unwrap();
+    assert_eq!(got[0], rgba([11.25, 101.25, -1.0, 0.5]));
+    // A mirrored wrap mode is refused with the sampler named.
+    let err = sample([0.0, 0.0, 0.0], F32, &[[2 << 5, 0x20, 0, 0]], 1).unwrap_err();
+    assert!(
+        err.contains("sam") && err.contains("mirrored wrap modes are not modelled"),
+        "{err}"
+    );
+    // A sampler slot with no descriptor.
+    let err = sample([0.0, 0.0, 0.0], F32, &[], 1).unwrap_err();
+    assert!(err.contains("sampler s#0 is not bound"), "{err}");
+}
+
+#[test]
+fn the_blob_sam_vectors_execute() {
+    // `sam (f32)(xyzw)r1.x, r0.z, s#6, t#6` and `sam (f16)(xyzw)hr0.x, hr0.y, s#2, t#2` from the vectors decode as
+    // executable; the builder above produces the first one's fields.
+    assert_eq!(sam(F32, 0xF, r(1, 0), r(0, 2), 6, 6), 0xa0c01f04_0cc00005);
+    for w in [0xa0c01f04_0cc00005u64, 0xa0c00f00_04400002] {
+        Program::decode("k", &w.to_le_bytes()).unwrap_or_else(|e| panic!("{e}"));
     }
 }
