@@ -63,10 +63,10 @@ pub fn cat1(w: u64) -> Option<Ext> {
 }
 
 /// `sam` (cat5 opcode 3, no `.3d .a .s .o .p` flags, not bindless): the operand fields of `isam`, read by
-/// decoding the same word with the isam opcode (bit 18, which isam prints as `.1d` when clear, means nothing
-/// printed for `sam`; the blob's own `sam`s have it clear and two coordinates); f32 or f16 results.
+/// decoding the same word with the isam opcode; bit 18 (isam's "not 1-D") is clear in every `sam` (Mesa matches
+/// no `sam` with it set), the coordinates are two; f32 or f16 results.
 fn sam(w: u64) -> Option<Ext> {
-    if bits(w, 48, 50) != 0 || bit(w, 52) || bit(w, 53) {
+    if bit(w, 18) || bits(w, 48, 50) != 0 || bit(w, 52) || bit(w, 53) {
         return None;
     }
     let i = super::decode::decode(w & !(0x1F << 54)).ok()?;

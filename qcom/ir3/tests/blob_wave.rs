@@ -634,6 +634,8 @@ fn dump_mutations() {
         atomic(21, U32, false, r(1, 0), r(2, 0), r(3, 0)),
         resinfo(2, r(0, 0), 0),
         ldib1d(F32, r(0, 0), r(0, 3), 1),
+        0xa0c01f04_0cc00005,
+        0xa0c00f00_04400002,
     ];
     let mut x = 0x2545_F491_4F6C_DD1D_u64;
     for s in seeds {
