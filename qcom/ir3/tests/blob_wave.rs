@@ -798,3 +798,61 @@ fn the_blob_sam_vectors_execute() {
         Program::decode("k", &w.to_le_bytes()).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[test]
+fn sam_s2en_takes_sampler_and_texture_per_fiber_from_half_registers() {
+    // Textures: 0 = the 4x2 image, 1 = its second row as a 4x1 image. hr8.x = sampler 0 (nearest, unnormalised,
+    // border), hr8.y = lid & 1; each fiber samples (lid + 0.5, 0.5): texel (lid, 0) of texture lid & 1.
+    let (init, img) = tex4x2();
+    let row1 = Image {
+        base: img.base + 64,
+        height: 1,
+        ..img
+    };
+    const AND_B: u64 = 0b011100;
+    const ADD_F: u64 = 0;
+    let s2en = |nonuniform: bool| {
+        5 << 61
+            | 3 << 54
+            | 1 << 51
+            | F32 << 44
+            | 0xF << 40
+            | r(2, 0) << 32
+            | (if nonuniform { 4 } else { 0 }) << 29
+            | r(8, 0) << 21
+            | r(4, 0) << 1
+            | 1
+    };
+    for nonuniform in [false, true] {
+        let p = vec![
+            mov_imm(U16, r(8, 0), 0),
+            alu_ri(AND_B, r(7, 0), r(0, 0), 1),
+            cov(U32, U16, r(8, 1), r(7, 0)),
+            cov(U32, F32, r(5, 0), r(0, 0)),
+            mov_imm(F32, r(6, 0), 0.5f32.to_bits()),
+            // add.f r4.x, r5.x, r6.x; r4.y = 0.5
+            r(5, 0) | r(6, 0) << 16 | r(4, 0) << 32 | 1 << 52 | ADD_F << 53 | 2 << 61,
+            mov_imm(F32, r(4, 1), 0.5f32.to_bits()),
+            s2en(nonuniform),
+        ];
+        let text = disasm_word(s2en(nonuniform));
+        assert!(text.starts_with("sam.s2en."), "{text}");
+        let out = exec_tex(
+            &store(p, &[r(2, 0), r(2, 1)]),
+            (4, 1),
+            &init,
+            &[],
+            (&[img, row1], &[[0x1B60, 0x30, 0, 0]]),
+        )
+        .unwrap();
+        for l in 0..4usize {
+            let y = (l & 1) as f32;
+            let x = l as f32;
+            assert_eq!(
+                [out[l], out[128 + l]],
+                [(x + 10.0 * y).to_bits(), (100.0 + x).to_bits()],
+                "{text}, fiber {l}"
+            );
+        }
+    }
+}
