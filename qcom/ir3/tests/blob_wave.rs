@@ -6,7 +6,7 @@
 //! last fiber in the cluster"; shfl: Vulkan's subgroupShuffleXor/Up/Down and subgroupRotate; resinfo: "image
 //! dimensions, 3 components"), the elect idiom getone serves (exactly one fiber per wave falls through), and a
 //! 64-fiber wave.
-use modelrt_ir3::{disasm_word, run, GpuMemory, Image, Launch, Program};
+use modelrt_ir3::{disasm_word, run, run_threads, GpuMemory, Image, Launch, Program, SharedMemory};
 
 const OUT: u64 = 0x10_0000;
 const WORDS: usize = 2048;
@@ -30,6 +30,23 @@ impl GpuMemory for Mem {
         let o = offset(self.0.len(), addr, data.len())?;
         self.0[o..o + data.len()].copy_from_slice(data);
         Ok(())
+    }
+    fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
+        Some(Box::new(View(&self.0)))
+    }
+}
+
+/// [`Mem`] read-only, so dispatches may run their batches on several threads.
+struct View<'a>(&'a [u8]);
+
+impl SharedMemory for View<'_> {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        let o = offset(self.0.len(), addr, out.len())?;
+        out.copy_from_slice(&self.0[o..o + out.len()]);
+        Ok(())
+    }
+    fn check_write(&self, addr: u64, len: usize) -> Result<(), String> {
+        offset(self.0.len(), addr, len).map(|_| ())
     }
 }
 
@@ -854,5 +871,41 @@ fn sam_s2en_takes_sampler_and_texture_per_fiber_from_half_registers() {
                 "{text}, fiber {l}"
             );
         }
+    }
+}
+
+#[test]
+fn a_shader_with_a_global_atomic_runs_its_work_groups_in_order_even_with_threads() {
+    // 24 work groups of 64 fibers (three batches of 512) each add 1 to one word: 1536 whatever the thread count.
+    // (Run on separate threads, each batch would see the word as the dispatch began and the last log would win.)
+    let mut p = addr_in(r(5, 0), 0).to_vec();
+    p.extend([
+        mov_imm(U32, r(3, 0), 1),
+        atomic(16, U32, true, r(1, 0), r(5, 0), r(3, 0)),
+        END,
+    ]);
+    let image: Vec<u8> = p.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let prog = Program::decode("count", &image).unwrap();
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    for threads in [1, 3] {
+        let mut mem = Mem(vec![0u8; 64]);
+        let launch = Launch {
+            consts: &c,
+            groups: [24, 1, 1],
+            local: [64, 1, 1],
+            wgid_reg: None,
+            lid_reg: Some(0),
+            textures: &[],
+            uavs: &[],
+            samplers: &[],
+            shared_bytes: 0,
+        };
+        run_threads(&prog, &launch, &mut mem, threads).unwrap();
+        assert_eq!(
+            u32::from_le_bytes([mem.0[0], mem.0[1], mem.0[2], mem.0[3]]),
+            1536,
+            "{threads} threads"
+        );
     }
 }
