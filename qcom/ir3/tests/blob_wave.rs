@@ -909,3 +909,57 @@ fn a_shader_with_a_global_atomic_runs_its_work_groups_in_order_even_with_threads
         );
     }
 }
+
+/// `stib.b.typed.{d}d.TY.4.imm src, coord, slot`.
+fn stib(d: u64, ty: u64, src: u64, coord: u64, slot: u64) -> u64 {
+    6 << 61
+        | 1 << 53
+        | ty << 49
+        | slot << 41
+        | src << 32
+        | coord << 24
+        | 0b110 << 20
+        | 29 << 14
+        | 3 << 12
+        | 1 << 11
+        | (d - 1) << 9
+}
+
+#[test]
+fn stib_1d_writes_row_zero_and_drops_stores_outside() {
+    // A 3x2 RGBA32F UAV at dword 512 (pitch 48), zero. Fiber l stores (l, 2l, −l, 7) at x = l: fibers 0–2 land
+    // in row 0, fiber 3 is outside and dropped; row 1 stays zero.
+    let img = Image {
+        base: OUT + 2048,
+        width: 3,
+        height: 2,
+        pitch: 48,
+        half: false,
+    };
+    const MUL_F: u64 = 0b000011;
+    let p = vec![
+        cov(U32, F32, r(4, 0), r(0, 0)),
+        mov_imm(F32, r(6, 0), 2.0f32.to_bits()),
+        r(4, 0) | r(6, 0) << 16 | r(4, 1) << 32 | 1 << 52 | MUL_F << 53 | 2 << 61,
+        mov_imm(F32, r(6, 1), (-1.0f32).to_bits()),
+        r(4, 0) | r(6, 1) << 16 | r(4, 2) << 32 | 1 << 52 | MUL_F << 53 | 2 << 61,
+        mov_imm(F32, r(4, 3), 7.0f32.to_bits()),
+        stib(1, F32, r(4, 0), r(0, 0), 0),
+        END,
+    ];
+    assert_eq!(disasm_word(p[6]), "stib.b.typed.1d.f32.4.imm r4.x, r0.x, 0");
+    let out = exec(&p, 4, 1, &[], &[img]).unwrap();
+    let texels: Vec<[f32; 4]> = out[512..512 + 24]
+        .chunks_exact(4)
+        .map(|t| [0, 1, 2, 3].map(|c| f32::from_bits(t[c])))
+        .collect();
+    for (k, t) in texels.iter().enumerate() {
+        let want = if k < 3 {
+            let l = k as f32;
+            [l, 2.0 * l, -l, 7.0]
+        } else {
+            [0.0; 4]
+        };
+        assert_eq!(*t, want, "texel {k}");
+    }
+}
