@@ -18,6 +18,28 @@ pub(super) fn is_branch(e: &Ext) -> bool {
 }
 
 impl Group {
+    /// The wave of batch lane `lane` (a key unique in the batch).
+    pub(super) fn wave_key(&self, lane: u32) -> usize {
+        self.wave_pos(lane).0
+    }
+
+    /// `bany` (`all` false) / `ball` per wave: whether any / every issued fiber of the wave has `pred`.
+    pub(super) fn wave_votes(
+        &self,
+        lanes: &[u32],
+        pred: impl Fn(u32) -> bool,
+        all: bool,
+    ) -> std::collections::HashMap<usize, bool> {
+        let mut v: std::collections::HashMap<usize, bool> = Default::default();
+        for &i in lanes {
+            let p = pred(i);
+            v.entry(self.wave_key(i))
+                .and_modify(|x| *x = if all { *x && p } else { *x || p })
+                .or_insert(p);
+        }
+        v
+    }
+
     /// (wave key unique in the batch, fiber index in its wave) of batch lane `lane`.
     fn wave_pos(&self, lane: u32) -> (usize, usize) {
         let (g, f) = (lane as usize / self.wg_n, lane as usize % self.wg_n);

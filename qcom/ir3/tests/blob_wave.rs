@@ -316,3 +316,32 @@ fn classify_vectors() {
         println!("{verdict}\t{text}");
     }
 }
+
+#[test]
+fn bany_and_ball_vote_per_wave() {
+    // p0.x = (lid == 70) for bany, (lid < 70) for ball; taken → r1.x = 1. 80 fibers: wave 1 (fibers 64–79) holds
+    // fiber 70, so only wave 1 takes bany; wave 0 is all below 70, so only wave 0 takes ball.
+    const CMPS_U: u64 = 0b010100;
+    let p0x = 62 * 4;
+    for (cond, brtype, name, want_w0, want_w1) in [(4u64, 4u64, "bany", 0, 1), (0, 5, "ball", 1, 0)]
+    {
+        // cat0 branch (opcode 1) with BRTYPE bits 37–39, p0.x, offset 2.
+        let b = 2u64 | brtype << 37 | 0b0001 << 55;
+        assert_eq!(disasm_word(b), format!("{name} p0.x, #2"));
+        let p = store(
+            vec![
+                mov_imm(U32, r(1, 0), 0),
+                alu_ri(CMPS_U, p0x, r(0, 0), 70) | cond << 48,
+                b,
+                jump(2),
+                mov_imm(U32, r(1, 0), 1),
+            ],
+            &[r(1, 0)],
+        );
+        let out = exec(&p, 80, 1, &[], &[]).unwrap();
+        for (l, got) in out.iter().enumerate().take(80) {
+            let want = if l < 64 { want_w0 } else { want_w1 };
+            assert_eq!(*got, want, "{name}, fiber {l}");
+        }
+    }
+}
