@@ -1,7 +1,8 @@
 //! Bits → [`Ext`] for the blob-compiler cat6 forms the interpreter executes (field layouts in
 //! docs/hw/adreno-kgsl-pm4.md §16.9): `ldg.a`/`stg.a`, `ldlw`/`stlw`, local atomics on registers, the typed
 //! 2-D `ldib`, and `dp2acc`/`dp4acc` on registers. Anything
-//! else stays an unknown encoding for [`crate::decode`] (and is named by `blob`).
+//! else goes to `blob_decode_wave`, and what that does not take either stays an unknown encoding for
+//! [`crate::decode`] (and is named by `blob`).
 use super::instr::*;
 
 fn bits(w: u64, lo: u32, hi: u32) -> u64 {

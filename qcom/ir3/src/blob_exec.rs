@@ -78,12 +78,16 @@ impl Group {
                 }
                 Ok(())
             }
+            ExtKind::Wave(op) => self.wave_op(op, lanes),
+            ExtKind::Atomic { .. } => self.atomic_rmw(e.kind, lanes, mem),
+            ExtKind::Resinfo { .. } | ExtKind::Ldib1d { .. } => self.ibo_ext(e.kind, lanes, l, mem),
+            ExtKind::Sam(s) => self.sam(&s, lanes, l, mem),
         }
     }
 }
 
 /// The value an atomic leaves in memory, from the old value and the operand.
-fn atomic(op: AtomicOp, signed: bool, old: u32, v: u32) -> u32 {
+pub(super) fn atomic(op: AtomicOp, signed: bool, old: u32, v: u32) -> u32 {
     match op {
         AtomicOp::Add => old.wrapping_add(v),
         AtomicOp::Sub => old.wrapping_sub(v),

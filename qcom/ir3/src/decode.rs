@@ -28,8 +28,22 @@ fn sext(v: u64, width: u32) -> i32 {
 pub fn decode(w: u64) -> D<Instr> {
     let unk = |why| Unknown { raw: w, why };
     let mut i = match bits(w, 61, 63) {
-        0 => cat0(w)?,
-        1 => cat1(w)?,
+        0 => match cat0(w) {
+            Ok(i) => i,
+            Err(e) => {
+                let mut i = Instr::new(Op::Ext(super::blob_decode_wave::cat0(w).ok_or(e)?));
+                i.ss = bit(w, 44);
+                i
+            }
+        },
+        1 => match cat1(w) {
+            Ok(i) => i,
+            Err(e) => {
+                let mut i = Instr::new(Op::Ext(super::blob_decode_wave::cat1(w).ok_or(e)?));
+                i.ss = bit(w, 44);
+                i
+            }
+        },
         2 => cat2(w)?,
         3 => match cat3(w) {
             Ok(i) => i,
@@ -40,10 +54,17 @@ pub fn decode(w: u64) -> D<Instr> {
             }
         },
         4 => cat4(w)?,
-        5 => cat5(w)?,
+        5 => match cat5(w) {
+            Ok(i) => i,
+            Err(e) => Instr::new(Op::Ext(super::blob_decode_wave::cat5(w).ok_or(e)?)),
+        },
         6 => match cat6(w) {
             Ok(i) => i,
-            Err(e) => Instr::new(Op::Ext(super::blob_decode::cat6(w).ok_or(e)?)),
+            Err(e) => Instr::new(Op::Ext(
+                super::blob_decode::cat6(w)
+                    .or_else(|| super::blob_decode_wave::cat6(w))
+                    .ok_or(e)?,
+            )),
         },
         _ => cat7(w)?,
     };

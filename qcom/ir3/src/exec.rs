@@ -48,7 +48,7 @@ pub(super) struct Group {
     p: Vec<u8>,
     a0: Vec<i32>,
     a1: Vec<i32>,
-    pc: Vec<u32>,
+    pub(super) pc: Vec<u32>,
     pmode: Vec<PMode>,
     pmask: Vec<bool>,
     /// Shared memory of every work group of the batch, `shared_bytes` each.
@@ -79,7 +79,7 @@ pub fn run_threads(
     threads: usize,
 ) -> Result<Dispatched, String> {
     let batches = Batches::new(prog, launch)?;
-    if threads > 1 && batches.count() > 1 {
+    if threads > 1 && batches.count() > 1 && !super::blob_atomic::needs_serial(prog) {
         if let Some(out) = super::parallel::run(&batches, prog, launch, mem, threads) {
             return out;
         }
@@ -127,7 +127,8 @@ impl Batches {
             }
         }
         let total = launch.groups.iter().map(|&g| g as usize).product::<usize>();
-        // `bany`/`ball` look at every issued fiber, so work groups are only batched when the shader has neither.
+        // `bany`/`ball` vote per wave, and waves never span work groups; batching is nevertheless left off for
+        // shaders with them.
         let wave_branch = prog.instrs.iter().any(|i| {
             matches!(
                 i.op,
@@ -391,23 +392,29 @@ impl Group {
             }
             Op::Br { kind, p1, p2, off } => {
                 let t = target(off)?;
-                let wave = match kind {
-                    BrKind::Any => Some(lanes.iter().any(|&i| pbit(&self.p[i as usize], p1))),
-                    BrKind::All => Some(lanes.iter().all(|&i| pbit(&self.p[i as usize], p1))),
-                    _ => None,
-                };
+                // bany/ball vote over the issued fibers of each wave (docs/hw/adreno-kgsl-pm4.md §16.10).
+                let votes = matches!(kind, BrKind::Any | BrKind::All).then(|| {
+                    self.wave_votes(
+                        lanes,
+                        |i| pbit(&self.p[i as usize], p1),
+                        kind == BrKind::All,
+                    )
+                });
                 for &i in lanes {
                     let p = &self.p[i as usize];
                     let take = match kind {
                         BrKind::Br => pbit(p, p1),
                         BrKind::Or => pbit(p, p1) || pbit(p, p2),
                         BrKind::And => pbit(p, p1) && pbit(p, p2),
-                        _ => wave.unwrap_or(false),
+                        _ => votes
+                            .as_ref()
+                            .is_some_and(|v| v.get(&self.wave_key(i)) == Some(&true)),
                     };
                     self.pc[i as usize] = if take { t } else { pc + 1 };
                 }
             }
             Op::Ret => return Err("`ret` outside a subroutine is not supported".into()),
+            Op::Ext(e) if super::blob_wave::is_branch(&e) => self.wave_branch(&e, pc, lanes)?,
             Op::Bar { .. } => {
                 // Min-PC issue guarantees every live fiber of the group has reached (or passed) this PC.
                 for &i in lanes {

@@ -447,6 +447,101 @@ pub enum ExtKind {
         addr: RegNum,
         src: RegNum,
     },
+    /// Wave-level instructions (`getfiberid`, `movmsk`, `getone`, `getlast`, `shfl`, `quad_shuffle`), executed
+    /// over the fibers of one wave (docs/hw/adreno-kgsl-pm4.md §16.10).
+    Wave(WaveOp),
+    /// `atomic.{inc,dec,cmpxchg}…l` on shared memory and every `atomic.g.OP` on a global address pair: dst ←
+    /// old, memory ← OP(old, src); `cmpxchg` takes the pair (src = new value, src+1 = compare value).
+    Atomic {
+        op: RmwOp,
+        signed: bool,
+        global: bool,
+        dst: RegNum,
+        addr: RegNum,
+        src: RegNum,
+    },
+    /// `resinfo.b.*.imm dst, slot`: width, height and depth (1) of UAV `slot` into dst … dst+2.
+    Resinfo { dst: RegNum, slot: u8 },
+    /// `ldib.b.typed.1d.TY.4.imm dst, coord, slot`: the RGBA texel (x, 0) of UAV `slot` (zeros outside).
+    Ldib1d {
+        ty: Ty,
+        dst: RegNum,
+        coord: RegNum,
+        slot: u8,
+    },
+    /// `sam (TY)(MASK)dst, coord, s#S, t#T` (2-D, no flags): the texture sampled at the float coordinates in
+    /// `coord`, `coord+1` as sampler S says (docs/hw/adreno-kgsl-pm4.md §16.10).
+    Sam(SamArgs),
+}
+
+/// The operands of [`ExtKind::Sam`]: those of `isam` (same fields, same `.s2en` rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SamArgs {
+    pub ty: Ty,
+    pub wrmask: u8,
+    pub dst: RegNum,
+    pub coord: RegNum,
+    pub coord_half: bool,
+    pub samp: u8,
+    pub tex: u8,
+    pub s2en: Option<S2en>,
+}
+
+/// The wave-level operations of [`ExtKind::Wave`] (docs/hw/adreno-kgsl-pm4.md §16.10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaveOp {
+    /// `getfiberid.u32 dst`: the fiber's index in its wave.
+    FiberId { dst: RegNum },
+    /// `movmsk.wW dst`: the mask of the wave's executing fibers, 32 bits per register, `regs` = W / 32 registers.
+    MovMsk { dst: RegNum, regs: u8 },
+    /// `getone #off`: every issued fiber of a wave but its lowest jumps by `off`; that one falls through.
+    GetOne { off: i32 },
+    /// `getlast.wN #off`: in the first cluster of 8 fibers with an issued fiber, every issued fiber but the
+    /// highest jumps by `off`; all other fibers fall through.
+    GetLast { off: i32 },
+    /// `shfl.MODE.TY dst, src, lane`: dst ← src of the fiber MODE selects with `lane` (register or immediate).
+    Shfl {
+        mode: ShflMode,
+        half: bool,
+        dst: RegNum,
+        src: RegNum,
+        lane: Lane,
+    },
+    /// `quad_shuffle.MODE (TY)(x)dst, src[, idx]`: dst ← src of a fiber of the same quad (4 consecutive
+    /// fibers): the one `idx` names (`brcst`), or the fiber's index XOR 1 / 2 / 3 (`horiz` / `vert` / `diag`).
+    Quad {
+        mode: u8,
+        half: bool,
+        dst: RegNum,
+        src: RegNum,
+        idx: RegNum,
+    },
+}
+
+/// `shfl` modes (Mesa's `#cat6-shfl-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    Xor,
+    Up,
+    Down,
+    RotUp,
+    RotDown,
+}
+
+/// The lane operand of `shfl`: an immediate or a full register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Imm(u32),
+    Reg(RegNum),
+}
+
+/// Read-modify-write operations of [`ExtKind::Atomic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RmwOp {
+    Basic(AtomicOp),
+    Inc,
+    Dec,
+    CmpXchg,
 }
 
 /// Read-modify-write operations of the executed atomics.

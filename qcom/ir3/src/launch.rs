@@ -16,6 +16,8 @@ pub struct Launch<'a> {
     pub lid_reg: Option<RegNum>,
     pub textures: &'a [Image],
     pub uavs: &'a [Image],
+    /// Sampler descriptors (4 dwords each, A6XX_TEX_SAMP_0…3), indexed like `s#N`; read by `sam`.
+    pub samplers: &'a [[u32; 4]],
     /// Bytes of work-group shared memory (`l[…]`).
     pub shared_bytes: usize,
 }

@@ -6,7 +6,9 @@
 //! Files: `instr` (the typed instruction), `decode` (bits → instruction), `disasm` (Mesa-syntax printing),
 //! `blob` (text of the encodings the interpreter does not execute, so every word of a blob kernel is named),
 //! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
-//! local atomics),
+//! local atomics), `blob_decode_wave` with `blob_wave` (the 64-fiber wave model and the wave-level instructions),
+//! `blob_atomic` (local inc/dec/cmpxchg, global atomics), `blob_ibo` (`resinfo`, 1-D `ldib`) and `blob_sam`
+//! (`sam` under its sampler descriptor),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
 //! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
@@ -20,8 +22,13 @@
 pub mod alu;
 mod alu_exec;
 mod blob;
+mod blob_atomic;
 mod blob_decode;
+mod blob_decode_wave;
 mod blob_exec;
+mod blob_ibo;
+mod blob_sam;
+mod blob_wave;
 pub mod decode;
 mod disasm;
 pub mod exec;

@@ -91,14 +91,19 @@ impl Group {
                     .uavs
                     .get(slot as usize)
                     .ok_or_else(|| format!("UAV {slot} is not bound ({} loaded)", l.uavs.len()))?;
-                if d != 2 || comps != 4 {
+                if d > 2 || comps != 4 {
                     return Err(format!(
                         "stib of {comps} components in {d} dimensions is not supported"
                     ));
                 }
                 for &i in lanes {
                     let x = self.reg_raw(coord, i, false) as i32;
-                    let y = self.reg_raw(coord + 1, i, false) as i32;
+                    // A 1-D store writes row 0 (docs/hw/adreno-kgsl-pm4.md §16.10).
+                    let y = if d == 2 {
+                        self.reg_raw(coord + 1, i, false) as i32
+                    } else {
+                        0
+                    };
                     let mut v = [0f32; 4];
                     for (c, o) in v.iter_mut().enumerate() {
                         let raw = self.reg_raw(src + c as u16, i, ty.is_half());

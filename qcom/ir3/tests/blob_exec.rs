@@ -139,6 +139,7 @@ fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<
         lid_reg: Some(0),
         textures: &[],
         uavs,
+        samplers: &[],
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;

@@ -151,6 +151,7 @@ fn exec(words: &[u64], lanes: u32, consts: &[u32], init: &[u8]) -> Result<Vec<u3
         lid_reg: Some(0),
         textures: &[],
         uavs: &[],
+        samplers: &[],
         shared_bytes: 1024,
     };
     run(&prog, &launch, &mut mem)?;
@@ -548,6 +549,7 @@ fn shared_memory_is_per_work_group_and_bar_orders_it() {
         lid_reg: Some(0),
         textures: &[],
         uavs: &[],
+        samplers: &[],
         shared_bytes: 16,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -630,6 +632,7 @@ fn images_fetch_with_border_and_store_converted_to_half() {
         lid_reg: Some(0),
         textures: &[src],
         uavs: &[dst],
+        samplers: &[],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -714,6 +717,7 @@ fn isam_s2en_takes_the_texture_index_per_fiber_from_a_half_register() {
         lid_reg: Some(0),
         textures: &textures,
         uavs: &[],
+        samplers: &[],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -763,6 +767,7 @@ fn run_groups(
         lid_reg: Some(0),
         textures: &[],
         uavs: &[],
+        samplers: &[],
         shared_bytes: 0,
     };
     let r = run_threads(&prog, &launch, &mut mem, threads);

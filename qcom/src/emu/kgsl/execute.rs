@@ -138,6 +138,7 @@ impl KgslModel {
             lid_reg: regid(cc0 >> 24),
             textures: &textures,
             uavs: &uavs,
+            samplers: &d.samplers,
             shared_bytes: shared,
         };
         let threads = *self.exec.threads.get_or_insert_with(ir3::default_threads);
