@@ -163,10 +163,10 @@ fn generated_ldib_stib_variants_print_from_their_fields() {
     );
 }
 
-/// Prints the generated words and texts (`cargo test -- --ignored --nocapture dump_uav`), for checking the
+/// Prints the generated words and texts (`cargo test -p modelrt-ir3 --features dumps --test blob_vectors -- --nocapture dump_uav`), for checking the
 /// generator against Mesa's own disassembler (`tests/mesa_disasm.py`).
+#[cfg(feature = "dumps")]
 #[test]
-#[ignore]
 fn dump_uav_variants() {
     for u in uav_variants() {
         println!("{:016x}\t{}", u.encode(), u.text());

@@ -1,6 +1,6 @@
 //! Execution vectors for the wave-level blob forms (`getfiberid`, `movmsk`, `getone`, `getlast`, `shfl`,
 //! `quad_shuffle`) on a 64-fiber wave (docs/hw/adreno-kgsl-pm4.md §16.10), the check that every instruction
-//! builder of `blob_asm` prints as Mesa prints the same fields, the refusals that remain, and two ignored dumps
+//! builder of `blob_asm` prints as Mesa prints the same fields, the refusals that remain, and two dumps behind the `dumps` feature
 //! (mutated words for Mesa's disassembler, the verdict on each blob vector). Expected values are written by hand
 //! from the ISA descriptions: Mesa's XML docs (getlast: "jump for all fibers in the first cluster [of 8] with any
 //! active fibers, except for the last fiber in the cluster"; shfl: Vulkan's subgroupShuffleXor/Up/Down and
@@ -259,10 +259,10 @@ fn the_blob_forms_left_unexecuted_are_refused_by_name() {
 }
 
 /// Prints `word<TAB>text` for mutations of this file's forms that the decoder accepts
-/// (`cargo test --test blob_wave -- --ignored --nocapture dump_mutations`), for checking against Mesa's own
+/// (`cargo test -p modelrt-ir3 --features dumps --test blob_wave -- --nocapture dump_mutations`), for checking against Mesa's own
 /// disassembler (`tests/mesa_disasm.py`): every accepted word must print as Mesa prints it.
+#[cfg(feature = "dumps")]
 #[test]
-#[ignore]
 fn dump_mutations() {
     let seeds = [
         getone(20),
@@ -298,10 +298,10 @@ fn dump_mutations() {
     }
 }
 
-/// Prints, for every blob vector, whether the loader accepts it (`cargo test --test blob_wave -- --ignored
-/// --nocapture classify_vectors`): the figures of docs/hw/adreno-kgsl-pm4.md §16.10.
+/// Prints, for every blob vector, whether the loader accepts it (`cargo test -p modelrt-ir3 --features dumps --test
+/// blob_wave -- --nocapture classify_vectors`): the figures of docs/hw/adreno-kgsl-pm4.md §16.10.
+#[cfg(feature = "dumps")]
 #[test]
-#[ignore]
 fn classify_vectors() {
     let tsv = include_str!("data/ir3-a6xx-blob-vectors.tsv");
     for line in tsv.lines().filter(|l| !l.starts_with('#')) {
