@@ -136,6 +136,8 @@ impl KgslModel {
             local: d.local,
             wgid_reg: regid(cc0 & 0xFF),
             lid_reg: regid(cc0 >> 24),
+            wgsize_reg: None,
+            wgoffset_reg: None,
             textures: &textures,
             uavs: &uavs,
             shared_bytes: shared,
