@@ -2,7 +2,7 @@
 //! `madsh.u16`): Mesa's compiler never generates them and Mesa's ISA description names them without saying
 //! what they compute, so the semantics here are this project's reading, checked by running openpilot's
 //! Qualcomm-compiled kernels against their own OpenCL C source (docs/hw/adreno-kgsl-pm4.md §16.10).
-use super::instr::{Instr, Op, Op3, Ty};
+use super::instr::{Instr, Op, Op2, Op3, Ty};
 
 /// `sad.s32 d, a, b, c` = a + b + c (wrapping; a `(neg)` source is negated before the sum), `sad.s16` the
 /// same on the (sign-extended) half-register values. Not "sum of absolute differences": Qualcomm's
@@ -36,4 +36,24 @@ pub fn round_executed(ins: &Instr) -> bool {
         }
         _ => false,
     }
+}
+
+/// cat2 with `(ei)` (bit 47, which Mesa prints as `(ei)` and uses only on `bary.f`): on `add.u` Qualcomm's
+/// compiler uses it as a halving add, (a + b) >> 1 computed in 33 bits, to keep the carry of a sum of partial
+/// products (`add.u (ei)t, lo, mid` then `shr.b t, t, 15` = (lo + mid) >> 16 in its 32×32 → 64-bit multiply).
+/// Any other operation with the bit set is refused.
+pub fn op2_ei(op: Op2) -> Result<fn(u32, u32) -> u32, &'static str> {
+    match op {
+        Op2::AddU => Ok(|a, b| ((a as u64 + b as u64) >> 1) as u32),
+        _ => Err("(ei) on this operation is not executed by the interpreter"),
+    }
+}
+
+/// Whether a cat3 operation with a destination of precision `dst_half` reads its sources from full registers
+/// although its opcode is a 16-bit one: `mad.u16` converting to a full destination (the DST_CONV bit). Mesa
+/// prints its sources as half registers, but Qualcomm's compiler feeds it the low 16 bits of full registers
+/// no instruction of the kernel writes as half ones (`mad.u16 r5.y, hc28.y, hr2.w, hr5.y` after
+/// `shr.b r2.w, x, 16` and `shr.b r5.y, p, 16`), and the kernels then match their OpenCL C source (§16.10).
+pub fn widening_mad(op: Op3, dst_half: bool) -> bool {
+    op == Op3::MadU16 && !dst_half
 }
