@@ -9,8 +9,6 @@
 //! argument records' offsets in the constant file, the container's constants at theirs, HLSQ_CS_CNTL_0 =
 //! `0x00ccc0cf` (work-group id r51.w, size r48.x, offset r51.x, local id r0.x). Buffers are placed across a
 //! 4 GiB boundary so the kernels' 64-bit address arithmetic (carry into the high word) is exercised.
-#[path = "qcom_cl/container.rs"]
-mod container;
 #[path = "qcom_cl/reference.rs"]
 mod reference;
 /// The one skip helper of the workspace's tests (qcom cannot depend on `modelrt-tests`).
@@ -18,6 +16,7 @@ mod reference;
 mod skip;
 
 use modelrt_ir3::{self as ir3, GpuMemory, Launch, Program, RunStats};
+use modelrt_qcom::a6xx::cl_container::{ArgKind, ClContainer};
 use std::path::{Path, PathBuf};
 
 /// HLSQ_CS_CNTL_0 as tinygrad's QCOM (CL) path writes it (docs/hw/adreno-kgsl-pm4.md §7 item 11).
@@ -163,33 +162,38 @@ fn inputs(c: &Case, params: &[reference::Param]) -> Vec<Vec<u8>> {
 }
 
 /// Run `c` on the interpreter in CL mode; the buffers are updated in place.
-fn interpret(
-    c: &Case,
-    image: &container::Container,
-    bufs: &mut [Vec<u8>],
-) -> Result<RunStats, String> {
-    let prog = Program::decode(c.name, &image.image)?;
+fn interpret(c: &Case, k: &ClContainer<'_>, bufs: &mut [Vec<u8>]) -> Result<RunStats, String> {
+    if k.name() != c.name {
+        return Err(format!(
+            "the container holds kernel {}, not {}",
+            k.name(),
+            c.name
+        ));
+    }
+    let prog = Program::decode(c.name, k.image())?;
     let mut consts = vec![0u32; 1024];
     let addrs: Vec<u64> = bufs
         .iter()
         .enumerate()
         .map(|(i, b)| address(i, b.len()))
         .collect();
-    if image.arg_dwords.len() != bufs.len() {
+    let args: Vec<_> = k.args().collect();
+    if args.len() != bufs.len() || args.iter().any(|a| a.kind != ArgKind::Buffer) {
         return Err(format!(
             "{} argument records for {} buffers",
-            image.arg_dwords.len(),
+            args.len(),
             bufs.len()
         ));
     }
-    for (&dw, &a) in image.arg_dwords.iter().zip(&addrs) {
-        consts[dw as usize] = a as u32;
-        consts[dw as usize + 1] = (a >> 32) as u32;
+    for a in &args {
+        let (dw, addr) = ((a.offset_bytes / 4) as usize, addrs[a.index as usize]);
+        consts[dw] = addr as u32;
+        consts[dw + 1] = (addr >> 32) as u32;
     }
-    for &(v, byte, size) in &image.consts {
-        let (dw, sh) = ((byte / 4) as usize, (byte % 4) * 8);
-        let mask = if size == 4 { u32::MAX } else { 0xFFFF << sh };
-        consts[dw] = (consts[dw] & !mask) | ((v << sh) & mask);
+    for r in k.consts() {
+        let (dw, sh) = ((r.offset_bytes / 4) as usize, (r.offset_bytes % 4) * 8);
+        let mask = if r.size == 4 { u32::MAX } else { 0xFFFF << sh };
+        consts[dw] = (consts[dw] & !mask) | ((r.value << sh) & mask);
     }
     let reg = |v: u32| Some((v & 0xFF) as u16);
     let launch = Launch {
@@ -224,7 +228,7 @@ fn check(c: &Case) {
     let src = std::fs::read_to_string(file("cl")).unwrap();
     let bin = std::fs::read(file("adreno.bin")).unwrap();
     let params = reference::params(&src).unwrap();
-    let image = container::read(&bin, c.name).unwrap();
+    let image = ClContainer::parse(&bin).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     let start = inputs(c, &params);
 
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("qcom-cl-{}", c.name));
@@ -242,7 +246,7 @@ fn check(c: &Case) {
         "{}: {} work items, {} instructions ({} issues, {} fiber-instructions), {:.2} s on the interpreter",
         c.name,
         items,
-        image.image.len() / 8,
+        image.image().len() / 8,
         stats.issues,
         stats.fiber_instrs,
         secs
