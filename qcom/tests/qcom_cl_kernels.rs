@@ -140,7 +140,7 @@ impl GpuMemory for Mem {
 
 /// Buffer `i`'s address: straddling the 4 GiB boundary `i + 1`, so offsets carry into the high word.
 fn address(i: usize, len: usize) -> u64 {
-    ((i as u64 + 1) << 32) - (len as u64 / 2 & !0xFF)
+    ((i as u64 + 1) << 32) - ((len as u64 / 2) & !0xFF)
 }
 
 /// The initial contents of `c`'s buffers: output 0 filled with 0x5a, `float` ones with the transforms,
