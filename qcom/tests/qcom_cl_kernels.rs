@@ -9,6 +9,8 @@
 //! argument records' offsets in the constant file, the container's constants at theirs, HLSQ_CS_CNTL_0 =
 //! `0x00ccc0cf` (work-group id r51.w, size r48.x, offset r51.x, local id r0.x). Buffers are placed across a
 //! 4 GiB boundary so the kernels' 64-bit address arithmetic (carry into the high word) is exercised.
+#[path = "qcom_cl/kgsl_run.rs"]
+mod kgsl_run;
 #[path = "qcom_cl/reference.rs"]
 mod reference;
 /// The one skip helper of the workspace's tests (qcom cannot depend on `modelrt-tests`).
@@ -216,8 +218,20 @@ fn interpret(c: &Case, k: &ClContainer<'_>, bufs: &mut [Vec<u8>]) -> Result<RunS
     Ok(stats)
 }
 
-/// Run case `c` on both sides and compare every buffer byte for byte.
+/// Which model executes a case: the interpreter directly, or the KGSL model from a CP_RUN_OPENCL stream.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    Interpreter,
+    Kgsl,
+}
+
+/// Run case `c` on the interpreter and compare every buffer byte for byte with the reference.
 fn check(c: &Case) {
+    check_via(c, Via::Interpreter)
+}
+
+/// Run case `c` on the reference and on `via`, and compare every buffer byte for byte.
+fn check_via(c: &Case, via: Via) {
     let Some(clang) = skip::require(
         reference::clang(),
         "no clang-19 (set MODELRT_CLANG) for the OpenCL C reference",
@@ -239,17 +253,29 @@ fn check(c: &Case) {
 
     let mut got = start.clone();
     let t0 = std::time::Instant::now();
-    let stats = interpret(c, &image, &mut got).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    let stats = match via {
+        Via::Interpreter => interpret(c, &image, &mut got),
+        Via::Kgsl => kgsl_run::run(&image, c.groups, c.local, &mut got).map(|s| RunStats {
+            issues: s.issues,
+            fiber_instrs: s.fiber_instrs,
+        }),
+    }
+    .unwrap_or_else(|e| panic!("{}: {e}", c.name));
     let secs = t0.elapsed().as_secs_f64();
     let items: u32 = c.groups.iter().zip(&c.local).map(|(g, l)| g * l).product();
     eprintln!(
-        "{}: {} work items, {} instructions ({} issues, {} fiber-instructions), {:.2} s on the interpreter",
+        "{}: {} work items, {} instructions ({} issues, {} fiber-instructions), {:.2} s on the {}",
         c.name,
         items,
         image.image().len() / 8,
         stats.issues,
         stats.fiber_instrs,
-        secs
+        secs,
+        if via == Via::Kgsl {
+            "KGSL model (CP_RUN_OPENCL)"
+        } else {
+            "interpreter"
+        }
     );
     assert_ne!(want[0], start[0], "{}: the reference wrote nothing", c.name);
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -295,4 +321,38 @@ fn road_merge_e_131072_3() {
 #[test]
 fn driver_y_e_960_480_3() {
     check(&CASES[5]);
+}
+
+/// The road Y warp through the KGSL model: CP_RUN_OPENCL in CL mode, the constant file from the argument region.
+#[test]
+fn kgsl_run_opencl_road_y_e_256_128_4() {
+    check_via(&CASES[0], Via::Kgsl);
+}
+
+/// The road U warp (its 32×32 → 64-bit multiply) through the KGSL model.
+#[test]
+fn kgsl_run_opencl_road_u_e_128_64_4() {
+    check_via(&CASES[1], Via::Kgsl);
+}
+
+/// The merge kernel (two work-group ranges, branches) through the KGSL model.
+#[test]
+fn kgsl_run_opencl_road_merge_e_131072_3() {
+    check_via(&CASES[4], Via::Kgsl);
+}
+
+/// A CP_RUN_OPENCL dispatch programmed in Mesa's mode (SP_MODE_CNTL ISAMMODE_GL with constant demotion) is
+/// refused with the register named, and nothing is written.
+#[test]
+fn kgsl_run_opencl_refuses_mesa_mode_registers() {
+    let c = &CASES[4];
+    let file = |ext: &str| data_dir().join(format!("{}.{}.{ext}", c.file, c.name));
+    let bin = std::fs::read(file("adreno.bin")).unwrap();
+    let k = ClContainer::parse(&bin).unwrap();
+    let src = std::fs::read_to_string(file("cl")).unwrap();
+    let start = inputs(c, &reference::params(&src).unwrap());
+    let mut bufs = start.clone();
+    let e = kgsl_run::run_with(&k, c.groups, c.local, &mut bufs, 0x5).unwrap_err();
+    assert!(e.contains("SP_MODE_CNTL = 0x5, expected 0x2"), "{e}");
+    assert_eq!(bufs, start);
 }
