@@ -38,18 +38,22 @@ struct Case {
     local: [u32; 3],
     /// Contents of each `float` buffer parameter (the 3×3 transforms), in signature order.
     transforms: &'static [[f32; 9]],
+    /// For the warps: the plane sampled (`y`, `u`, `v`) and the output's width and height, for the numpy model.
+    warp: Option<(&'static str, u32, u32)>,
 }
 
 const ROAD: &str = "v0.10.4_warp_1928x1208_tinygrad";
 const DRIVER: &str = "v0.10.4_dm_warp_1928x1208_tinygrad";
 
 /// Affine with a 1.5 and 2.5 scale: every odd output column/row lands exactly half-way between two pixels,
-/// so the kernels' round-half-to-even logic is exercised; the offsets push columns and rows past both edges.
+/// so the kernels' round-half-to-even logic is exercised; the offsets push 5 % of the columns left of the frame
+/// and 21 % of the rows below it.
 const AFFINE: [f32; 9] = [1.5, 0.0, -40.0, 0.0, 2.5, 700.0, 0.0, 0.0, 1.0];
-/// Perspective transforms reaching past the right and bottom edges.
-const PERSPECTIVE: [f32; 9] = [1.4, 0.03, -50.0, -0.02, 1.3, 30.0, 5e-6, 1e-5, 1.0];
-const UV_A: [f32; 9] = [1.5, 0.02, -30.0, 0.01, 1.5, 250.0, 1e-5, 2e-5, 1.0];
-const UV_B: [f32; 9] = [1.0, 2.0, 0.5, 1.0, 1.0, 1.2, 2.0, 0.5, 1.0];
+/// Perspective transforms whose samples fall off every edge of the plane (driver warp: 1.8 % left, 1.5 %
+/// right, 3.3 % above, 5.7 % below; road UV warp, the element-wise product of the two: 1 %, 36 %, 12.5 %, 24 %).
+const PERSPECTIVE: [f32; 9] = [1.4, 0.03, -50.0, -0.02, 1.4, -30.0, 5e-6, 1e-5, 1.0];
+const UV_A: [f32; 9] = [1.5, 0.02, -30.0, 0.01, 1.5, -100.0, 1e-5, 2e-5, 1.0];
+const UV_B: [f32; 9] = [4.0, 2.0, 0.5, 1.0, 5.0, 1.2, 2.0, 0.5, 1.0];
 
 const CASES: [Case; 6] = [
     Case {
@@ -58,6 +62,7 @@ const CASES: [Case; 6] = [
         groups: [8, 32, 1],
         local: [16, 8, 1],
         transforms: &[AFFINE],
+        warp: Some(("y", 512, 256)),
     },
     Case {
         file: ROAD,
@@ -65,6 +70,7 @@ const CASES: [Case; 6] = [
         groups: [16, 1, 1],
         local: [4, 128, 1],
         transforms: &[UV_A, UV_B],
+        warp: Some(("u", 256, 128)),
     },
     Case {
         file: ROAD,
@@ -72,6 +78,7 @@ const CASES: [Case; 6] = [
         groups: [4, 16, 1],
         local: [16, 8, 1],
         transforms: &[UV_A, UV_B],
+        warp: Some(("v", 256, 128)),
     },
     Case {
         file: ROAD,
@@ -79,6 +86,7 @@ const CASES: [Case; 6] = [
         groups: [128, 10, 1],
         local: [256, 1, 1],
         transforms: &[],
+        warp: None,
     },
     Case {
         file: ROAD,
@@ -86,6 +94,7 @@ const CASES: [Case; 6] = [
         groups: [1024, 1, 1],
         local: [128, 1, 1],
         transforms: &[],
+        warp: None,
     },
     Case {
         file: DRIVER,
@@ -93,6 +102,7 @@ const CASES: [Case; 6] = [
         groups: [15, 60, 1],
         local: [32, 16, 1],
         transforms: &[PERSPECTIVE],
+        warp: Some(("y", 1440, 960)),
     },
 ];
 
@@ -291,6 +301,61 @@ fn check_via(c: &Case, via: Via) {
             w[bad[0]]
         );
     }
+    if let (Some(w), Via::Interpreter) = (c.warp, via) {
+        check_warp_model(c, w, &dir, &params, &start, &got[0]);
+    }
+}
+
+/// Compare a warp's output plane with the numpy model of openpilot's warp (`qcom_cl/warp_model.py`), run by
+/// the exporter's Python on the same frame and transforms.
+fn check_warp_model(
+    c: &Case,
+    (plane, w, h): (&str, u32, u32),
+    dir: &Path,
+    params: &[reference::Param],
+    start: &[Vec<u8>],
+    got: &[u8],
+) {
+    let Some(py) = skip::exporter_python() else {
+        return;
+    };
+    let frame = params
+        .iter()
+        .rposition(|p| p.ty == "uchar")
+        .expect("a frame buffer");
+    let mut cmd = std::process::Command::new(py);
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qcom_cl/warp_model.py"))
+        .args([plane.to_string(), w.to_string(), h.to_string()]);
+    let file = |name: String, bytes: &[u8]| {
+        let f = dir.join(name);
+        std::fs::write(&f, bytes).unwrap();
+        f
+    };
+    cmd.arg(file("frame.bin".into(), &start[frame]));
+    let out = dir.join("numpy.bin");
+    cmd.arg(&out);
+    for (i, p) in params.iter().enumerate().filter(|(_, p)| p.ty == "float") {
+        cmd.arg(file(format!("matrix{i}.bin"), &start[i]));
+    }
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "warp_model.py: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want = std::fs::read(out).unwrap();
+    assert_eq!(want.len(), got.len(), "{}: numpy plane size", c.name);
+    let bad = (0..want.len()).filter(|&k| want[k] != got[k]).count();
+    eprintln!(
+        "{}: numpy warp model ({plane} plane, {w}×{h}): {bad} of {} pixels differ",
+        c.name,
+        want.len()
+    );
+    assert_eq!(
+        bad, 0,
+        "{}: pixels differing from the numpy warp model",
+        c.name
+    );
 }
 
 #[test]

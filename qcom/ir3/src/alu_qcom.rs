@@ -1,13 +1,18 @@
-//! The cat3 integer operations that only Qualcomm's own OpenCL compiler emits (`sad.s16`, `sad.s32`,
-//! `madsh.u16`): Mesa's compiler never generates them and Mesa's ISA description names them without saying
-//! what they compute, so the semantics here are this project's reading, checked by running openpilot's
-//! Qualcomm-compiled kernels against their own OpenCL C source (docs/hw/adreno-kgsl-pm4.md §16.10).
+//! cat3 integer operations as Qualcomm's own OpenCL compiler uses them (`sad.s16`/`sad.s32`, `madsh.u16`,
+//! `sel.s16`/`sel.s32`). The tinygrad kernels Mesa compiles for our tests use none of them, and Mesa's ISA
+//! description names them without saying what they compute, so the semantics here are this project's reading,
+//! checked by running openpilot's Qualcomm-compiled kernels against their own OpenCL C source
+//! (docs/hw/adreno-kgsl-pm4.md §16.10).
 use super::instr::{Instr, Op, Op2, Op3, Ty};
 
 /// `sad.s32 d, a, b, c` = a + b + c (wrapping; a `(neg)` source is negated before the sum), `sad.s16` the
 /// same on the (sign-extended) half-register values. Not "sum of absolute differences": Qualcomm's
 /// compiler computes `3·x` as `sad.s32 d, x, x, x` and the high word of a 64-bit address as
 /// `sad.s32 hi, base_hi, (neg)sign, carry` (§16.10).
+///
+/// `sel.s32 d, a, b, c` = b ≥ 0 ? a : c (signed; `sel.s16` on the sign-extended half value), not b ≠ 0 as
+/// `sel.b32`: the source's `(i < 0) ? i + n : i` compiles to `add.s t, i, n; sel.s32 d, i, i, t`, and with a
+/// zero test every i = 0 would read element n (§16.10).
 ///
 /// `madsh.u16 d, a, b, c` = ((a & 0xffff) · (b >> 16)) << 16 + c, the same cross term as `madsh.m16`; the
 /// kernels that use it only ever pass it b = 0 (§16.10), so this operand order is not confirmed by them.
@@ -16,6 +21,13 @@ pub fn op3_i(op: Op3, a: u32, b: u32, c: u32) -> Result<u32, &'static str> {
     Ok(match op {
         Op3::SadS16 | Op3::SadS32 => a.wrapping_add(b).wrapping_add(c),
         Op3::MadshU16 => ((a & 0xFFFF).wrapping_mul(b >> 16) << 16).wrapping_add(c),
+        Op3::SelS16 | Op3::SelS32 => {
+            if b as i32 >= 0 {
+                a
+            } else {
+                c
+            }
+        }
         _ => return Err("operation not executed by the interpreter"),
     })
 }
