@@ -334,7 +334,7 @@ fn check_warp_model(
     cmd.arg(file("frame.bin".into(), &start[frame]));
     let out = dir.join("numpy.bin");
     cmd.arg(&out);
-    for (i, p) in params.iter().enumerate().filter(|(_, p)| p.ty == "float") {
+    for (i, _) in params.iter().enumerate().filter(|(_, p)| p.ty == "float") {
         cmd.arg(file(format!("matrix{i}.bin"), &start[i]));
     }
     let o = cmd.output().unwrap();

@@ -1,8 +1,9 @@
 //! Vectors for the instructions Qualcomm's OpenCL compiler emits that the interpreter executes as described in
 //! docs/hw/adreno-kgsl-pm4.md §16.10. The instruction under test is always a real word taken from openpilot's
-//! Qualcomm-compiled warp kernels (`qcom/testdata/qcom-cl/`, byte offsets in the kernel's image given), surrounded by `mov`s that set its
-//! inputs and `stg`s that store its outputs, assembled here from Mesa's field layout (§16.3). Expected values are
-//! worked out by hand from the semantics §16.10 states, never by running the interpreter.
+//! Qualcomm-compiled warp kernels (`qcom/testdata/qcom-cl/`, byte offsets in the kernel's image given),
+//! surrounded by `mov`s that set its inputs and `stg`s that store its outputs, assembled here from Mesa's field
+//! layout (§16.3). Expected values are worked out by hand from the semantics §16.10 states, never by running the
+//! interpreter.
 use modelrt_ir3::{disasm_word, run, GpuMemory, Launch, Program};
 
 const OUT: u64 = 0x10_0000;
