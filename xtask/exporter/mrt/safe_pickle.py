@@ -50,7 +50,12 @@ ALLOWED = frozenset(
 
 
 class SafePickleError(Exception):
-  """The pickle cannot be read by the restricted reader; str() is one line."""
+  """The pickle cannot be read by the restricted reader; str() is one line. `refused` is the (module, name) the
+  pickle referenced when that was the reason."""
+
+  def __init__(self, msg: str, refused: tuple[str, str] | None = None):
+    super().__init__(msg)
+    self.refused = refused
 
 
 class Record:
@@ -95,7 +100,9 @@ class _Restricted(pickle.Unpickler):
       return bytearray
     t = _TYPES.get((module, name))
     if t is None:
-      raise SafePickleError(f"pickle references {module}.{name}, which the restricted reader does not allow (only tinygrad's own classes)")
+      raise SafePickleError(
+        f"pickle references {module}.{name}, which the restricted reader does not allow (only tinygrad's own classes)", (module, name)
+      )
     return t
 
   def persistent_load(self, pid):
