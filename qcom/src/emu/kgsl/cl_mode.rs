@@ -7,7 +7,7 @@ use crate::a6xx::regs;
 /// SP_MODE_CNTL: ISAMMODE_CL (1) << 1 in CL mode, else the IR3 value.
 pub(super) fn sp_mode_cntl(cl: bool) -> u32 {
     if cl {
-        0x2
+        regs::SP_MODE_CNTL_CL
     } else {
         regs::SP_MODE_CNTL_IR3
     }
@@ -16,7 +16,7 @@ pub(super) fn sp_mode_cntl(cl: bool) -> u32 {
 /// TPL1_MODE_CNTL: ISAMMODE_CL (1) in CL mode, else the IR3 value.
 pub(super) fn tpl1_mode_cntl(cl: bool) -> u32 {
     if cl {
-        0x1
+        regs::TPL1_MODE_CNTL_CL
     } else {
         regs::TPL1_MODE_CNTL_IR3
     }
