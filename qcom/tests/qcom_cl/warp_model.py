@@ -20,6 +20,23 @@ import numpy as np
 WIDTH, HEIGHT, STRIDE, UV_ROW = 1928, 1208, 2048, 1216
 
 
+def warp(frame, m, plane, out_w, out_h):
+  """The OUT_H x OUT_W plane of nearest samples of `plane` (y, u or v) of the NV12 `frame` under the 3x3 `m`."""
+  if plane == "y":
+    w, h, base, step = WIDTH, HEIGHT, 0, 1
+  else:
+    w, h, base, step = WIDTH // 2, HEIGHT // 2, UV_ROW * STRIDE + (plane == "v"), 2
+  m = np.asarray(m, np.float32).reshape(9)
+  x = np.arange(out_w, dtype=np.float32)[None, :].repeat(out_h, 0)
+  y = np.arange(out_h, dtype=np.float32)[:, None].repeat(out_w, 1)
+  px = m[0] * x + m[1] * y + m[2]
+  py = m[3] * x + m[4] * y + m[5]
+  inv = np.float32(1) / (m[6] * x + m[7] * y + m[8])
+  sx = np.clip(np.rint(px * inv), 0, w - 1).astype(np.int64)
+  sy = np.clip(np.rint(py * inv), 0, h - 1).astype(np.int64)
+  return frame[base + sy * STRIDE + sx * step].astype(np.uint8)
+
+
 def main(argv):
   if len(argv) < 7 or argv[1] not in ("y", "u", "v"):
     print("error: usage: warp_model.py y|u|v OUT_W OUT_H FRAME OUT MATRIX...", file=sys.stderr)
@@ -28,19 +45,7 @@ def main(argv):
   m = np.ones(9, np.float32)
   for path in argv[6:]:
     m = m * np.fromfile(path, np.float32)
-  frame = np.fromfile(frame_path, np.uint8)
-  if plane == "y":
-    w, h, base, step = WIDTH, HEIGHT, 0, 1
-  else:
-    w, h, base, step = WIDTH // 2, HEIGHT // 2, UV_ROW * STRIDE + (plane == "v"), 2
-  x = np.arange(out_w, dtype=np.float32)[None, :].repeat(out_h, 0)
-  y = np.arange(out_h, dtype=np.float32)[:, None].repeat(out_w, 1)
-  px = m[0] * x + m[1] * y + m[2]
-  py = m[3] * x + m[4] * y + m[5]
-  inv = np.float32(1) / (m[6] * x + m[7] * y + m[8])
-  sx = np.clip(np.rint(px * inv), 0, w - 1).astype(np.int64)
-  sy = np.clip(np.rint(py * inv), 0, h - 1).astype(np.int64)
-  frame[base + sy * STRIDE + sx * step].astype(np.uint8).tofile(out_path)
+  warp(np.fromfile(frame_path, np.uint8), m, plane, out_w, out_h).tofile(out_path)
   return 0
 
 
