@@ -1,6 +1,6 @@
 //! openpilot's real Qualcomm-compiled kernels (the v0.10.4 road- and driver-camera warps, `DEV=QCOM`) executed
 //! on the IR3 interpreter in CL mode and compared with their own OpenCL C source compiled for the host by
-//! clang (docs/hw/adreno-kgsl-pm4.md §16.10). Each kernel runs its real NDRange (the pickles' global and local
+//! clang (docs/hw/adreno-kgsl-pm4.md §16.11). Each kernel runs its real NDRange (the pickles' global and local
 //! sizes) on real-size buffers — a 1928×1208 NV12 frame (stride 2048) of deterministic pseudo-random bytes,
 //! perspective and affine transforms chosen to reach past every edge of the frame — and every byte of every
 //! buffer must equal the reference's.

@@ -1,6 +1,6 @@
 //! openpilot v0.10.4's two real warp pickles (`DEV=QCOM`, kernels from Qualcomm's compiler;
 //! `qcom/testdata/qcom-cl/`) converted by `cargo xtask convert` and run on `--device qcom-emu` — the KGSL model
-//! executing CP_RUN_OPENCL dispatches in CL mode (docs/hw/adreno-kgsl-pm4.md §16.10) — against numpy models of
+//! executing CP_RUN_OPENCL dispatches in CL mode (docs/hw/adreno-kgsl-pm4.md §16.11) — against numpy models of
 //! openpilot's warp (`qcom/tests/qcom_cl/warp_model.py`, `road_warp_model.py`): every byte of every output equal,
 //! on real-size NV12 frames of pseudo-random content with transforms reaching past the frame's edges.
 use std::path::{Path, PathBuf};

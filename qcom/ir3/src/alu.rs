@@ -201,7 +201,7 @@ pub fn op3_i(op: Op3, a: u32, b: u32, c: u32) -> Result<u32, &'static str> {
         // imadsh_mix16 simplifications rely on, not the order its opcode comment states.
         MadshM16 => ((a & 0xFFFF).wrapping_mul(b >> 16) << 16).wrapping_add(c),
         // Qualcomm's compiler emits these (`sel.s*` selects on the sign); their semantics are ours, checked
-        // against the kernels' OpenCL C source (docs/hw/adreno-kgsl-pm4.md §16.10).
+        // against the kernels' OpenCL C source (docs/hw/adreno-kgsl-pm4.md §16.11).
         MadshU16 | SadS16 | SadS32 | SelS16 | SelS32 => super::alu_qcom::op3_i(op, a, b, c)?,
         SelB16 | SelB32 => {
             if b != 0 {

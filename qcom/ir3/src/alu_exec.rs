@@ -365,7 +365,7 @@ impl Group {
                             })
                         }
                         _ if ins.ei => {
-                            // Qualcomm's `(ei)` on an integer add (docs/hw/adreno-kgsl-pm4.md §16.10).
+                            // Qualcomm's `(ei)` on an integer add (docs/hw/adreno-kgsl-pm4.md §16.11).
                             let f = super::alu_qcom::op2_ei(op)?;
                             out.extend(it.map(|(&x, &y)| emit.raw(V::I(f(x, y)))))
                         }
@@ -386,7 +386,7 @@ impl Group {
                     op, src, neg, full, ..
                 } => {
                     let class = alu::class3(op);
-                    // A 16-bit multiply-add into a full register reads full registers (§16.10).
+                    // A 16-bit multiply-add into a full register reads full registers (§16.11).
                     let full = full || super::alu_qcom::widening_mad(op, half);
                     let rd = Read { full, class };
                     let m = |i: usize| Mods {

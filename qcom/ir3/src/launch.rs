@@ -16,10 +16,10 @@ pub struct Launch<'a> {
     /// First register of the local invocation id (x, y, z), if the kernel reads it.
     pub lid_reg: Option<RegNum>,
     /// First register of the work-group size (x, y, z): HLSQ_CS_CNTL_0's WGSIZECONSTID, which only
-    /// Qualcomm's OpenCL kernels (CL mode) read (docs/hw/adreno-kgsl-pm4.md §16.10).
+    /// Qualcomm's OpenCL kernels (CL mode) read (docs/hw/adreno-kgsl-pm4.md §16.11).
     pub wgsize_reg: Option<RegNum>,
     /// First register of the work-group offset (x, y, z) = work-group id × local size, the global id of the
-    /// group's first work item: HLSQ_CS_CNTL_0's WGOFFSETCONSTID, CL mode only (§16.10).
+    /// group's first work item: HLSQ_CS_CNTL_0's WGOFFSETCONSTID, CL mode only (§16.11).
     pub wgoffset_reg: Option<RegNum>,
     pub textures: &'a [Image],
     pub uavs: &'a [Image],

@@ -1,8 +1,8 @@
 //! Vectors for the instructions Qualcomm's OpenCL compiler emits that the interpreter executes as described in
-//! docs/hw/adreno-kgsl-pm4.md §16.10. The instruction under test is always a real word taken from openpilot's
+//! docs/hw/adreno-kgsl-pm4.md §16.11. The instruction under test is always a real word taken from openpilot's
 //! Qualcomm-compiled warp kernels (`qcom/testdata/qcom-cl/`, byte offsets in the kernel's image given),
 //! surrounded by `mov`s that set its inputs and `stg`s that store its outputs, assembled here from Mesa's field
-//! layout (§16.3). Expected values are worked out by hand from the semantics §16.10 states, never by running the
+//! layout (§16.3). Expected values are worked out by hand from the semantics §16.11 states, never by running the
 //! interpreter.
 use modelrt_ir3::{disasm_word, run, GpuMemory, Launch, Program};
 
@@ -102,7 +102,7 @@ fn dword(mem: &[u8], k: usize) -> u32 {
     u32::from_le_bytes([mem[4 * k], mem[4 * k + 1], mem[4 * k + 2], mem[4 * k + 3]])
 }
 
-/// The kernels' word prints as Mesa prints it (the text the listings in §16.10 quote).
+/// The kernels' word prints as Mesa prints it (the text the listings in §16.11 quote).
 fn word(w: u64, text: &str) -> u64 {
     assert_eq!(disasm_word(w), text);
     w

@@ -1,6 +1,6 @@
 //! One Qualcomm-compiled kernel through the KGSL model's CP_RUN_OPENCL path: GPU objects allocated through the
 //! model's ioctls, the kernel-argument region filled as tinygrad's QCOM (CL) path fills it, and a CL-mode IB
-//! written here from docs/hw/adreno-kgsl-pm4.md §7 with the CL differences of the fact sheet (§16.10): ISAMMODE_CL
+//! written here from docs/hw/adreno-kgsl-pm4.md §7 with the CL differences of the fact sheet (§16.11): ISAMMODE_CL
 //! in SP_MODE_CNTL (0x2) and TPL1_MODE_CNTL (0x1), no CONST_CONFIG_0 write after the NDRANGE block, CP_RUN_OPENCL
 //! with payload 0 instead of CP_EXEC_CS, the shader loaded in ceil(size/128) units.
 use modelrt_qcom::a6xx::cl_container::{ArgKind, ClContainer};

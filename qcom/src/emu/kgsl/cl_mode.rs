@@ -1,5 +1,5 @@
 //! What a CP_RUN_OPENCL dispatch (a kernel from Qualcomm's OpenCL compiler, tinygrad's QCOM CL path) must find
-//! programmed where it differs from a CP_EXEC_CS one (docs/hw/adreno-kgsl-pm4.md §7, §16.10): ISAMMODE_CL in
+//! programmed where it differs from a CP_EXEC_CS one (docs/hw/adreno-kgsl-pm4.md §7, §16.11): ISAMMODE_CL in
 //! SP_MODE_CNTL (without constant demotion) and TPL1_MODE_CNTL, and SP_CS_CONST_CONFIG_0 as the NDRANGE block
 //! left it — work-group id, size and offset registers and the local id, all four used by the kernels.
 use crate::a6xx::regs;

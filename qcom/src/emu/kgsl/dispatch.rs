@@ -21,7 +21,7 @@ pub struct Dispatch {
     pub samplers: Vec<[u32; 4]>,
     pub cs_cntl_0: u32,
     pub const_config_0: u32,
-    /// Launched by CP_RUN_OPENCL (a Qualcomm-compiled kernel in CL mode, §16.10) instead of CP_EXEC_CS.
+    /// Launched by CP_RUN_OPENCL (a Qualcomm-compiled kernel in CL mode, §16.11) instead of CP_EXEC_CS.
     pub cl: bool,
 }
 

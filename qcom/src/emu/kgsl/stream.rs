@@ -169,7 +169,7 @@ impl KgslModel {
                                     d[0]
                                 ));
                             }
-                            // CP_RUN_OPENCL carries no group counts: they are SP_CS_KERNEL_GROUP_X/Y/Z (§16.10).
+                            // CP_RUN_OPENCL carries no group counts: they are SP_CS_KERNEL_GROUP_X/Y/Z (§16.11).
                             let groups = if cl {
                                 [0, 1, 2].map(|i| self.r(regs::SP_CS_KERNEL_GROUP_X + i))
                             } else {
