@@ -248,4 +248,8 @@ pub enum KernelMeta<'a> {
     #[serde(borrow)]
     Ir3(Ir3KernelMeta<'a>),
     Amd(AmdKernelMeta),
+    /// A kernel from Qualcomm's own OpenCL compiler (tinygrad `DEV=QCOM`, bundle format 2.1): the kernel's binary is
+    /// the whole Qualcomm container and the Adreno device reads the launch layout from it when it loads the kernel
+    /// (docs/hw/adreno-kgsl-pm4.md §9.1, §18).
+    QcomCl,
 }

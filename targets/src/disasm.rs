@@ -193,6 +193,17 @@ pub fn bundle_listing(
                     .collect();
                 (k.binary.len(), a6xx_lines(&words))
             }
+            (Isa::A6xx, KernelMeta::QcomCl) => {
+                // Qualcomm's container: list the instructions it holds (docs/hw/adreno-kgsl-pm4.md §9.1).
+                let c = modelrt_qcom::a6xx::cl_container::ClContainer::parse(k.binary)
+                    .map_err(|e| what(e.to_string()))?;
+                let words: Vec<u64> = c
+                    .image()
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+                    .collect();
+                (c.image().len(), a6xx_lines(&words))
+            }
             (Isa::Gfx1100, KernelMeta::Amd(_)) => {
                 let text = elf_text(k.binary).map_err(what)?;
                 let words: Vec<u32> = text

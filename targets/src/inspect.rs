@@ -5,6 +5,8 @@
 //!   base (all relocations known and in range), and exports the entry symbol.
 //! - IR3 (Adreno): the ISA length equals the metadata's `image_size`, is a whole number of 64-bit
 //!   a6xx instructions, and the const/texture metadata is self-consistent.
+//! - Qualcomm CL (Adreno, `DEV=QCOM`): the kernel container parses field by field
+//!   (`modelrt_qcom::a6xx::cl_container`).
 //! - AMD: an ELF64 `ET_REL` for `EM_AMDGPU` whose `e_flags` machine matches the bundle's gfx target,
 //!   with the entry symbol in `.text`, a 64-byte `<entry>.kd` kernel descriptor in `.rodata`, and a
 //!   kernarg segment large enough for the parameters.
@@ -112,6 +114,10 @@ pub fn check_kernels(bundle: &Bundle<'_>) -> Result<KernelCheck, String> {
                         m.fregs, m.hregs
                     )));
                 }
+            }
+            (Target::Adreno { .. }, KernelMeta::QcomCl) => {
+                modelrt_qcom::a6xx::cl_container::ClContainer::parse(k.binary)
+                    .map_err(|e| what(e.to_string()))?;
             }
             (Target::Amd { gfx }, KernelMeta::Amd(m)) => {
                 check_amd(k.binary, k.entry, *gfx, m, &k.params).map_err(what)?

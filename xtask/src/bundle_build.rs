@@ -130,6 +130,7 @@ fn kernel<'a>(man: &'a Manifest, k: &'a m::Kernel) -> Result<KernelDesc<'a>> {
                 .into_iter()
                 .collect::<heapless::Vec<u8, 32>>(),
         }),
+        m::KernelMeta::QcomCl {} => KernelMeta::QcomCl,
         m::KernelMeta::Amd(a) => KernelMeta::Amd(AmdKernelMeta {
             descriptor_offset: u32_of(a.descriptor_offset, "descriptor offset")?,
             entry_offset: u32_of(a.entry_offset, "entry offset")?,

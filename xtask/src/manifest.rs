@@ -185,6 +185,9 @@ pub enum KernelMeta {
     Cpu(CpuMeta),
     Ir3(Ir3Meta),
     Amd(AmdMeta),
+    /// A Qualcomm-compiled kernel (`DEV=QCOM` pickles): the binary blob is the whole Qualcomm container, which carries
+    /// its own layout (docs/hw/adreno-kgsl-pm4.md §9.1). JSON: `{"qcomcl": {}}`.
+    QcomCl {},
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -463,6 +466,7 @@ impl Manifest {
             (&self.target, &k.meta),
             (Target::Cpu { .. }, KernelMeta::Cpu(_))
                 | (Target::Adreno { .. }, KernelMeta::Ir3(_))
+                | (Target::Adreno { .. }, KernelMeta::QcomCl {})
                 | (Target::Amd { .. }, KernelMeta::Amd(_))
                 | (
                     Target::Hexagon { .. },

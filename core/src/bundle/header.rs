@@ -31,7 +31,7 @@ pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
 /// Format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 0;
+pub const FORMAT_MINOR: u16 = 1;
 /// Length of the fixed header this crate writes.
 pub const HEADER_LEN: usize = 64;
 /// The previous major version, still read: its header is [`LEGACY_HEADER_LEN`] bytes without a CRC.
@@ -47,7 +47,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.0
+pub const SCHEMA: &str = "modelrt bundle 2.1
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -58,7 +58,7 @@ DType{F32,F16,BF16,F64,I8,U8,I16,U16,I32,U32,I64,U64,Bool}
 KernelDesc{name:str,entry:str,binary:bytes,source:Option<str>,params:Vec<ParamDesc;64>,meta:KernelMeta}
 ParamDesc{kind:ParamKind{Buffer,Image{height:u32,width:u32},CoreId,Var},dtype:DType}
 KernelMeta=Cpu{threads:u32}|Ir3{image_size,fregs,hregs,branchstack,pvtmem,shmem,wgid,lid,wgsz,buf_off,imm_off:u32,immediates:bytes,tex_cnt,ibo_cnt:u32,tex_to_image:Vec<u8;32>}\
-|Amd{descriptor_offset,entry_offset,group_segment_fixed_size,private_segment_fixed_size,kernarg_size,compute_pgm_rsrc1,compute_pgm_rsrc2,compute_pgm_rsrc3:u32,kernel_code_properties:u16,wavefront_size:u8,sgpr_count,vgpr_count:u16}
+|Amd{descriptor_offset,entry_offset,group_segment_fixed_size,private_segment_fixed_size,kernarg_size,compute_pgm_rsrc1,compute_pgm_rsrc2,compute_pgm_rsrc3:u32,kernel_code_properties:u16,wavefront_size:u8,sgpr_count,vgpr_count:u16}|QcomCl
 Step=Launch{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3]}|Copy{dst:BufRef,src:BufRef,size:u64}
 ArgRef=Buffer{buffer:u32,offset:u64,size:u64}|Int(i32)
 BufRef{buffer:u32,offset:u64}
@@ -251,17 +251,20 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0xe4c9_dfb3_b04b_4174);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.0"));
+        assert_eq!(SCHEMA_HASH, 0x701a_a52a_3565_304a);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.1"));
     }
 
     #[test]
     fn legacy_schema_hash_is_the_same_body_schema_as_1_0() {
         // Format 1.0's schema text is today's with the first line `modelrt bundle 1.0`; its hash is the
         // value format 1.0 files carry (core/tests/fixtures/format-1.0.mrt, bytes 16..24).
+        // Format 2.1 only appended the `QcomCl` kernel-metadata variant (evolution rule 3).
         let first = SCHEMA.find('\n').unwrap();
+        let body_2_0 = SCHEMA[first..].replace("|QcomCl\n", "\n");
+        assert_eq!(body_2_0.len() + "|QcomCl".len(), SCHEMA.len() - first);
         let h = fnv1a64(FNV_OFFSET, b"modelrt bundle 1.0");
-        assert_eq!(fnv1a64(h, &SCHEMA.as_bytes()[first..]), LEGACY_SCHEMA_HASH);
+        assert_eq!(fnv1a64(h, body_2_0.as_bytes()), LEGACY_SCHEMA_HASH);
     }
 
     #[test]

@@ -35,6 +35,8 @@
 //! - 1.0: 56-byte header without a header CRC. Still read (see `header`); no longer written.
 //! - 2.0: 64-byte header ending in a header CRC-32, so a damaged header reads as corruption rather
 //!   than as a truncated file or a newer version. The body is unchanged.
+//! - 2.1: `KernelMeta::QcomCl` appended: an Adreno kernel from Qualcomm's OpenCL compiler whose binary is the
+//!   whole Qualcomm container (docs/hw/adreno-kgsl-pm4.md §9.1). 2.0 files read unchanged.
 //!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;

@@ -193,6 +193,8 @@ fn check_meta(
                 ));
             }
         }
+        // The Qualcomm container is parsed (every field checked) when the Adreno device loads the kernel.
+        (Target::Adreno { .. }, KernelMeta::QcomCl) => {}
         // A Hexagon kernel is a DSP shared object run on one hardware thread: CPU meta with 1 thread.
         (Target::Hexagon { .. }, KernelMeta::Cpu(m)) => {
             if m.threads != 1 {

@@ -9,6 +9,7 @@
 //! local atomics), `blob_decode_wave` with `blob_wave` (the 64-fiber wave model and the wave-level instructions),
 //! `blob_atomic` (local inc/dec/cmpxchg, global atomics), `blob_ibo` (`resinfo`, 1-D `ldib`) and `blob_sam`
 //! (`sam` under its sampler descriptor),
+//! `alu_qcom` (the cat3 integer operations only Qualcomm's compiler emits: `sad`, `madsh.u16`),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
 //! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
@@ -21,6 +22,7 @@
 
 pub mod alu;
 mod alu_exec;
+mod alu_qcom;
 mod blob;
 mod blob_atomic;
 mod blob_decode;

@@ -1,5 +1,7 @@
-//! Per-kernel launch layout derived once from [`Ir3KernelMeta`] (docs/hw/adreno-kgsl-pm4.md §7.1, §8, §8.5): register footprints,
-//! private-memory sizes, argument-region offsets and launch limits.
+//! Per-kernel launch layout derived once from [`Ir3KernelMeta`] (docs/hw/adreno-kgsl-pm4.md §7.1, §8, §8.5) or from a
+//! Qualcomm CL container ([`KernelLayout::from_cl`], §9.1, §18): register footprints, private-memory sizes,
+//! argument-region offsets and launch limits.
+use super::cl_container::{ArgKind, ClContainer};
 use modelrt_hal::target::Ir3KernelMeta;
 
 /// Bytes of the constant file at the start of the args region (c0…c127).
@@ -103,6 +105,10 @@ pub struct KernelLayout {
     pub args_size: u32,
     /// Largest `prod(local)` the register footprint allows.
     pub max_threads: u32,
+    /// A Qualcomm-compiled kernel: CL-mode stream (docs/hw/adreno-kgsl-pm4.md §18) and CL argument placement.
+    pub cl: bool,
+    /// First executed dword (CL containers; 0 for IR3), written to SP_CS_PROGRAM_COUNTER_OFFSET.
+    pub prg_offset: u32,
 }
 
 const fn round_up(x: u64, a: u64) -> u64 {
@@ -196,6 +202,62 @@ impl KernelLayout {
                 256,
             ) as u32,
             max_threads: (((384 * 32) / (footprint * 128)) * 128).min(1024),
+            cl: false,
+            prg_offset: 0,
+        })
+    }
+
+    /// The layout of a Qualcomm-compiled kernel, read from its container as tinygrad's `QCOMProgram` does for
+    /// `DEV=QCOM` (docs/hw/adreno-kgsl-pm4.md §18): IBO descriptors first at 2048, then textures, then samplers (one
+    /// more than the container declares); no work-group registers (the CL compiler's code finds its ids itself).
+    pub fn from_cl(c: &ClContainer<'_>) -> Result<Self, LayoutError> {
+        let tex_cnt = c.count(ArgKind::Texture);
+        let ibo_cnt = c.count(ArgKind::Ibo);
+        if tex_cnt > MAX_TEXTURES {
+            return Err(LayoutError::BadTextureCount {
+                tex_cnt,
+                mapped: tex_cnt as usize,
+            });
+        }
+        if ibo_cnt > 0x3F {
+            return Err(LayoutError::BadUavCount(ibo_cnt));
+        }
+        // The container parser bounds fregs/hregs/branch stack (6 bits), pvtmem (64 KiB), shmem (32 KiB).
+        let pvt_rounded = round_up(c.pvtmem as u64, 512);
+        let pvt_per_item = (pvt_rounded >> 9) as u32;
+        let hw_stack_offset =
+            round_up(pvt_rounded.max(1).next_power_of_two() * 128 * 16, 0x1000) as u32;
+        let samp_cnt = if c.samplers > 0 { c.samplers + 1 } else { 0 };
+        let desc = (tex_cnt + ibo_cnt) * DESC_BYTES;
+        let footprint = (c.fregs + c.hregs.div_ceil(2)).max(1);
+        Ok(KernelLayout {
+            image_size: c.image_size,
+            instr_units: c.image_size.div_ceil(128),
+            fregs: c.fregs,
+            hregs: c.hregs,
+            branchstack: c.branchstack,
+            shared_size: (c.shmem.saturating_sub(1) / 1024).max(1),
+            pvt_per_item,
+            pvt_total: pvt_per_item * 128 * 2,
+            hw_stack_offset,
+            wgid: REGID_UNUSED,
+            lid: REGID_UNUSED,
+            wgsz: REGID_UNUSED,
+            buf_off: 0,
+            imm_off: 0,
+            tex_cnt,
+            ibo_cnt,
+            samp_cnt,
+            ibo_off: CONST_FILE_BYTES,
+            tex_off: CONST_FILE_BYTES + DESC_BYTES * ibo_cnt,
+            samp_off: CONST_FILE_BYTES + desc,
+            args_size: round_up(
+                (CONST_FILE_BYTES + desc + samp_cnt * SAMPLER_BYTES) as u64,
+                256,
+            ) as u32,
+            max_threads: (((384 * 32) / (footprint * 128)) * 128).min(1024),
+            cl: true,
+            prg_offset: c.prg_offset,
         })
     }
 

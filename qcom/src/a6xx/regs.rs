@@ -37,6 +37,11 @@ pub const UPDATE_CS_STATE_UAV: u32 = 0x60;
 pub const SP_MODE_CNTL_IR3: u32 = 0x5;
 /// TPL1_MODE_CNTL for the IR3 path: ISAMMODE_GL.
 pub const TPL1_MODE_CNTL_IR3: u32 = 0x2;
+/// SP_MODE_CNTL for a Qualcomm-compiled (CL) kernel: ISAMMODE_CL(1)<<1, no constant demotion
+/// (docs/hw/adreno-kgsl-pm4.md §18).
+pub const SP_MODE_CNTL_CL: u32 = 0x2;
+/// TPL1_MODE_CNTL for a CL kernel: ISAMMODE_CL.
+pub const TPL1_MODE_CNTL_CL: u32 = 0x1;
 /// SP_PERFCTR_SHADER_MASK CS bit.
 pub const PERFCTR_CS: u32 = 0x20;
 /// SP_CS_CONST_CONFIG_0 value tinygrad writes inside the NDRANGE block (overwritten later on the IR3 path).

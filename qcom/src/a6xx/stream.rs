@@ -98,6 +98,9 @@ pub mod size {
     pub const SIGNAL: usize = 11;
     /// `exec` without images.
     pub const EXEC_BASE: usize = 76;
+    /// `exec` of a CL kernel without images: no SP_CS_CONST_CONFIG_0 write (3 dwords), CP_RUN_OPENCL (2) instead of
+    /// CP_EXEC_CS (5).
+    pub const EXEC_BASE_CL: usize = 70;
     pub const EXEC_SAMPLERS: usize = 10;
     pub const EXEC_TEXTURES: usize = 7;
     pub const EXEC_UAVS: usize = 7;
@@ -170,8 +173,9 @@ pub struct DispatchAddrs {
     pub flush: (u64, u32),
 }
 
-/// `exec(prg, args, G, L)` for an IR3 kernel: the 24-step sequence of docs/hw/adreno-kgsl-pm4.md §7. The caller has checked the launch
-/// with [`KernelLayout::check_launch`].
+/// `exec(prg, args, G, L)`: the 24-step sequence of docs/hw/adreno-kgsl-pm4.md §7 for an IR3 kernel, or its CL-mode
+/// form (§18) for a Qualcomm-compiled one (`k.cl`): ISAMMODE_CL, the program offset, no SP_CS_CONST_CONFIG_0, and
+/// CP_RUN_OPENCL instead of CP_EXEC_CS. The caller has checked the launch with [`KernelLayout::check_launch`].
 pub fn exec<S: Sink + ?Sized>(
     s: &mut S,
     k: &KernelLayout,
@@ -184,9 +188,14 @@ pub fn exec<S: Sink + ?Sized>(
     reg(s, regs::SP_UPDATE_CNTL, &[0])?;
     reg(s, regs::SP_CS_TSIZE, &[0x80])?;
     reg(s, regs::SP_CS_USIZE, &[0x40])?;
-    reg(s, regs::SP_MODE_CNTL, &[regs::SP_MODE_CNTL_IR3])?;
+    let (sp_mode, tpl1_mode) = if k.cl {
+        (regs::SP_MODE_CNTL_CL, regs::TPL1_MODE_CNTL_CL)
+    } else {
+        (regs::SP_MODE_CNTL_IR3, regs::TPL1_MODE_CNTL_IR3)
+    };
+    reg(s, regs::SP_MODE_CNTL, &[sp_mode])?;
     reg(s, regs::SP_PERFCTR_SHADER_MASK, &[regs::PERFCTR_CS])?;
-    reg(s, regs::TPL1_MODE_CNTL, &[regs::TPL1_MODE_CNTL_IR3])?;
+    reg(s, regs::TPL1_MODE_CNTL, &[tpl1_mode])?;
     reg(s, regs::TPL1_DBG_ECO_CNTL, &[0])?;
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
     let [gx, gy, gz] = global;
@@ -218,7 +227,7 @@ pub fn exec<S: Sink + ?Sized>(
             cntl0,
             regs::CS_CNTL_1_CONSTLEN_256 | k.shared_size,
             0,
-            0,
+            k.prg_offset,
             lo(a.lib),
             hi(a.lib),
             k.pvt_per_item,
@@ -270,32 +279,37 @@ pub fn exec<S: Sink + ?Sized>(
         regs::SP_CS_CONFIG,
         &[regs::CS_CONFIG_ENABLED | k.tex_cnt << 9 | k.samp_cnt << 17 | k.ibo_cnt << 22],
     )?;
-    reg(
-        s,
-        regs::SP_CS_CONST_CONFIG_0,
-        &[
-            k.wgid | k.wgsz << 8 | regs::REGID_UNUSED << 16 | k.lid << 24,
-            regs::REGID_UNUSED,
-        ],
-    )?;
-    cmd(s, op::CP_EXEC_CS, &[0, gx, gy, gz])?;
+    if k.cl {
+        cmd(s, op::CP_RUN_OPENCL, &[0])?;
+    } else {
+        reg(
+            s,
+            regs::SP_CS_CONST_CONFIG_0,
+            &[
+                k.wgid | k.wgsz << 8 | regs::REGID_UNUSED << 16 | k.lid << 24,
+                regs::REGID_UNUSED,
+            ],
+        )?;
+        cmd(s, op::CP_EXEC_CS, &[0, gx, gy, gz])?;
+    }
     flush_ts(s, a.flush.0, a.flush.1)
 }
 
 /// Dwords `exec` emits for `k` (docs/hw/adreno-kgsl-pm4.md §7 sizes).
 pub fn exec_len(k: &KernelLayout) -> usize {
-    size::EXEC_BASE
-        + if k.samp_cnt > 0 {
-            size::EXEC_SAMPLERS
-        } else {
-            0
-        }
-        + if k.tex_cnt > 0 {
-            size::EXEC_TEXTURES
-        } else {
-            0
-        }
-        + if k.ibo_cnt > 0 { size::EXEC_UAVS } else { 0 }
+    (if k.cl {
+        size::EXEC_BASE_CL
+    } else {
+        size::EXEC_BASE
+    }) + if k.samp_cnt > 0 {
+        size::EXEC_SAMPLERS
+    } else {
+        0
+    } + if k.tex_cnt > 0 {
+        size::EXEC_TEXTURES
+    } else {
+        0
+    } + if k.ibo_cnt > 0 { size::EXEC_UAVS } else { 0 }
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 use super::queue::{Patch, Segment};
 use super::PROGRESS_OFF;
 use super::{kern_err, AdrenoDevice, AdrenoError, AdrenoQueue, LoadedKernel, Shared};
+use crate::a6xx::cl_args::ClArgs;
+use crate::a6xx::cl_container::{ArgKind, ClContainer};
 use crate::a6xx::layout::KernelLayout;
 use crate::kgsl::{abi, alloc_obj, CommandObject, KgslError, KgslIo};
 use modelrt_hal::device::{Device, KernelId, KernelImage, SubmitTiming};
-use modelrt_hal::target::{KernelMeta, Target};
+use modelrt_hal::target::{KernelMeta, ParamDesc, ParamKind, Target};
 use std::rc::Rc;
 
 impl<K: KgslIo> Device for AdrenoDevice<K> {
@@ -51,26 +53,46 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
     }
 
     fn load_kernel(&mut self, kernel: &KernelImage<'_>) -> Result<KernelId, AdrenoError> {
-        let KernelMeta::Ir3(meta) = kernel.meta else {
-            return Err(kern_err(
-                kernel.name,
-                "metadata is not IR3 (Adreno bundles carry Ir3KernelMeta)",
-            ));
-        };
-        let layout = KernelLayout::new(meta).map_err(|e| kern_err(kernel.name, e))?;
-        if kernel.binary.len() != meta.image_size as usize {
-            return Err(kern_err(
-                kernel.name,
-                format_args!(
-                    "ISA is {} bytes, metadata says {}",
-                    kernel.binary.len(),
-                    meta.image_size
-                ),
-            ));
-        }
+        let (layout, image, immediates, tex_to_image, cl): (_, &[u8], &[u8], &[u8], _) =
+            match kernel.meta {
+                KernelMeta::Ir3(meta) => {
+                    let layout = KernelLayout::new(meta).map_err(|e| kern_err(kernel.name, e))?;
+                    if kernel.binary.len() != meta.image_size as usize {
+                        return Err(kern_err(
+                            kernel.name,
+                            format_args!(
+                                "ISA is {} bytes, metadata says {}",
+                                kernel.binary.len(),
+                                meta.image_size
+                            ),
+                        ));
+                    }
+                    (
+                        layout,
+                        kernel.binary,
+                        meta.immediates,
+                        &meta.tex_to_image[..],
+                        None,
+                    )
+                }
+                KernelMeta::QcomCl => {
+                    // docs/hw/adreno-kgsl-pm4.md §9.1, §18: the container carries the layout; only its image is loaded.
+                    let c =
+                        ClContainer::parse(kernel.binary).map_err(|e| kern_err(kernel.name, e))?;
+                    let layout = KernelLayout::from_cl(&c).map_err(|e| kern_err(kernel.name, e))?;
+                    check_cl_params(&c, kernel.params).map_err(|e| kern_err(kernel.name, e))?;
+                    (layout, c.image(), &[][..], &[][..], Some(ClArgs::of(&c)))
+                }
+                _ => {
+                    return Err(kern_err(
+                        kernel.name,
+                        "metadata is not IR3 or Qualcomm CL (Adreno bundles carry one of them)",
+                    ))
+                }
+            };
         let mut s = self.sh.borrow_mut();
-        let lib = alloc_obj(&mut s.k, kernel.binary.len() as u64)?;
-        lib.write(0, kernel.binary)?;
+        let lib = alloc_obj(&mut s.k, image.len() as u64)?;
+        lib.write(0, image)?;
         s.k.label_shader(lib.gpu_addr(), kernel.name);
         let need_stack = layout.hw_stack_offset as u64 * 4;
         if s.stack.as_ref().is_none_or(|st| st.size() < need_stack) {
@@ -85,8 +107,9 @@ impl<K: KgslIo> Device for AdrenoDevice<K> {
             layout,
             lib,
             params: kernel.params.to_vec(),
-            immediates: meta.immediates.to_vec(),
-            tex_to_image: meta.tex_to_image.to_vec(),
+            immediates: immediates.to_vec(),
+            tex_to_image: tex_to_image.to_vec(),
+            cl,
         });
         Ok(KernelId(id))
     }
@@ -205,4 +228,24 @@ fn wait_retired<K: KgslIo>(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// A CL kernel's parameters must match its container: one buffer/scalar record per buffer or int parameter, one
+/// image record (texture or IBO) per image parameter.
+fn check_cl_params(c: &ClContainer<'_>, params: &[ParamDesc]) -> Result<(), String> {
+    let images = params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Image { .. }))
+        .count() as u32;
+    let plain = params.len() as u32 - images;
+    let (bufs, imgs) = (
+        c.count(ArgKind::Buffer),
+        c.count(ArgKind::Texture) + c.count(ArgKind::Ibo),
+    );
+    if bufs != plain || imgs != images {
+        return Err(format!(
+            "the container has {bufs} buffer and {imgs} image arguments, the bundle lists {plain} and {images}"
+        ));
+    }
+    Ok(())
 }

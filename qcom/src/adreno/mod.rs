@@ -71,6 +71,8 @@ struct LoadedKernel {
     params: Vec<ParamDesc>,
     immediates: Vec<u8>,
     tex_to_image: Vec<u8>,
+    /// Constants and argument offsets of a Qualcomm-compiled kernel (None for IR3).
+    cl: Option<crate::a6xx::cl_args::ClArgs>,
 }
 
 struct Shared<K: KgslIo> {

@@ -2,6 +2,7 @@
 //! timestamps, CPU copies) into a GPU object at load time, with the timeline values left to patch at submit.
 use super::{check_arena_range, kern_err, AdrenoError, Shared, PROGRESS_OFF};
 use crate::a6xx::args::{self, GpuArg, SlotKind};
+use crate::a6xx::cl_args;
 use crate::a6xx::layout::CONST_LOAD_BYTES;
 use crate::a6xx::stream::{self, DispatchAddrs};
 use crate::kgsl::{alloc_obj, free_obj, CommandObject, GpuObj, KgslIo};
@@ -236,15 +237,18 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
         let slots = {
             let s = self.sh.borrow();
             let k = &s.kernels[kernel.0 as usize];
-            args::fill(
-                &layout,
-                &k.immediates,
-                &k.tex_to_image,
-                &k.params,
-                &gargs,
-                local,
-                &mut self.scratch,
-            )
+            match &k.cl {
+                Some(cl) => cl_args::fill_cl(&layout, cl, &k.params, &gargs, &mut self.scratch),
+                None => args::fill(
+                    &layout,
+                    &k.immediates,
+                    &k.tex_to_image,
+                    &k.params,
+                    &gargs,
+                    local,
+                    &mut self.scratch,
+                ),
+            }
             .map_err(|e| kern_err(&name, e))?
         };
         let region_va = self.args_chunks[chunk as usize].gpu_addr() + at;

@@ -15,8 +15,11 @@ Pickles have no init phase: compile3 already ran the one-time kernels, their res
 
 Supported kernel formats (inferred from the kernels, not from flags): CPU CLANG ELF objects (x86-64 / aarch64), AMD
 gfx1100/gfx1201 code objects, and QCOM Mesa IR3 (`DEV=QCOM:IR3`, fp32 or IMAGE=1 FLOAT16=1) -> adreno-a630 with the same
-decoded IR3 metadata as the ONNX path. Refused with a one-line reason: Qualcomm CL (QCOMCL, tinygrad's default QCOM
-renderer) kernels, NULL-device pickles (no weight bytes), multi-device pickles, other tinygrad versions.
+decoded IR3 metadata as the ONNX path. Pickles whose kernels came from Qualcomm's own compiler (`DEV=QCOM`, tinygrad's
+default QCOM renderer) in tinygrad's 0.12 layout — openpilot's warp pickles — are read first, without running any of
+their code, by mrt/safe_pickle.py and converted by mrt/qcom_cl.py (adreno-a630, Qualcomm containers kept as they
+are). Refused with a one-line reason: tinygrad 0.14 pickles with Qualcomm CL kernels, NULL-device pickles (no weight
+bytes), multi-device pickles, other tinygrad versions.
 """
 
 import hashlib
@@ -208,8 +211,8 @@ def _target_from_kernels(calls, device: str):
   src = p0.src[2].arg if isinstance(p0.src[2].arg, str) else ""
   if "__kernel" in src:
     raise ExportError(
-      "the pickle holds Qualcomm CL (QCOMCL) kernels, which manifest format 1 does not describe; "
-      "compile the ONNX model with --target adreno-a630 (mesa ir3) instead"
+      "the pickle holds Qualcomm CL (QCOMCL) kernels in tinygrad 0.14's layout, which is not supported (only the 0.12 "
+      "layout of openpilot's DEV=QCOM pickles is); compile the ONNX model with --target adreno-a630 (mesa ir3) instead"
     )
   if device.split(":")[0] in ("QCOM", "NULL"):
     mrt_meta._check_mesa_layout()
@@ -235,6 +238,31 @@ def _warn_zero_weights(buffers: list, blobs: dict, log):
     )
 
 
+def _qcom_cl_pickle(path: str, opcodes: bytes, bufs, out_dir: str, log) -> bool:
+  """Convert a Qualcomm-compiled (DEV=QCOM) pickle with the restricted reader; False when it is not one. A pickle
+  naming anything but tinygrad classes, bytearray or numpy's array helpers is refused here with one line."""
+  from mrt import qcom_cl, safe_pickle
+
+  try:
+    records = safe_pickle.loads(opcodes, iter(bufs) if bufs is not None else None)
+  except safe_pickle.SafePickleError as e:
+    ref = e.refused
+    later = ref is not None and (
+      ref[0].startswith("tinygrad") or ref in ALLOWED_NUMPY or (ref[0] == "builtins" and ref[1] in ALLOWED_BUILTINS)
+    )
+    if not later:
+      raise ExportError(str(e)) from None
+    return False  # a name only the tinygrad 0.14 loader below handles (numpy arrays, sets, 0.14 classes)
+  if not qcom_cl.is_qcom_cl(records):
+    return False
+  from mrt.export import write_out
+
+  manifest, blobs = qcom_cl.convert(records, qcom_cl.sha256_of(path), log)
+  write_out(out_dir, manifest, blobs)
+  log(f"{len(manifest['kernels'])} kernels, {len(manifest['ops'])} run ops, {len(manifest['buffers'])} buffers")
+  return True
+
+
 def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   from importlib.metadata import version
 
@@ -246,6 +274,8 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
     f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
     + (f", {len(bufs)} out-of-band buffers" if bufs is not None else "")
   )
+  if _qcom_cl_pickle(path, opcodes, bufs, out_dir, log):
+    return
   _check_version(*_probe(opcodes, bufs))
   from tinygrad.engine.jit import CapturedJit, _TinyJit
   from tinygrad.engine.realize import get_call_arg_uops

@@ -214,6 +214,8 @@ pub fn exec_tex(
         textures,
         uavs,
         samplers,
+        wgsize_reg: None,
+        wgoffset_reg: None,
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;

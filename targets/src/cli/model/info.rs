@@ -157,6 +157,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
                     "kernarg {} B, lds {} B, wave{}",
                     m.kernarg_size, m.group_segment_fixed_size, m.wavefront_size
                 ),
+                KernelMeta::QcomCl => "Qualcomm CL container".to_string(),
             };
             outln!(
                 "  [{i:3}] {:40} {:7} B  {} params  {meta}",
