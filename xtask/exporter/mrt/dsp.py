@@ -288,6 +288,12 @@ def kernel_library(obj: bytes, name: str) -> bytes:
   return lib
 
 
+def compile_device(src: str, name: str) -> bytes:
+  """Device C -> the kernel's Hexagon v65 shared object, through the same object and link a bundle's kernels get
+  (helper linked hidden; only HAP_* imports)."""
+  return kernel_library(kernel_object(src, name), name)
+
+
 def _dispatcher(n: int) -> str:
   """C for `mrt_call(k, …)`: kernel k's renamed FastRPC wrapper (an if-chain compiled without jump tables, so the
   library needs no data relocations beyond the kernels' own)."""
