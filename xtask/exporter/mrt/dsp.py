@@ -26,7 +26,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import time
@@ -117,11 +116,7 @@ def _cc_wrapper(helper: str) -> str:
   """The CC tinygrad runs: clang-19, plus the helper object for a Hexagon link (tinygrad's mock executables). Other
   compiles tinygrad makes during a DSP capture (e.g. constants folded on its CPU device, which passes CC as one
   argv word) run clang-19 unchanged."""
-  return (
-    "#!/bin/sh\n"
-    f'case " $* " in *" --target=hexagon "*) exec {CLANG} "$@" -x none "{helper}" ;; esac\n'
-    f'exec {CLANG} "$@"\n'
-  )
+  return f'#!/bin/sh\ncase " $* " in *" --target=hexagon "*) exec {CLANG} "$@" -x none "{helper}" ;; esac\nexec {CLANG} "$@"\n'
 
 
 def _cache_mock_compiles():
