@@ -167,7 +167,12 @@ pub fn shared_export(py: &Path, onnx: &Path) -> PathBuf {
     h.update(std::fs::read(onnx).unwrap());
     h.update(py.as_os_str().as_encoded_bytes());
     for f in &files {
-        h.update(f.strip_prefix(root()).unwrap().as_os_str().as_encoded_bytes());
+        h.update(
+            f.strip_prefix(root())
+                .unwrap()
+                .as_os_str()
+                .as_encoded_bytes(),
+        );
         h.update(std::fs::read(f).unwrap());
     }
     let key: String = h.finalize()[..12]
@@ -180,9 +185,18 @@ pub fn shared_export(py: &Path, onnx: &Path) -> PathBuf {
         let tmp = shared.join(format!("{key}.{}.tmp", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp).unwrap();
-        export(py, onnx, &tmp, &[("MODELRT_DSP_FIXTURE", &tmp.join("fixture"))]);
+        export(
+            py,
+            onnx,
+            &tmp,
+            &[("MODELRT_DSP_FIXTURE", &tmp.join("fixture"))],
+        );
         if std::fs::rename(&tmp, &done).is_err() {
-            assert!(done.join("manifest.json").exists(), "cannot place {}", done.display());
+            assert!(
+                done.join("manifest.json").exists(),
+                "cannot place {}",
+                done.display()
+            );
             let _ = std::fs::remove_dir_all(&tmp);
         }
     }
