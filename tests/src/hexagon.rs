@@ -1,6 +1,8 @@
 //! Shared helpers of the hexagon tests (`tests/tests/hexagon_kernels.rs`, `hexagon_models.rs`, `hexagon_fastrpc.rs`):
 //! the tool check (Python, clang-19, qemu-hexagon), the exporter's test nets, compiling a hexagon-v65 bundle with the
 //! real exporter, tinygrad's own CPU result as a reference, and a launch-by-launch run under the qemu harness.
+//! The small QDQ net's export is shared by the test processes through [`shared_export`] (both hexagon_models and
+//! hexagon_fastrpc use it; it is compiled once per change of its inputs, not once per file).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -50,6 +52,19 @@ pub fn models(py: &Path) -> &'static (PathBuf, PathBuf) {
     })
 }
 
+/// Run the exporter on `onnx` for hexagon-v65 (`--reference`) into `out`, with `env`.
+fn export(py: &Path, onnx: &Path, out: &Path, env: &[(&str, &Path)]) {
+    let mut args = ExportArgs::onnx(onnx, "hexagon-v65", out);
+    args.reference = true;
+    let mut cmd = Command::new(py);
+    cmd.arg(xtask::exporter::script_path()).args(args.to_argv());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let st = cmd.status().unwrap();
+    assert!(st.success(), "exporter failed on {}", onnx.display());
+}
+
 /// Export `onnx` for hexagon-v65 with `env` (fixture recording, test switches) and build the bundle bytes.
 pub fn compile(
     py: &Path,
@@ -59,16 +74,14 @@ pub fn compile(
     quantised: bool,
 ) -> Vec<u8> {
     let out = dir().join(format!("export-{tag}"));
-    let mut args = ExportArgs::onnx(onnx, "hexagon-v65", &out);
-    args.reference = true;
-    let mut cmd = Command::new(py);
-    cmd.arg(xtask::exporter::script_path()).args(args.to_argv());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let st = cmd.status().unwrap();
-    assert!(st.success(), "exporter failed on {}", onnx.display());
-    let man = xtask::manifest::Manifest::load(&out).unwrap();
+    export(py, onnx, &out, env);
+    build(&out, onnx, quantised)
+}
+
+/// The bundle bytes of an export directory (built in-process, so Rust-side changes always apply), after checking
+/// the producer flags of the quantised cross-check.
+fn build(out: &Path, onnx: &Path, quantised: bool) -> Vec<u8> {
+    let man = xtask::manifest::Manifest::load(out).unwrap();
     // no --trust-tinygrad: a QDQ graph is cross-checked with onnxruntime in quantisation steps, and the bundle says so
     assert_eq!(
         man.producer.flags.contains_key("ORT_TOLERANCE"),
@@ -126,19 +139,76 @@ pub fn run(bundle: &[u8], inputs: &[Vec<u8>]) -> modelrt_targets::dsp::emu::DspR
     modelrt_targets::dsp::emu::run_bundle(&b, &ins).expect("bundle runs under qemu-hexagon")
 }
 
-/// The small QDQ model: bundle + the mock's per-launch fixture.
+/// Files whose contents decide what the exporter writes for a given model: its Python sources and the DSP C sources.
+fn exporter_inputs(d: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "__pycache__") {
+                exporter_inputs(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "py" || x == "c") {
+            out.push(p);
+        }
+    }
+}
+
+/// The hexagon-v65 export of `onnx` (`--reference`, the mock's launch fixture recorded into `<dir>/fixture`) in a
+/// directory every test process shares: `target/e2e/hexagon/shared/<key>`, where the key is the SHA-256 of the
+/// model, the interpreter's path and every exporter and DSP source file. A process that finds the directory uses
+/// it; otherwise it exports into a private directory and renames it into place (a concurrent winner is kept).
+pub fn shared_export(py: &Path, onnx: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let mut files = Vec::new();
+    exporter_inputs(&root().join("xtask/exporter"), &mut files);
+    exporter_inputs(&root().join("qcom/hexagon/dsp"), &mut files);
+    files.sort();
+    let mut h = Sha256::new();
+    h.update(std::fs::read(onnx).unwrap());
+    h.update(py.as_os_str().as_encoded_bytes());
+    for f in &files {
+        h.update(
+            f.strip_prefix(root())
+                .unwrap()
+                .as_os_str()
+                .as_encoded_bytes(),
+        );
+        h.update(std::fs::read(f).unwrap());
+    }
+    let key: String = h.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let shared = dir().join("shared");
+    let done = shared.join(&key);
+    if !done.join("manifest.json").exists() {
+        let tmp = shared.join(format!("{key}.{}.tmp", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        export(
+            py,
+            onnx,
+            &tmp,
+            &[("MODELRT_DSP_FIXTURE", &tmp.join("fixture"))],
+        );
+        if std::fs::rename(&tmp, &done).is_err() {
+            assert!(
+                done.join("manifest.json").exists(),
+                "cannot place {}",
+                done.display()
+            );
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+    }
+    done
+}
+
+/// The small QDQ model: bundle + the mock's per-launch fixture (one export shared by the test processes).
 pub fn small_qdq(py: &Path) -> &'static (Vec<u8>, PathBuf) {
     static B: OnceLock<(Vec<u8>, PathBuf)> = OnceLock::new();
     B.get_or_init(|| {
-        let fixture = dir().join("fixture-qdq");
-        let _ = std::fs::remove_dir_all(&fixture);
-        let bytes = compile(
-            py,
-            &models(py).0,
-            "qdq",
-            &[("MODELRT_DSP_FIXTURE", &fixture)],
-            true,
-        );
-        (bytes, fixture)
+        let onnx = &models(py).0;
+        let out = shared_export(py, onnx);
+        (build(&out, onnx, true), out.join("fixture"))
     })
 }

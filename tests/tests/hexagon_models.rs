@@ -4,8 +4,11 @@
 //!   quantisation tolerance of onnxruntime, every kernel launch byte-identical to what tinygrad's own mock
 //!   (MOCKDSP) computed for the same launch, and no kernel keeps tinygrad's over-aligned vector type;
 //! - a float32 small net within 1e-5 of onnxruntime (and the compile's pre-write check on the FastRPC model);
-//! - two compiles of a QDQ depthwise 3×3 over 576 channels at 7×7 give identical bundle bytes, its output equals
-//!   tinygrad's CPU result, and it equals the committed bundle `modelrt dsp selftest` embeds.
+//! - two compiles of a QDQ depthwise 3×3 over 576 channels at 7×7 (each with its own empty DSP build cache) give
+//!   identical bundle bytes, its output equals tinygrad's CPU result, and it equals the committed bundle
+//!   `modelrt dsp selftest` embeds;
+//! - bundles without kernels (a constant output, an input passed through: copies only) still carry a model library,
+//!   pass the compile's pre-write check on dsp-emu and give onnxruntime's outputs there.
 //!
 //! Needs the exporter's Python, clang-19 and qemu-hexagon-static >= 8 (`cargo xtask setup`); a missing one is a
 //! visible skip, and a failure under CI. Shared helpers: `modelrt_tests::hexagon`.
@@ -212,9 +215,19 @@ fn two_compiles_give_identical_bundles() {
         .success();
     assert!(ok, "tools/dsp_models.py --dwtrap failed");
     let onnx = out.join("qdq.onnx");
-    let one = compile(&py, &onnx, "dw-1", &[], true);
-    let two = compile(&py, &onnx, "dw-2", &[], true);
+    // each compile with its own empty build cache (mrt/dsp_cache.py): both really compile every kernel
+    let (c1, c2) = (dir().join("dw-cache-1"), dir().join("dw-cache-2"));
+    for c in [&c1, &c2] {
+        let _ = std::fs::remove_dir_all(c);
+    }
+    let one = compile(&py, &onnx, "dw-1", &[("MODELRT_DSP_CACHE", &c1)], true);
+    let two = compile(&py, &onnx, "dw-2", &[("MODELRT_DSP_CACHE", &c2)], true);
     assert!(one == two, "bundle bytes differ between two compiles");
+    assert!(
+        c1.join("obj").is_dir(),
+        "the first compile built its kernels into {}",
+        c1.display()
+    );
     let b = Bundle::parse(&one).unwrap();
     assert!(b
         .body()
@@ -243,6 +256,48 @@ fn two_compiles_give_identical_bundles() {
         modelrt_targets::dsp::selftest::SELFTEST_BUNDLE == one.as_slice(),
         "the modelrt build embeds a stale selftest bundle"
     );
+}
+
+#[test]
+fn bundles_without_kernels_run_on_dsp_emu() {
+    let Some(py) = tools() else { return };
+    let models = dir().join("kernel-less");
+    let ok = Command::new(&py)
+        .arg(root().join("xtask/exporter/tools/make_correctness_models.py"))
+        .arg(&models)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tools/make_correctness_models.py failed");
+    // a Constant squared with no graph input (tinygrad folds it: the output is copied from a weight), and Identity
+    for name in ["constant_no_inputs", "input_passthrough"] {
+        let mut args = ExportArgs::onnx(models.join(format!("{name}.onnx")), "hexagon-v65", "");
+        args.reference = true;
+        let out = models.join(format!("{name}.mrt"));
+        let report = xtask::compile::compile(&py, args, &out)
+            .unwrap_or_else(|e| panic!("{name} for hexagon-v65: {e:#}"));
+        let check = report
+            .emu_check
+            .unwrap_or_else(|| panic!("{name}: no pre-write check: {:?}", report.not_checked));
+        assert_eq!(check.device, "dsp-emu");
+        let bytes = std::fs::read(&out).unwrap();
+        let b = Bundle::parse(&bytes).unwrap();
+        let kernels: Vec<&str> = b.body().kernels.iter().map(|k| k.unwrap().name).collect();
+        assert_eq!(kernels, [MODEL_LIBRARY], "{name}: only the model library");
+        let (ins, ort, _, _) = reference(&bytes);
+        let mut m = load(
+            b,
+            LoadOptions {
+                device: DeviceChoice::DspEmu,
+                threads: 0,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{name} loads on dsp-emu: {e:#}"));
+        let mut y = vec![0u8; ort[0].len()];
+        let x: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+        m.run(&x, &mut [y.as_mut_slice()]).unwrap();
+        assert_eq!(f32s(&y), f32s(&ort[0]), "{name}: dsp-emu vs onnxruntime");
+    }
 }
 
 /// A tinygrad program (not an ONNX model) for `--tinygrad SCRIPT.py:build`: a dense layer with ReLU on fixed

@@ -4,19 +4,24 @@
 //! miniature): for `cpu-x86_64` tinygrad fuses it into one kernel of more than 15 buffers (tinygrad's CPU limit is
 //! 31), for `hexagon-v65` the exporter pins tinygrad's own `MAX_KERNEL_BUFFERS=15` so the schedule splits it.
 //! Checked: the compile's pre-write check ran on dsp-emu against onnxruntime, every hexagon kernel has at most 15
-//! buffers, the cpu bundle matches onnxruntime, dsp-emu and cpu agree; and the QDQ (uint8) version of the same heads
-//! passes the pre-write check within the quantised tolerance.
+//! buffers, the cpu bundle matches onnxruntime, dsp-emu and cpu agree; the same graph compiled for `adreno-a630`
+//! (run on qcom-emu, the KGSL model with the IR3 interpreter) and `amd-gfx1100` (run on usb-emu, the Navi31 model
+//! with the RDNA3 interpreter) matches onnxruntime too, so all four targets agree; and the QDQ (uint8) version of the
+//! same heads passes the pre-write check within the quantised tolerance.
 //!
-//! Needs the exporter's Python, clang-19 and qemu-hexagon-static >= 8 (`cargo xtask setup`); a missing one is a
-//! visible skip, and a failure under CI. Shared helpers: `modelrt_tests::hexagon`.
+//! Needs the exporter's Python, clang-19 and qemu-hexagon-static >= 8 (`cargo xtask setup`) and, for usb-emu, the
+//! Navi31 firmware; a missing one is a visible skip, and a failure under CI. Shared helpers: `modelrt_tests::hexagon`;
+//! the adreno and amd bundles go through the per-process compile cache (`modelrt_tests::compile_args`) without
+//! their own pre-write check, since the test runs them on the same device models itself.
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use modelrt_core::bundle::Bundle;
+use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_targets::dsp::model::MODEL_LIBRARY;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::hexagon::{dir, f32s, max_abs, tools};
-use modelrt_tests::reference;
+use modelrt_tests::{compile_args, reference, root, skip};
 use xtask::exporter::ExportArgs;
 
 /// Buffers one FastRPC launch carries: a 4-bit count in the scalars word (docs/hw/fastrpc.md §3).
@@ -65,6 +70,30 @@ fn widest_kernel(b: &Bundle) -> usize {
         .map(|k| k.params.len())
         .max()
         .unwrap()
+}
+
+/// The Navi31 firmware usb-emu boots with, or `None` after a recorded skip (a failure under CI).
+fn amd_firmware() -> Option<()> {
+    const PROBE: &str = "psp_13_0_0_sos.bin";
+    if !firmware_dir().join(PROBE).exists() && std::env::var_os(FIRMWARE_ENV).is_none() {
+        let ours = root().join("target/amdgpu-firmware");
+        if ours.join(PROBE).exists() {
+            set_fallback_firmware_dir(ours);
+        }
+    }
+    skip::require(
+        firmware_dir().join(PROBE).exists().then_some(()),
+        "no Navi31 firmware (set MODELRT_AMD_FIRMWARE_DIR or run `cargo xtask firmware`)",
+    )
+}
+
+/// The heads graph for a GPU `target`, with the reference embedded, through the tests' compile cache; the
+/// pre-write check is off because the caller runs the bundle on the same device model.
+fn compile_gpu(py: &Path, onnx: &Path, target: &str) -> Vec<u8> {
+    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    args.reference = true;
+    args.emu_check = false;
+    std::fs::read(compile_args(py, args, "-heads")).unwrap()
 }
 
 fn run_on(bytes: &[u8], device: DeviceChoice, x: &[u8], out_len: usize) -> Vec<f32> {
@@ -133,6 +162,40 @@ fn concat_of_twelve_gemm_heads_runs_on_dsp_emu_like_cpu_and_onnxruntime() {
     assert!(err <= 1e-5, "dsp-emu vs onnxruntime: max abs {err}");
     let err = max_abs(&on_dsp, &on_cpu);
     assert!(err <= 1e-5, "dsp-emu vs cpu: max abs {err}");
+}
+
+#[test]
+fn the_heads_graph_matches_onnxruntime_on_qcom_emu_and_usb_emu_too() {
+    let Some(py) = tools() else { return };
+    let Some(()) = amd_firmware() else { return };
+    let float = &heads(&py).0;
+    let mut first_inputs: Option<Vec<Vec<u8>>> = None;
+    for (target, device) in [
+        ("adreno-a630", DeviceChoice::QcomEmu),
+        ("amd-gfx1100", DeviceChoice::UsbEmu),
+    ] {
+        let bytes = compile_gpu(&py, float, target);
+        // the exporter's seeded inputs and onnxruntime's outputs for them, embedded by --reference
+        let (ins, ort, _, _) = reference(&bytes);
+        assert_eq!(
+            first_inputs.get_or_insert_with(|| ins.clone()),
+            &ins,
+            "{target}: same seeded inputs for every target"
+        );
+        let ort = f32s(&ort[0]);
+        assert_eq!(ort.len(), 24, "{target}: one 24-wide output");
+        let got = run_on(&bytes, device, &ins[0], ort.len() * 4);
+        let err = max_abs(&got, &ort);
+        assert!(
+            err <= 1e-5,
+            "{target} on {}: max abs {err} vs onnxruntime",
+            device.name()
+        );
+        eprintln!(
+            "heads graph, {target} on {}: max abs {err:e} vs onnxruntime",
+            device.name()
+        );
+    }
 }
 
 #[test]

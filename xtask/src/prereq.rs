@@ -7,7 +7,8 @@
 //! - AMD targets: libLLVM 18 or newer as a shared library (tinygrad's AMDLLVM compiler loads it with ctypes;
 //!   Debian 12's default LLVM 14/15 cannot parse its IR);
 //! - Adreno: nothing outside the venv (Mesa's IR3 compiler comes with the pinned `tinymesa` wheel);
-//! - Hexagon: `clang-19` and `ld.lld-19` (kernels, helper library) and `qemu-hexagon-static` ≥ 8 (tinygrad's mock runs
+//! - Hexagon: `clang-19`, `ld.lld-19` and `llvm-objcopy-19` (kernels, helper library; one object per kernel serves its
+//!   own library and the model library) and `qemu-hexagon-static` ≥ 8 (tinygrad's mock runs
 //!   every kernel under it during capture; qemu 7.2 mis-executes LLVM-19 Hexagon code, docs/hw/hexagon-dsp.md §6).
 use std::path::Path;
 use std::process::Command;
@@ -119,12 +120,17 @@ pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
     out
 }
 
-/// The Hexagon DSP target's tools: clang-19, ld.lld-19 and qemu-hexagon-static >= 8.
+/// The Hexagon DSP target's tools: clang-19, ld.lld-19, llvm-objcopy-19 and qemu-hexagon-static >= 8.
 fn missing_for_hexagon(probe: &dyn Probe) -> Vec<Missing> {
     let mut out = Vec::new();
     for (tool, why, pkg) in [
         ("clang-19", "compiles every DSP kernel", "clang-19"),
         ("ld.lld-19", "links DSP kernel libraries", "lld-19"),
+        (
+            "llvm-objcopy-19",
+            "renames a DSP kernel object's symbols for its own and the model library",
+            "llvm-19",
+        ),
     ] {
         if !probe.has_program(tool) {
             out.push(Missing {
@@ -218,9 +224,9 @@ mod tests {
     }
 
     #[test]
-    fn hexagon_needs_clang19_lld19_and_qemu_8() {
+    fn hexagon_needs_clang19_lld19_objcopy19_and_qemu_8() {
         let tools = |qemu| Fake {
-            programs: vec!["clang-19", "ld.lld-19"],
+            programs: vec!["clang-19", "ld.lld-19", "llvm-objcopy-19"],
             libs: vec![],
             cc: None,
             qemu,
@@ -240,9 +246,11 @@ mod tests {
             .iter()
             .map(|m| m.what.clone())
             .collect();
-        assert_eq!(all.len(), 3, "{all:?}");
+        assert_eq!(all.len(), 4, "{all:?}");
         assert!(
-            all[0].contains("clang-19") && all[1].contains("ld.lld-19"),
+            all[0].contains("clang-19")
+                && all[1].contains("ld.lld-19")
+                && all[2].contains("llvm-objcopy-19"),
             "{all:?}"
         );
         assert!(missing_for("cpu-x86_64", &tools(Some(7))).len() == 1);

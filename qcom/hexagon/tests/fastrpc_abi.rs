@@ -244,3 +244,37 @@ fn reverse_requests_decode_and_responses_encode_as_documented() {
         "only tinylib and testsig files are served"
     );
 }
+
+/// The shared layout constants (`fastrpc::layout`, read by the host's packers and the model's decoders) against the
+/// fact sheet's numbers: §3 4-bit handle counts; §5 three fixed launch arguments, 8-byte size/scalar slots, u32
+/// offsets, an 8-byte timer, 128-byte views; §6 `MRS1`, op kinds 0/1, 3-word views, 5-word copies, ≤ 64 scalars,
+/// a 16-byte result.
+#[test]
+fn argument_layouts_match_the_spec() {
+    use modelrt_hexagon::fastrpc::layout::*;
+    assert_eq!(MAX_HANDLES, 15);
+    assert_eq!(scalars::MAX_LAUNCH_BUFFERS, MAX_HANDLES);
+    assert_eq!(
+        (
+            LAUNCH_FIXED_ARGS,
+            LAUNCH_SLOT,
+            LAUNCH_OFFSET,
+            LAUNCH_TIMER,
+            BUFFER_ALIGN
+        ),
+        (3, 8, 4, 8, 128)
+    );
+    assert_eq!(&TABLE_MAGIC.to_le_bytes(), b"MRS1");
+    assert_eq!(
+        (
+            RUN_FIXED_ARGS,
+            OP_LAUNCH,
+            OP_COPY,
+            VIEW_WORDS,
+            COPY_WORDS,
+            MAX_VALS,
+            RESULT_LEN
+        ),
+        (2, 0, 1, 3, 5, 64, 16)
+    );
+}

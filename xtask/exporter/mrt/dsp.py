@@ -12,24 +12,36 @@ Two fixes are applied before anything is compiled (mock and device alike):
   (docs/hw/hexagon-dsp.md §5, the false-alignment bug);
 - the mock's link gets the helper library too (CC wrapper), so kernels needing division, truncf or half conversion link.
 
+Build economy (docs/hexagon.md, "Compile time"): each kernel's device C is compiled once, to one object with hidden
+visibility; its per-kernel shared object (`entry` made visible with llvm-objcopy) and the model library (`entry` and
+the kernel function renamed to `mrt_k<i>`/`mrt_f<i>`) both link that object. During the capture `hexagon_meta` only
+records the device source (the kernel's binary is a placeholder naming it); `add_model_library` then builds every
+kernel in parallel (one clang per core) and links the model library. Every step, and tinygrad's mock executables,
+goes through the content-hash cache of mrt/dsp_cache.py.
+
 Imported only after the environment is pinned; `prepare` must run before tinygrad compiles anything.
 """
 
 import hashlib
+import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
-from typing import ClassVar
+import time
+from concurrent.futures import ThreadPoolExecutor
 
+from mrt import dsp_cache
 from mrt.targets import ExportError
 
 CLANG = "clang-19"
+OBJCOPY = "llvm-objcopy-19"
 HEXAGON_VERSION = 65
 TARGET_FLAGS = ["--target=hexagon", f"-mcpu=hexagonv{HEXAGON_VERSION}", f"-mhvx=v{HEXAGON_VERSION}", "-mhvx-length=128b"]
 # tinygrad's device flags (docs/hw/hexagon-dsp.md §3)
 KERNEL_FLAGS = [*TARGET_FLAGS, "-fuse-ld=lld", "-nostdlib", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-O2", "-Wall", "-Werror"]
+# a kernel's one object: every symbol hidden (the model library exports only the runner's `entry`); no link yet
+OBJECT_FLAGS = [f for f in KERNEL_FLAGS if f != "-fuse-ld=lld"] + ["-fvisibility=hidden"]
 HELPER_FLAGS = [*TARGET_FLAGS, "-O2", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-nostdlib", "-fno-stack-protector", "-fPIC"]
 # every used section in its own 4 KiB-aligned output section from address 0, notes/.gnu.hash/.comment dropped
 SECTIONS = (
@@ -52,6 +64,8 @@ SECTIONS = (
 ALLOWED_IMPORTS = {"HAP_power_set", "HAP_mmap", "HAP_munmap", "HAP_perf_get_time_us"}
 HELPER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "qcom", "hexagon", "dsp", "dsp_helpers.c")
 RUNNER_SOURCE = os.path.join(os.path.dirname(HELPER_SOURCE), "schedule_runner.c")
+# the binary `hexagon_meta` records for a kernel until `add_model_library` builds it: this prefix + sha256(source)
+PENDING = b"modelrt-dsp-pending\0"
 # the model library: every kernel plus the DSP-side schedule runner, stored as one extra kernel record under this name
 MODEL_LIBRARY = "modelrt_schedule"
 
@@ -71,8 +85,8 @@ def linker_script() -> str:
 class _State:
   work: str | None = None
   helper: str | None = None
+  helper_bytes: bytes = b""
   script: str | None = None
-  cache: ClassVar[dict] = {}  # shared by every export in this process
 
 
 def _run(cmd: list[str], what: str, cwd: str | None = None, stdin: bytes | None = None):
@@ -85,17 +99,75 @@ def _run(cmd: list[str], what: str, cwd: str | None = None, stdin: bytes | None 
     raise ExportError(f"{what} failed: {err}")
 
 
+def _build(files: dict[str, bytes], cmds: list[tuple[list[str], str]], out: str) -> bytes:
+  """Run `cmds` in a fresh directory holding `files`; the bytes of `out`. Sources are compiled by relative name, so
+  no path enters an object."""
+  with tempfile.TemporaryDirectory(dir=_State.work) as d:
+    for name, data in files.items():
+      with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+    for cmd, what in cmds:
+      _run(cmd, what, cwd=d)
+    with open(os.path.join(d, out), "rb") as f:
+      return f.read()
+
+
+def _cc_wrapper(helper: str) -> str:
+  """The CC tinygrad runs: clang-19, plus the helper object for a Hexagon link (tinygrad's mock executables). Other
+  compiles tinygrad makes during a DSP capture (e.g. constants folded on its CPU device, which passes CC as one
+  argv word) run clang-19 unchanged."""
+  return f'#!/bin/sh\ncase " $* " in *" --target=hexagon "*) exec {CLANG} "$@" -x none "{helper}" ;; esac\nexec {CLANG} "$@"\n'
+
+
+def _cache_mock_compiles():
+  """tinygrad's mock executables through the content-hash cache (the compiler's args, the helper object and the
+  source are the key; tinygrad's own disk cache does not cover the mock)."""
+  from tinygrad.runtime.ops_dsp import DSPCompiler
+
+  if getattr(DSPCompiler, "_modelrt_cached", False):
+    return
+  plain = DSPCompiler.compile
+
+  def compile_cached(self, src: str) -> bytes:
+    if not self.mock:
+      return plain(self, src)
+    parts = [dsp_cache.compiler_id(CLANG), self.args.encode(), _State.helper_bytes, src.encode()]
+    return dsp_cache.cached("mock", parts, lambda: plain(self, src))
+
+  DSPCompiler.compile = compile_cached
+  DSPCompiler._modelrt_cached = True
+
+
 def prepare(out_dir: str) -> dict:
-  """Build the helper object, install the CC wrapper for the mock's link and the alignment fix. Before any compile.
-  Returns the producer flags to record (DSP_ALIGN_FIX=0 marks a test-only bundle built without the fix)."""
+  """Build the helper object, install the CC wrapper for the mock's link, the mock's compile cache and the alignment
+  fix. Before any compile. Returns the producer flags to record (DSP_ALIGN_FIX=0 marks a test-only bundle built
+  without the fix)."""
   work = os.path.join(os.path.abspath(out_dir), "hexagon")
   os.makedirs(work, exist_ok=True)
-  shutil.copyfile(HELPER_SOURCE, os.path.join(work, "dsp_helpers.c"))  # compiled by relative name: no path inside the object
-  _run([CLANG, *HELPER_FLAGS, "-c", "dsp_helpers.c", "-o", "dsp_helpers.o"], "compiling the Hexagon helper library", cwd=work)
-  with open(os.path.join(work, "dsp.ld"), "w") as f:
+  _State.work = work
+  with open(HELPER_SOURCE, "rb") as f:
+    helper_c = f.read()
+  helper = dsp_cache.cached(
+    "helper",
+    [dsp_cache.compiler_id(CLANG), json.dumps(HELPER_FLAGS).encode(), helper_c],
+    lambda: _build(
+      {"dsp_helpers.c": helper_c},
+      [([CLANG, *HELPER_FLAGS, "-c", "dsp_helpers.c", "-o", "dsp_helpers.o"], "compiling the Hexagon helper library")],
+      "dsp_helpers.o",
+    ),
+  )
+  _State.helper, _State.helper_bytes = os.path.join(work, "dsp_helpers.o"), helper
+  with open(_State.helper, "wb") as f:
+    f.write(helper)
+  _State.script = os.path.join(work, "dsp.ld")
+  with open(_State.script, "w") as f:
     f.write(linker_script())
-  _State.work, _State.helper, _State.script = work, os.path.join(work, "dsp_helpers.o"), os.path.join(work, "dsp.ld")
-  os.environ["CC"] = f"{CLANG} {_State.helper}"  # tinygrad splits CC on spaces: the helper object joins every mock link
+  cc = os.path.join(work, "cc")
+  with open(cc, "w") as f:
+    f.write(_cc_wrapper(_State.helper))
+  os.chmod(cc, 0o755)
+  os.environ["CC"] = cc  # tinygrad splits CC on spaces (the mock) or takes it whole (its CPU compiler): one word
+  _cache_mock_compiles()
   from tinygrad.runtime.ops_dsp import DSPRenderer
 
   fix = os.environ.get("MODELRT_DSP_NO_ALIGN_FIX") != "1"  # "1": tests only, shows the false-alignment bug is real
@@ -176,24 +248,45 @@ def dynamic_imports(lib: bytes) -> set[str]:
   return out
 
 
-def compile_device(src: str, name: str) -> bytes:
-  """Device C -> Hexagon v65 shared object (helper linked hidden); refuses imports other than the HAP_* calls."""
-  key = hashlib.sha256(src.encode()).hexdigest()
-  if key in _State.cache:
-    return _State.cache[key]
-  with tempfile.TemporaryDirectory(dir=_State.work) as d:
-    _run(
-      [CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", "-x", "c", "-", "-x", "none", _State.helper, "-o", "k.so"],
-      f"compiling DSP kernel {name}",
-      cwd=d,
-      stdin=src.encode(),
-    )
-    with open(os.path.join(d, "k.so"), "rb") as f:
-      lib = f.read()
+def _check_imports(lib: bytes, what: str):
   if extra := dynamic_imports(lib) - ALLOWED_IMPORTS:
-    raise ExportError(f"DSP kernel {name} imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
-  _State.cache[key] = lib
+    raise ExportError(f"{what} imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
+
+
+def kernel_object(src: str, name: str) -> bytes:
+  """Device C -> the kernel's one relocatable object (every symbol hidden), cached by content."""
+  parts = [dsp_cache.compiler_id(CLANG), json.dumps(OBJECT_FLAGS).encode(), src.encode()]
+  return dsp_cache.cached(
+    "obj",
+    parts,
+    lambda: _build({"k.c": src.encode()}, [([CLANG, *OBJECT_FLAGS, "-c", "k.c", "-o", "k.o"], f"compiling DSP kernel {name}")], "k.o"),
+  )
+
+
+def _link(objs: dict[str, bytes], what: str, objcopy: list[list[str]] | None = None) -> bytes:
+  """Link objects (after optional llvm-objcopy edits, one argv tail per object) and the helper into a shared object
+  with the device flags and section layout; cached by content."""
+  edits = objcopy or [[] for _ in objs]
+  script = linker_script().encode()
+  parts = [dsp_cache.compiler_id(CLANG), json.dumps([KERNEL_FLAGS, edits]).encode(), script, _State.helper_bytes, *objs.values()]
+  cmds = [([OBJCOPY, *e, n], f"{what}: editing {n}") for n, e in zip(objs, edits) if e]
+  cmds.append(([CLANG, "-shared", *KERNEL_FLAGS, "-Tdsp.ld", *objs, "dsp_helpers.o", "-o", "out.so"], what))
+  files = {**objs, "dsp.ld": script, "dsp_helpers.o": _State.helper_bytes}
+  return dsp_cache.cached("so", parts, lambda: _build(files, cmds, "out.so"))
+
+
+def kernel_library(obj: bytes, name: str) -> bytes:
+  """A kernel's own shared object (tinygrad's one-library-per-kernel form) from its object: `entry` made visible,
+  helper linked hidden; refuses imports other than the HAP_* calls."""
+  lib = _link({"k.o": obj}, f"linking DSP kernel {name}", [["--set-symbol-visibility=entry=default"]])
+  _check_imports(lib, f"DSP kernel {name}")
   return lib
+
+
+def compile_device(src: str, name: str) -> bytes:
+  """Device C -> the kernel's Hexagon v65 shared object, through the same object and link a bundle's kernels get
+  (helper linked hidden; only HAP_* imports)."""
+  return kernel_library(kernel_object(src, name), name)
 
 
 def _dispatcher(n: int) -> str:
@@ -207,45 +300,57 @@ def _dispatcher(n: int) -> str:
   return "\n".join(lines)
 
 
+def _jobs() -> int:
+  """Parallel clang processes: one per core (2 on the build machine)."""
+  return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
 def add_model_library(body: dict, blobs: dict, log):
-  """Link every kernel of `body` (by index) with the schedule runner (qcom/hexagon/dsp/schedule_runner.c) into one shared object and
-  append it as a kernel record named MODEL_LIBRARY with no parameters (no step launches it): the runtime opens it
-  once and runs a whole step with one FastRPC invoke. Each kernel's `entry` becomes `mrt_k<index>` and its function
-  `mrt_f<index>` (hidden), so kernels cannot clash; the only export is the runner's `entry`."""
+  """Build every kernel of `body` (the placeholders `hexagon_meta` recorded become their shared objects) and link
+  them with the schedule runner (qcom/hexagon/dsp/schedule_runner.c) into one shared object, appended as a kernel
+  record named MODEL_LIBRARY with no parameters (no step launches it): the runtime opens it once and runs a whole
+  step with one FastRPC invoke. Each kernel's `entry` becomes `mrt_k<index>` and its function `mrt_f<index>` (hidden),
+  so kernels cannot clash; the only export is the runner's `entry`. A bundle without kernels (constant outputs, copies
+  only) gets a library too: its runner executes the copies, and dsp-emu runs it like any other."""
   kernels = body["kernels"]
-  cflags = [f for f in KERNEL_FLAGS if f != "-fuse-ld=lld"] + ["-fvisibility=hidden"]  # objects: no link yet
-  with tempfile.TemporaryDirectory(dir=_State.work) as d:
-    objs = []
-    for k, rec in enumerate(kernels):
-      src = blobs[rec["source"]].decode()
-      _run(
-        [CLANG, *cflags, f"-Dentry=mrt_k{k}", f"-D{rec['entry']}=mrt_f{k}", "-c", "-x", "c", "-", "-o", f"k{k}.o"],
-        f"compiling DSP kernel {rec['name']} for the model library",
-        cwd=d,
-        stdin=src.encode(),
-      )
-      objs.append(f"k{k}.o")
-    with open(os.path.join(d, "dispatch.c"), "w") as f:
-      f.write(_dispatcher(len(kernels)))
-    shutil.copyfile(RUNNER_SOURCE, os.path.join(d, "schedule_runner.c"))  # by relative name: no path inside the object
-    for c in ("dispatch", "schedule_runner"):
-      _run([CLANG, *cflags, "-fno-jump-tables", "-c", f"{c}.c", "-o", f"{c}.o"], "compiling the DSP schedule runner", cwd=d)
-    _run(
-      [CLANG, "-shared", *KERNEL_FLAGS, f"-T{_State.script}", *objs, "dispatch.o", "schedule_runner.o", _State.helper, "-o", "model.so"],
-      "linking the DSP model library",
-      cwd=d,
+  t, hits0, builds0 = time.monotonic(), dsp_cache.Stats.hits, dsp_cache.Stats.builds
+  srcs = [blobs[rec["source"]].decode() for rec in kernels]
+  names = [rec["name"] for rec in kernels]
+  jobs = _jobs()
+  with ThreadPoolExecutor(jobs) as ex:
+    objs = list(ex.map(kernel_object, srcs, names))
+    pending = [i for i, rec in enumerate(kernels) if blobs[rec["binary"]].startswith(PENDING)]
+    libs = ex.map(lambda i: kernel_library(objs[i], names[i]), pending)
+    for i, lib in zip(pending, libs):
+      blobs[kernels[i]["binary"]] = lib
+  with open(RUNNER_SOURCE, "rb") as f:
+    runner_c = f.read()
+  runner_flags = [*OBJECT_FLAGS, "-fno-jump-tables"]
+  runner = {}
+  for name, c in (("dispatch", _dispatcher(len(kernels)).encode()), ("schedule_runner", runner_c)):
+    parts = [dsp_cache.compiler_id(CLANG), json.dumps(runner_flags).encode(), c]
+    cmd = [CLANG, *runner_flags, "-c", f"{name}.c", "-o", f"{name}.o"]
+    runner[f"{name}.o"] = dsp_cache.cached(
+      "obj", parts, lambda c=c, cmd=cmd, name=name: _build({f"{name}.c": c}, [(cmd, "compiling the DSP schedule runner")], f"{name}.o")
     )
-    with open(os.path.join(d, "model.so"), "rb") as f:
-      lib = f.read()
-  if extra := dynamic_imports(lib) - ALLOWED_IMPORTS:
-    raise ExportError(f"the DSP model library imports {', '.join(sorted(extra))}; only {', '.join(sorted(ALLOWED_IMPORTS))} exist on the DSP")
+  renames = [["--redefine-sym", f"entry=mrt_k{k}", "--redefine-sym", f"{rec['entry']}=mrt_f{k}"] for k, rec in enumerate(kernels)]
+  objects = {**{f"k{k}.o": o for k, o in enumerate(objs)}, **runner}
+  lib = _link(objects, "linking the DSP model library", [*renames, [], []])
+  _check_imports(lib, "the DSP model library")
   path = "blobs/model.so"
   blobs[path] = lib
   kernels.append({"name": MODEL_LIBRARY, "entry": "entry", "binary": path, "source": None, "params": [], "meta": {"cpu": {"threads": 1}}})
-  log(f"DSP model library: {len(kernels) - 1} kernels + schedule runner, {len(lib)} bytes")
+  hits, builds = dsp_cache.Stats.hits - hits0, dsp_cache.Stats.builds - builds0
+  log(
+    f"DSP model library: {len(kernels) - 1} kernels + schedule runner, {len(lib)} bytes; device code built in "
+    f"{time.monotonic() - t:.1f}s ({builds} steps built, {hits} from {dsp_cache.cache_dir()}, {jobs} parallel)"
+  )
 
 
 def hexagon_meta(prg, elf):
-  """kernel_meta for hexagon: (device .so, device source, meta, extra blobs). A DSP kernel runs on one hardware thread."""
+  """kernel_meta for hexagon: (placeholder for the device .so, device source, meta, extra blobs). A DSP kernel runs
+  on one hardware thread."""
   src = device_source(prg)
-  return compile_device(src, prg.arg.function_name), src.encode(), {"cpu": {"threads": 1}}, {}
+  # built later, all kernels in parallel, by add_model_library; identical sources share one record as identical
+  # binaries would
+  return PENDING + hashlib.sha256(src.encode()).digest(), src.encode(), {"cpu": {"threads": 1}}, {}

@@ -214,7 +214,7 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     log(f"note: not cross-checked with onnxruntime: {cap.ort_unverifiable}")
   else:
     flags.update(check_against_onnxruntime(onnx_path, cap.capture_inputs, cap.tinygrad_eager, flags.get("FLOAT16") == "1", log))
-  if cfg.target["kind"] == "hexagon" and body["kernels"]:  # one library with every kernel + the schedule runner
+  if cfg.target["kind"] == "hexagon":  # one library with every kernel (none for constant outputs) + the schedule runner
     from mrt.dsp import add_model_library
 
     add_model_library(body, blobs, log)

@@ -312,7 +312,7 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
       "cannot express; capture it with `.contiguous()` on those outputs, or compile the ONNX model instead"
     ) from None
   _warn_zero_weights(body["buffers"], blobs, log)
-  if target["kind"] == "hexagon" and body["kernels"]:  # as for ONNX: one library with every kernel + the schedule runner
+  if target["kind"] == "hexagon":  # as for ONNX: one library with every kernel + the schedule runner
     from mrt.dsp import add_model_library
 
     add_model_library(body, blobs, log)

@@ -73,7 +73,7 @@ def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
       f"self-check: {len(cap.steps)} consecutive steps of a CPU twin of the program equal tinygrad's unjitted run; "
       "the NULL-device capture itself computes nothing"
     )
-  if cfg.target["kind"] == "hexagon" and body["kernels"]:  # as for ONNX: one library with every kernel + the schedule runner
+  if cfg.target["kind"] == "hexagon":  # as for ONNX: one library with every kernel + the schedule runner
     from mrt.dsp import add_model_library
 
     add_model_library(body, blobs, log)

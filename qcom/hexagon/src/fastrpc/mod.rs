@@ -1,5 +1,6 @@
-//! The Hexagon cDSP runtime over FastRPC (std): the wire layer ([`abi`] ioctl numbers and structs, [`scalars`] the
-//! scalars word, [`pack`] launch argument packing, [`listener`] the reverse-RPC messages), the device surface
+//! The Hexagon cDSP runtime over FastRPC (std): the wire layer ([`abi`] ioctl numbers and structs, [`layout`] the
+//! documented argument layouts both the host and the FastRPC model read, [`scalars`] the scalars word, [`pack`]
+//! launch argument packing, [`listener`] the reverse-RPC messages), the device surface
 //! [`FastRpcIo`] (the real `/dev/adsprpc-smd` + `/dev/ion` in [`real`], a model in `crate::emu::device`), and on
 //! top of it [`session`] (bring-up in the documented order, the listener thread) and [`engine`] (load each kernel
 //! library once, replay the schedule). Facts: docs/hw/fastrpc.md. Nothing here has run on a real DSP.
@@ -7,6 +8,7 @@ pub mod abi;
 pub mod engine;
 #[allow(unsafe_code)] // declares the `unsafe trait FastRpcIo` (its `# Safety` contract)
 mod io;
+pub mod layout;
 pub mod listener;
 pub mod model_run;
 pub mod pack;

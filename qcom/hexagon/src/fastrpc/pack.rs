@@ -4,11 +4,12 @@
 //! buffers) with attribute NOVA (0 for the buffers). A [`LaunchFrame`] is built once at load time; a launch
 //! then only borrows it, so the per-step path allocates nothing.
 use super::abi::FASTRPC_ATTR_NOVA;
+use super::layout::{LAUNCH_FIXED_ARGS, LAUNCH_OFFSET, LAUNCH_SLOT, LAUNCH_TIMER};
 use super::scalars::{launch_sc, MAX_LAUNCH_BUFFERS};
 use super::{Arg, FastRpcError};
 
 /// Every buffer (and sub-buffer) start must be 128-byte aligned: kernels declare `align_value(128)`.
-pub const BUFFER_ALIGN: u32 = 128;
+pub use super::layout::BUFFER_ALIGN;
 
 /// One buffer argument: a view of a dma-buf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +25,7 @@ pub struct LaunchFrame {
     sc: u32,
     sizes_vals: Vec<u8>,
     offsets: Vec<u8>,
-    timer: [u8; 8],
+    timer: [u8; LAUNCH_TIMER],
     fds: Vec<i32>,
     attrs: Vec<u32>,
 }
@@ -43,8 +44,8 @@ impl LaunchFrame {
                 ),
             )
         })?;
-        let mut sizes_vals = Vec::with_capacity(8 * (bufs.len() + vals.len()));
-        let mut offsets = Vec::with_capacity(4 * bufs.len());
+        let mut sizes_vals = Vec::with_capacity(LAUNCH_SLOT * (bufs.len() + vals.len()));
+        let mut offsets = Vec::with_capacity(LAUNCH_OFFSET * bufs.len());
         for (i, b) in bufs.iter().enumerate() {
             if !b.offset.is_multiple_of(BUFFER_ALIGN) {
                 return Err(FastRpcError::invalid(
@@ -64,15 +65,15 @@ impl LaunchFrame {
         for v in vals {
             sizes_vals.extend_from_slice(&v.to_le_bytes());
         }
-        let mut fds = vec![-1; 3];
+        let mut fds = vec![-1; LAUNCH_FIXED_ARGS];
         fds.extend(bufs.iter().map(|b| b.fd));
-        let mut attrs = vec![0; 3];
+        let mut attrs = vec![0; LAUNCH_FIXED_ARGS];
         attrs.extend(bufs.iter().map(|_| FASTRPC_ATTR_NOVA));
         Ok(LaunchFrame {
             sc,
             sizes_vals,
             offsets,
-            timer: [0; 8],
+            timer: [0; LAUNCH_TIMER],
             fds,
             attrs,
         })
@@ -85,7 +86,7 @@ impl LaunchFrame {
 
     /// Number of buffers.
     pub fn nbufs(&self) -> usize {
-        self.fds.len() - 3
+        self.fds.len() - LAUNCH_FIXED_ARGS
     }
 
     /// `pra[0]`'s bytes.
@@ -105,8 +106,9 @@ impl LaunchFrame {
 
     /// Issue the launch on `handle` through `io` (no allocation).
     pub fn invoke(&mut self, io: &dyn super::FastRpcIo, handle: u32) -> Result<(), FastRpcError> {
-        let n = 3 + self.nbufs();
-        let mut args: [Arg<'_>; 3 + MAX_LAUNCH_BUFFERS] = std::array::from_fn(|_| Arg::Handle);
+        let n = LAUNCH_FIXED_ARGS + self.nbufs();
+        let mut args: [Arg<'_>; LAUNCH_FIXED_ARGS + MAX_LAUNCH_BUFFERS] =
+            std::array::from_fn(|_| Arg::Handle);
         args[0] = Arg::In(&self.sizes_vals);
         args[1] = Arg::In(&self.offsets);
         args[2] = Arg::Out(&mut self.timer);

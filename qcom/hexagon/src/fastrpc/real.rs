@@ -15,7 +15,7 @@ pub const RPC_NODE: &str = "/dev/adsprpc-smd";
 pub const ION_NODE: &str = "/dev/ion";
 
 /// Most remote arguments one call carries here (a launch: 3 + 15 handles).
-const MAX_ARGS: usize = 3 + super::scalars::MAX_LAUNCH_BUFFERS;
+const MAX_ARGS: usize = super::layout::LAUNCH_FIXED_ARGS + super::scalars::MAX_LAUNCH_BUFFERS;
 
 /// `/dev/ion` + `/dev/adsprpc-smd`.
 pub struct RealFastRpc {

@@ -82,7 +82,7 @@ pub const SC_PROCESS_EXIT: u32 = 0x0200_0000;
 /// A kernel launch without its handle count: method 2, 2 in, 1 out; the low nibble carries nbufs.
 pub const SC_LAUNCH_BASE: u32 = 0x0202_0100;
 /// Most dma-buf handles one launch can carry (4 bits).
-pub const MAX_LAUNCH_BUFFERS: usize = 15;
+pub const MAX_LAUNCH_BUFFERS: usize = super::layout::MAX_HANDLES;
 
 /// The scalars word of a launch with `nbufs` buffers, or `None` above [`MAX_LAUNCH_BUFFERS`].
 pub const fn launch_sc(nbufs: usize) -> Option<u32> {

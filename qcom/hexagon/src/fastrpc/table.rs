@@ -4,18 +4,15 @@
 //! `1, dst arena, dst offset, src arena, src offset, size` (a copy). The scalars word of the invoke is
 //! [`run_sc`]: method 3, one input buffer (the table), one 16-byte output {u64 µs, u32 ops completed, i32 status},
 //! one dma handle per arena.
+use super::layout::{OP_COPY, OP_LAUNCH};
 use super::pack::BUFFER_ALIGN;
 use super::scalars::MAX_LAUNCH_BUFFERS;
 use super::FastRpcError;
 
-/// `MRS1`.
-pub const TABLE_MAGIC: u32 = 0x3153_524d;
+/// `MRS1`, the most scalar slots of one launch, the runner's output bytes ([`super::layout`]).
+pub use super::layout::{MAX_VALS, RESULT_LEN, TABLE_MAGIC};
 /// Method 3, 1 in, 1 out, no input handles; the low nibble carries the arena count.
 pub const SC_RUN_BASE: u32 = 0x0301_0100;
-/// Most scalar slots one launch may carry (the runner's stack frame).
-pub const MAX_VALS: usize = 64;
-/// Bytes of the runner's output.
-pub const RESULT_LEN: usize = 16;
 
 /// The scalars word of a run with `narenas` arenas (1 ..= 15), or `None`.
 pub const fn run_sc(narenas: usize) -> Option<u32> {
@@ -80,7 +77,7 @@ pub fn encode(arenas: &[u32], ops: &[TableOp<'_>]) -> Result<Vec<u8>, FastRpcErr
                         ),
                     ));
                 }
-                w.extend_from_slice(&[0, *kernel, bufs.len() as u32, vals.len() as u32]);
+                w.extend_from_slice(&[OP_LAUNCH, *kernel, bufs.len() as u32, vals.len() as u32]);
                 for b in bufs.iter() {
                     if !inside(arenas, b) {
                         return Err(bad(i, format!("{b:?} lies outside its arena")));
@@ -104,7 +101,9 @@ pub fn encode(arenas: &[u32], ops: &[TableOp<'_>]) -> Result<Vec<u8>, FastRpcErr
                 if dst.size != src.size || !inside(arenas, dst) || !inside(arenas, src) {
                     return Err(bad(i, "copy outside its arenas or of unequal sizes".into()));
                 }
-                w.extend_from_slice(&[1, dst.arena, dst.offset, src.arena, src.offset, src.size]);
+                w.extend_from_slice(&[
+                    OP_COPY, dst.arena, dst.offset, src.arena, src.offset, src.size,
+                ]);
             }
         }
     }

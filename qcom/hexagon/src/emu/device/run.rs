@@ -2,8 +2,14 @@
 //! out, the arenas as dma handles; docs/hw/fastrpc.md §6). Written from the documented table layout, not from the
 //! host encoder: every word of the table is checked against the arenas the call actually passes (views inside,
 //! 128-byte aligned, at most 15 buffers and 64 scalars per launch, no trailing words) before the executor runs the
-//! library's `entry` under qemu.
+//! library's `entry` under qemu. The magic, op kinds, limits and alignment are the documented layout's
+//! ([`crate::fastrpc::layout`], shared with the host's encoder in `fastrpc/table.rs`); the parsing below is the model's
+//! own, never the encoder's code.
 use super::{einval, FastRpcModel, Run};
+use crate::fastrpc::layout::{
+    BUFFER_ALIGN, COPY_WORDS, MAX_HANDLES, MAX_VALS, OP_COPY, OP_LAUNCH, RESULT_LEN,
+    RUN_FIXED_ARGS as FIXED, TABLE_MAGIC, VIEW_WORDS,
+};
 use crate::fastrpc::scalars::Scalars;
 use crate::fastrpc::{Arg, FastRpcError};
 
@@ -25,7 +31,7 @@ pub(super) fn check_table(t: &[u8], arenas: &[u64]) -> Result<u32, String> {
         at += 1;
         Ok(w)
     };
-    if next("the header")? != 0x3153_524d {
+    if next("the header")? != TABLE_MAGIC {
         return Err("table does not start with MRS1".into());
     }
     let nops = next("the header")?;
@@ -52,23 +58,26 @@ pub(super) fn check_table(t: &[u8], arenas: &[u64]) -> Result<u32, String> {
     };
     for op in 0..nops {
         match next("an op")? {
-            0 => {
+            OP_LAUNCH => {
                 let (_kernel, nb, nv) = (next("a launch")?, next("a launch")?, next("a launch")?);
-                if nb > 15 || nv > 64 {
+                if nb as usize > MAX_HANDLES || nv as usize > MAX_VALS {
                     return Err(format!(
-                        "op {op}: {nb} buffers / {nv} scalars (at most 15 / 64)"
+                        "op {op}: {nb} buffers / {nv} scalars (at most {MAX_HANDLES} / {MAX_VALS})"
                     ));
                 }
                 for b in 0..nb {
-                    let (a, off, n) = (next("a view")?, next("a view")?, next("a view")?);
+                    let v: Vec<u32> = (0..VIEW_WORDS)
+                        .map(|_| next("a view"))
+                        .collect::<Result<_, _>>()?;
+                    let (a, off, n) = (v[0], v[1], v[2]);
                     if !inside(a, off, n) {
                         return Err(format!(
                             "op {op}: buffer {b} ({off}+{n} in arena {a}) lies outside its arena"
                         ));
                     }
-                    if !off.is_multiple_of(128) {
+                    if !off.is_multiple_of(BUFFER_ALIGN) {
                         return Err(format!(
-                            "op {op}: buffer {b} at arena offset {off} is not 128-byte aligned (the DSP faults)"
+                            "op {op}: buffer {b} at arena offset {off} is not {BUFFER_ALIGN}-byte aligned (the DSP faults)"
                         ));
                     }
                 }
@@ -76,8 +85,10 @@ pub(super) fn check_table(t: &[u8], arenas: &[u64]) -> Result<u32, String> {
                     next("the scalars")?;
                 }
             }
-            1 => {
-                let w: Vec<u32> = (0..5).map(|_| next("a copy")).collect::<Result<_, _>>()?;
+            OP_COPY => {
+                let w: Vec<u32> = (0..COPY_WORDS)
+                    .map(|_| next("a copy"))
+                    .collect::<Result<_, _>>()?;
                 if !inside(w[0], w[1], w[4]) || !inside(w[2], w[3], w[4]) {
                     return Err(format!("op {op}: copy outside its arenas"));
                 }
@@ -113,7 +124,10 @@ impl FastRpcModel {
                 format!("sc {sc:#010x} is not a run (method 3, 1 in, 1 out, 1–15 arenas)"),
             ));
         }
-        if fds.len() != 2 + n || attrs.len() != 2 + n || !Self::arena_lists_ok(fds, attrs, 2) {
+        if fds.len() != FIXED + n
+            || attrs.len() != FIXED + n
+            || !Self::arena_lists_ok(fds, attrs, FIXED)
+        {
             return Err(einval(
                 call,
                 "fds must be [-1,-1, fd…] and attrs [0,0, NOVA…]",
@@ -122,15 +136,18 @@ impl FastRpcModel {
         let Arg::In(table) = &args[0] else {
             unreachable!("shape checked")
         };
-        if !matches!(&args[1], Arg::Out(r) if r.len() == 16) {
-            return Err(einval(call, "pra[1] must be a 16-byte output"));
+        if !matches!(&args[1], Arg::Out(r) if r.len() == RESULT_LEN) {
+            return Err(einval(
+                call,
+                format!("pra[1] must be a {RESULT_LEN}-byte output"),
+            ));
         }
         let mut st = self.lock();
         Self::ready(&mut st, call)?;
         let lib = Self::lib(&st, handle, call)?;
         let mut handles = Vec::with_capacity(n);
         let mut lens = Vec::with_capacity(n);
-        for &fd in &fds[2..] {
+        for &fd in &fds[FIXED..] {
             let o = Self::obj(&st, fd, call)?;
             if handles.contains(&st.fd_to_handle[&fd]) {
                 return Err(einval(call, format!("arena fd {fd} passed twice")));
