@@ -198,21 +198,50 @@ class Stateful(unittest.TestCase):
       modelrt.load(STATE_DIR / "x.npy")
     self.assertIn("x.npy", str(cm.exception))
 
-  def test_a_model_refuses_use_from_another_thread(self):
+  def test_a_model_refuses_use_from_another_thread_with_modelrt_error(self):
     m = modelrt.load(STATE, device="cpu")
+    x = np.zeros((1, 8), np.float32)
     err = []
 
     def use():
-      try:
-        m.run({"x": np.zeros((1, 8), np.float32)})
-      except BaseException as e:  # the type PyO3 raises is checked below
-        err.append(e)
+      for call in (lambda: m.run({"x": x}), m.reset_state, lambda: m.read_state("state:acc"), m.verify):
+        try:
+          call()
+        except BaseException as e:  # noqa: BLE001 -- the type is what is checked
+          err.append(e)
+      own = modelrt.load(STATE, device="cpu")  # a Model loaded in this thread works here
+      err.append(own.run({"x": x})["y"])
 
     t = threading.Thread(target=use)
     t.start()
     t.join()
-    self.assertEqual(len(err), 1)
-    self.assertIn("thread", str(err[0]).lower())
+    self.assertEqual(len(err), 5)
+    for e in err[:4]:
+      self.assertIs(type(e), modelrt.Error, repr(e))
+      self.assertIn("belongs to the thread that loaded it", str(e))
+    np.testing.assert_array_equal(err[4], m.run({"x": x})["y"], "the owner thread still runs it")
+    self.assertEqual([t.name for t in m.inputs], ["x"])
+
+
+class NoAllocation(unittest.TestCase):
+  def test_run_with_preallocated_outputs_allocates_nothing_in_rust(self):
+    # modelrt._rust_allocations() counts every allocation through the extension's global allocator (Rust code:
+    # the runtime, its CPU worker threads, PyO3, rust-numpy); Python's and numpy's own objects are not counted.
+    before = modelrt._rust_allocations()
+    m = modelrt.load(DEMO, device="cpu")
+    self.assertGreater(modelrt._rust_allocations(), before, "the counter counts (loading allocates)")
+    feeds = demo_feeds(m)
+    lent = {t.name: aligned(a, 0) for t, a in zip(m.inputs, feeds.values())}
+    outs = {t.name: np.empty(t.shape, t.dtype) for t in m.outputs}
+    for f in (feeds, lent):
+      m.run(f, outputs=outs)  # warm-up: first-run set-up may allocate
+      before = modelrt._rust_allocations()
+      for _ in range(1000):
+        m.run(f, outputs=outs)
+      self.assertEqual(modelrt._rust_allocations() - before, 0, "Rust allocations in 1000 runs")
+    self.assertIn("zero-copy", m.last_input_paths.values())
+    for i, t in enumerate(m.outputs):
+      self.assertEqual(outs[t.name].tobytes(), np.load(DEMO_DIR / f"cli{i}.npy").tobytes())
 
 
 class Emulated(unittest.TestCase):
