@@ -8,9 +8,14 @@ The Rust test prepares the expected values with tools independent of this API an
   MRT_STATE_DIR    x.npy (N steps stacked), y.npy (`modelrt run --steps N` outputs), acc.npy (`--dump-state`)
   MRT_EMULATED     a file of lines DEVICE<TAB>BUNDLE<TAB>DIR: the stateful program compiled for an emulated device, DIR as
                    MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
+  MRT_PIPELINE_BUNDLE  the modeld pipeline bundle (xtask/models/modeld_pipeline.py, CPU)
+  MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
+                       state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
+                       digits and -_. replaced by _)
 """
 
 import os
+import re
 import sys
 import threading
 import unittest
@@ -260,6 +265,25 @@ class Emulated(unittest.TestCase):
         self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
         np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
         self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
+
+
+class Pipeline(unittest.TestCase):
+  def test_modeld_pipeline_steps_frame_by_frame_like_modelrt_run_steps(self):
+    d = Path(os.environ["MRT_PIPELINE_DIR"])
+    m = modelrt.load(os.environ["MRT_PIPELINE_BUNDLE"], device="cpu")
+    frames = {t.name: np.load(d / f"{t.name}.npy") for t in m.inputs}
+    n = len(next(iter(frames.values())))
+    self.assertGreaterEqual(n, 20)
+    want = {t.name: np.load(d / "cli" / f"{t.name}.npy") for t in m.outputs}
+    outs = {t.name: np.empty(t.shape, t.dtype) for t in m.outputs}
+    for i in range(n):  # as modeld does: one call per frame, outputs into preallocated arrays
+      m.run({k: v[i] for k, v in frames.items()}, outputs=outs)
+      for k, a in outs.items():
+        self.assertEqual(a.tobytes(), want[k][i].tobytes(), f"frame {i}: {k} differs from `modelrt run --steps`")
+    self.assertTrue(m.states)
+    for s in m.states:
+      file = d / "state" / (re.sub(r"[^A-Za-z0-9_.-]", "_", s.name) + ".npy")
+      self.assertEqual(m.read_state(s.name).tobytes(), np.load(file).tobytes(), f"state {s.name} after {n} frames")
 
 
 if __name__ == "__main__":
