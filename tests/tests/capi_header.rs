@@ -16,7 +16,10 @@ fn checked_in_header_equals_the_cbindgen_output() {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or(checked_in.lines().count().min(generated.lines().count()), |i| i)
+            .map_or(
+                checked_in.lines().count().min(generated.lines().count()),
+                |i| i,
+            )
             + 1;
         panic!(
             "{} differs from the header cbindgen generates from targets/capi/src (first at line {line}): \

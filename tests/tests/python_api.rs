@@ -144,12 +144,9 @@ fn pipeline_fixture(py: &Path, bin: &Path, dir: &Path) -> PathBuf {
         .arg(PIPELINE_FRAMES.to_string()));
     let names = String::from_utf8_lossy(&o.stdout).trim().to_string();
     let mut cmd = Command::new(bin);
-    cmd.arg("run").arg(&bundle).args([
-        "--device",
-        "cpu",
-        "--steps",
-        &PIPELINE_FRAMES.to_string(),
-    ]);
+    cmd.arg("run")
+        .arg(&bundle)
+        .args(["--device", "cpu", "--steps", &PIPELINE_FRAMES.to_string()]);
     for n in names.split_whitespace() {
         cmd.arg("-i")
             .arg(format!("{n}={}", dir.join(format!("{n}.npy")).display()));

@@ -544,8 +544,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Capi {
-            write_header: true,
-            ..
+            write_header: true, ..
         } => {
             let p = xtask::capi_header::write(&xtask::setup::workspace_root())?;
             println!("wrote {}", p.display());

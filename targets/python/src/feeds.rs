@@ -59,7 +59,11 @@ fn names_error(kind: &str, d: &Bound<'_, PyDict>, ts: &[Py<TensorInfo>]) -> PyEr
     };
     for k in d.keys() {
         let Ok(k) = k.cast::<PyString>() else {
-            let ty = k.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            let ty = k
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
             return PyTypeError::new_err(format!(
                 "{kind} names must be str; got {ty} (the model's {kind}s are {})",
                 names()
@@ -137,16 +141,12 @@ pub fn input<'py>(
 
 /// A fresh C-contiguous copy of `a` (for an input that cannot be lent as it is).
 pub fn copied<'py>(a: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyUntypedArray>> {
-    Ok(a
-        .call_method1("copy", ("C",))?
+    Ok(a.call_method1("copy", ("C",))?
         .cast_into::<PyUntypedArray>()?)
 }
 
 /// A caller-owned output array, checked to be C-contiguous and writeable.
-pub fn output<'py>(
-    t: &TensorInfo,
-    v: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyUntypedArray>> {
+pub fn output<'py>(t: &TensorInfo, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyUntypedArray>> {
     let a = checked("output", t, v)?;
     if !a.is_c_contiguous() {
         return Err(PyValueError::new_err(format!(

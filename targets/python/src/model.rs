@@ -267,7 +267,9 @@ impl Model {
         for (t, (a, _)) in self.outputs.iter().zip(outs.iter()) {
             // SAFETY: C-contiguous and writeable with `byte_len` bytes (checked by
             // `feeds::output`), overlapping no other output or lent input (checked above).
-            push(&mut out_bytes, unsafe { rawbuf::bytes_mut(a, t.get().byte_len()) })?;
+            push(&mut out_bytes, unsafe {
+                rawbuf::bytes_mut(a, t.get().byte_len())
+            })?;
         }
         let mut paths = [InputPath::Copied; MAX_IO];
         let paths = &mut paths[..frame.len()];
