@@ -6,7 +6,9 @@
 //! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`, on
 //! the CPU and on the emulated devices (`qcom-emu`: adreno-a630 on the KGSL model and IR3
 //! interpreter; `usb-emu`: amd-gfx1100 on the ASM24 bridge, Navi31 and RDNA3 models, which needs
-//! `cargo xtask firmware`; `dsp-emu`: hexagon-v65 under qemu-hexagon), and the modeld pipeline bundle
+//! `cargo xtask firmware`), a small stateless net on `dsp-emu` (hexagon-v65 under qemu-hexagon; the
+//! DSP backends take no state buffers yet) against the CLI and its embedded reference, and the modeld
+//! pipeline bundle
 //! (`xtask/models/modeld_pipeline.py`) stepped `PIPELINE_FRAMES` frames against `modelrt run --steps`
 //! with frames drawn by the pipeline script's own sampler.
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use std::process::{Command, Output};
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::DType;
 use modelrt_targets::npy;
-use modelrt_tests::{compile_args, python, reference, root, skip};
+use modelrt_tests::{compile, compile_args, hexagon, python, reference, root, skip};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Steps the stateful bundle is run for.
@@ -57,13 +59,14 @@ fn cli_file(name: &str) -> String {
     format!("{n}.npy")
 }
 
-/// The demo bundle's reference inputs and outputs, and the CLI's outputs, as the suite reads them.
-fn demo_fixture(bin: &Path, bundle: &Path, dir: &Path) {
+/// A bundle's embedded reference inputs and outputs, and the CLI's outputs on `device`, as the
+/// suite reads them.
+fn demo_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
     let bytes = std::fs::read(bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     let (ins, outs, atol, rtol) = reference(&bytes);
     let mut cmd = Command::new(bin);
-    cmd.arg("run").arg(bundle).args(["--device", "cpu", "-o"]);
+    cmd.arg("run").arg(bundle).args(["--device", device, "-o"]);
     cmd.arg(dir.join("cli"));
     for (i, (t, data)) in b.body().inputs.iter().zip(&ins).enumerate() {
         let t = t.unwrap();
@@ -190,13 +193,12 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     };
     // The stateful bundles first: compiling them runs tinygrad in the exporter's Python.
     let stateful = stateful_bundle(&py, &format!("cpu-{arch}"));
-    let Some(_) = modelrt_tests::hexagon::tools() else {
+    let Some(_) = hexagon::tools() else {
         return;
     };
     let emulated = [
         ("qcom-emu", stateful_bundle(&py, "adreno-a630")),
         ("usb-emu", stateful_bundle(&py, "amd-gfx1100")),
-        ("dsp-emu", stateful_bundle(&py, "hexagon-v65")),
     ];
 
     let wheel = xtask::wheel::build(false, Some(&py)).expect("cargo xtask wheel builds");
@@ -224,7 +226,11 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let bin = modelrt_bin();
     let demo = root().join(format!("targets/assets/demo-{arch}.mrt"));
     let demo_dir = fresh(&scratch.join("demo"));
-    demo_fixture(&bin, &demo, &demo_dir);
+    demo_fixture(&bin, &demo, "cpu", &demo_dir);
+    // dsp-emu: the hexagon tests' small float net (the DSP backends take no state buffers yet)
+    let dsp = compile(&py, &hexagon::models(&py).1, "hexagon-v65", true, "pyapi");
+    let dsp_dir = fresh(&scratch.join("dsp"));
+    demo_fixture(&bin, &dsp, "dsp-emu", &dsp_dir);
     let state_dir = fresh(&scratch.join("state"));
     state_fixture(&bin, &stateful, "cpu", &state_dir);
     // One line per emulated device: DEVICE<TAB>BUNDLE<TAB>DIR.
@@ -249,6 +255,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("MRT_STATE_BUNDLE", &stateful)
         .env("MRT_STATE_DIR", &state_dir)
         .env("MRT_EMULATED", &emu_file)
+        .env("MRT_DSP_BUNDLE", &dsp)
+        .env("MRT_DSP_DIR", &dsp_dir)
         .env("MRT_PIPELINE_BUNDLE", &pipeline)
         .env("MRT_PIPELINE_DIR", &pipeline_dir)
         .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
@@ -261,5 +269,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 14 tests"), "{text}");
+    assert!(text.contains("Ran 15 tests"), "{text}");
 }

@@ -8,6 +8,8 @@ The Rust test prepares the expected values with tools independent of this API an
   MRT_STATE_DIR    x.npy (N steps stacked), y.npy (`modelrt run --steps N` outputs), acc.npy (`--dump-state`)
   MRT_EMULATED     a file of lines DEVICE<TAB>BUNDLE<TAB>DIR: the stateful program compiled for an emulated device, DIR as
                    MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
+  MRT_DSP_BUNDLE   a small stateless hexagon-v65 bundle with an embedded onnxruntime reference
+  MRT_DSP_DIR      as MRT_DEMO_DIR, with cli{i}.npy from `modelrt run --device dsp-emu`
   MRT_PIPELINE_BUNDLE  the modeld pipeline bundle (xtask/models/modeld_pipeline.py, CPU)
   MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
                        state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
@@ -266,6 +268,20 @@ class Emulated(unittest.TestCase):
         self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
         np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
         self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
+
+
+class Dsp(unittest.TestCase):
+  def test_dsp_emu_equals_the_cli_bit_for_bit_and_onnxruntime_within_tolerance(self):
+    d = Path(os.environ["MRT_DSP_DIR"])
+    m = modelrt.load(os.environ["MRT_DSP_BUNDLE"], device="dsp-emu")
+    self.assertTrue(m.info()["emulated"])
+    self.assertEqual(m.info()["device_choice"], "dsp-emu")
+    got = m.run({t.name: np.load(d / f"input{i}.npy") for i, t in enumerate(m.inputs)})
+    atol, rtol = (float(x) for x in (d / "tol.txt").read_text().split())
+    for i, t in enumerate(m.outputs):
+      self.assertEqual(got[t.name].tobytes(), np.load(d / f"cli{i}.npy").tobytes(), f"{t.name} differs from the CLI")
+      ref = np.load(d / f"ref{i}.npy").astype(np.float64)
+      np.testing.assert_allclose(got[t.name].astype(np.float64), ref, atol=atol, rtol=rtol, err_msg=t.name)
 
 
 class Pipeline(unittest.TestCase):
