@@ -128,7 +128,7 @@ fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
 fn pipeline_fixture(py: &Path, bin: &Path, dir: &Path) -> PathBuf {
     let mut args = ExportArgs::onnx(
         PathBuf::new(),
-        &format!("cpu-{}", std::env::consts::ARCH),
+        format!("cpu-{}", std::env::consts::ARCH),
         PathBuf::new(),
     );
     args.source = Source::Tinygrad(xtask::pipeline::script_spec());
