@@ -7,6 +7,8 @@ in interleaved rounds, reported as one JSON line.
 The four callers (the bundle and the pickle come from one capture, so modelrt and tinygrad run the same kernels):
   modelrt          Model.run(feeds) -> dict of new numpy arrays (the `modelrt` wheel, on PYTHONPATH)
   modelrt_prealloc Model.run(feeds, outputs=prealloc): results written into caller-owned arrays
+                   (for both, the runtime's own step time, Model.last_timing["step"], is reported too: the call minus
+                   the step is what the Python layer costs)
   onnxruntime      InferenceSession.run(None, feeds) on the ONNX model (CPU provider, intra_op_num_threads=T)
   tinygrad         the unpickled TinyJit called as modeld calls it: numpy inputs wrapped as tensors (copied in by the
                    jit), jit(**feeds), each output copied back with .numpy() (refbench.py's step)
@@ -57,12 +59,13 @@ def callers(ap, meta: dict) -> dict:
     feeds = {n: (Tensor(a).realize() if n in on_dev else Tensor(a, device="NPY")) for n, a in arrays.items()}
     return {n: t.numpy() for n, t in jit(**feeds).items()}
 
-  return {
+  calls = {
     "modelrt": lambda: m.run(mfeeds),
     "modelrt_prealloc": lambda: m.run(mfeeds, outputs=prealloc),
     "onnxruntime": lambda: dict(zip(onames, sess.run(None, ofeeds))),
     "tinygrad": tinygrad_call,
   }
+  return calls, m
 
 
 def check_outputs(calls: dict) -> float:
@@ -97,10 +100,11 @@ def main(argv) -> int:
   a = ap.parse_args(argv)
   if a.rounds < 1 or a.iters < 1: raise SystemExit("error: --rounds and --iters must be at least 1")
   with open(a.pickle + ".json") as f: meta = json.load(f)
-  calls = callers(a, meta)
+  calls, model = callers(a, meta)
   max_abs_vs_ort = check_outputs(calls)
   names = list(calls)
   samples: dict[str, list[int]] = {n: [] for n in names}
+  steps: dict[str, list[int]] = {n: [] for n in names if n.startswith("modelrt")}  # Model.last_timing["step"]
   for r in range(a.rounds):
     for name in names[r % len(names):] + names[:r % len(names)]:
       call = calls[name]
@@ -109,10 +113,12 @@ def main(argv) -> int:
         t = time.perf_counter_ns()
         call()
         samples[name].append(time.perf_counter_ns() - t)
+        if name in steps: steps[name].append(int(model.last_timing["step"] * 1e9))  # outside the timed span
   out = {"rounds": a.rounds, "iters": a.iters, "warmup": a.warmup, "max_abs_modelrt_vs_onnxruntime": max_abs_vs_ort}
   for name, s in samples.items():
     s.sort()
     out[name] = {"samples": len(s), "min_ns": s[0], "median_ns": s[len(s) // 2], "max_ns": s[-1]}
+    if name in steps: out[name]["step_median_ns"] = sorted(steps[name])[len(steps[name]) // 2]
   print(json.dumps(out), flush=True)
   return 0
 

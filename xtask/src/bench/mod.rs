@@ -147,7 +147,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     }
     let load_start = loadavg();
     let mut results = Vec::new();
-    let mut per_call = Value::Null;
+    let mut per_call = Vec::new();
     for (name, src) in MODELS {
         if !opts.models.is_empty() && !opts.models.iter().any(|m| m == name) {
             continue;
@@ -183,7 +183,20 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         let beam = searched.as_ref().map(|(p, info)| (p, info.clone()));
         results.push(bench_model(&ctx, name, &onnx, &prepared, beam)?);
         if *name == "policy" {
-            per_call = pycall::bench_pycall(&ctx, &root, &onnx, &prepared)?;
+            let site = pycall::install_wheel(&ctx, &out_dir.join("pycall-site"))?;
+            per_call.push(pycall::bench_pycall(
+                &ctx, &root, &site, &onnx, &prepared, "policy",
+            )?);
+            if let Some((b, _)) = &searched {
+                per_call.push(pycall::bench_pycall(
+                    &ctx,
+                    &root,
+                    &site,
+                    &onnx,
+                    b,
+                    "policy, searched kernels",
+                )?);
+            }
         }
     }
     let mut pipelines = Vec::new();

@@ -23,7 +23,7 @@ const GOAL_OVER_TINYGRAD: f64 = 0.1;
 const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Build the wheel and install it into `dir` (emptied first); returns `dir`.
-fn install_wheel(ctx: &Ctx<'_>, dir: &Path) -> Result<PathBuf> {
+pub(super) fn install_wheel(ctx: &Ctx<'_>, dir: &Path) -> Result<PathBuf> {
     let wheel = crate::wheel::build(!ctx.opts.quick, Some(ctx.python))?;
     let _ = std::fs::remove_dir_all(dir);
     let ok = Command::new(ctx.python)
@@ -60,18 +60,25 @@ fn ratio(v: &Value, a: &str, b: &str) -> Value {
     }
 }
 
-/// Measure the four callers on `p` (the policy export) and `onnx`; the results object with ratios.
-pub(super) fn bench_pycall(ctx: &Ctx<'_>, root: &Path, onnx: &Path, p: &Prepared) -> Result<Value> {
-    let site = install_wheel(ctx, &ctx.out_dir.join("pycall-site"))?;
+/// Measure the four callers on `p` (a policy export, named `label` in the report) and `onnx`, with
+/// the wheel installed in `site`; the results object with ratios.
+pub(super) fn bench_pycall(
+    ctx: &Ctx<'_>,
+    root: &Path,
+    site: &Path,
+    onnx: &Path,
+    p: &Prepared,
+    label: &str,
+) -> Result<Value> {
     let scripts = root.join("xtask").join("bench");
-    let path = std::env::join_paths([&site, &scripts]).context("bad PYTHONPATH entry")?;
+    let path = std::env::join_paths([site, scripts.as_path()]).context("bad PYTHONPATH entry")?;
     let (rounds, iters, warmup) = if ctx.opts.quick {
         (1, 20, 5)
     } else {
         (ctx.opts.rounds.max(5), 200, 20)
     };
     eprintln!(
-        "[bench] policy: per-call cost from Python ({rounds} rounds × {iters} calls per caller)"
+        "[bench] {label}: per-call cost from Python ({rounds} rounds × {iters} calls per caller)"
     );
     let mut cmd = Command::new(ctx.python);
     cmd.env("PYTHONPATH", path)
@@ -93,7 +100,7 @@ pub(super) fn bench_pycall(ctx: &Ctx<'_>, root: &Path, onnx: &Path, p: &Prepared
             .as_u64()
             .with_context(|| format!("pycall.py reported no median for {c}"))?;
     }
-    v["model"] = json!("policy");
+    v["model"] = json!(label);
     v["ratio_modelrt_over_onnxruntime"] = ratio(&v, "modelrt", "onnxruntime");
     v["ratio_modelrt_over_tinygrad"] = ratio(&v, "modelrt", "tinygrad");
     v["ratio_prealloc_over_onnxruntime"] = ratio(&v, "modelrt_prealloc", "onnxruntime");
