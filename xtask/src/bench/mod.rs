@@ -185,7 +185,12 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         if *name == "policy" {
             let site = pycall::install_wheel(&ctx, &out_dir.join("pycall-site"))?;
             per_call.push(pycall::bench_pycall(
-                &ctx, &root, &site, &onnx, &prepared, "policy",
+                &ctx,
+                &root,
+                &site,
+                &onnx,
+                &prepared,
+                "policy model",
             )?);
             if let Some((b, _)) = &searched {
                 per_call.push(pycall::bench_pycall(
@@ -194,7 +199,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
                     &site,
                     &onnx,
                     b,
-                    "policy, searched kernels",
+                    "policy model, searched kernels",
                 )?);
             }
         }

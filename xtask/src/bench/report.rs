@@ -151,7 +151,7 @@ fn pycall_markdown(s: &mut String, v: &Value) {
     }
     let _ = writeln!(
         s,
-        "\nPer-call cost from Python, {} model (one process, {} interleaved rounds × {} calls per caller; \
+        "\nPer-call cost from Python, {} (one process, {} interleaved rounds × {} calls per caller; \
          modelrt and onnxruntime max abs difference {:e}):\n",
         v["model"].as_str().unwrap_or("?"),
         v["rounds"],
@@ -312,7 +312,7 @@ mod tests {
     fn markdown_lists_the_per_call_cost_from_python() {
         let st = |med: u64| json!({"samples": 40, "min_ns": med - 1000, "median_ns": med, "max_ns": med * 3, "step_median_ns": med / 2});
         let doc = json!({"machine": {}, "models": [], "overhead": [], "pycall": [{
-            "model": "policy", "rounds": 2, "iters": 20, "max_abs_modelrt_vs_onnxruntime": 0.00025,
+            "model": "policy model", "rounds": 2, "iters": 20, "max_abs_modelrt_vs_onnxruntime": 0.00025,
             "modelrt": st(30_000), "modelrt_prealloc": st(25_000), "onnxruntime": st(100_000), "tinygrad": st(1_000_000),
             "ratio_modelrt_over_onnxruntime": 0.3, "ratio_prealloc_over_onnxruntime": 0.25,
             "ratio_modelrt_over_tinygrad": 0.03, "ratio_prealloc_over_tinygrad": 0.025,
