@@ -24,7 +24,8 @@ class TensorInfo:
   def nbytes(self) -> int: ...
 
 class Model:
-  """A bundle loaded on a device (from modelrt.load). Use it from one thread at a time."""
+  """A bundle loaded on a device (from modelrt.load). Use it from the thread that loaded it: a call from another
+  thread raises modelrt.Error (load one Model per thread)."""
 
   @property
   def inputs(self) -> list[TensorInfo]: ...
@@ -54,3 +55,6 @@ def load(
   threads: int | None = None,
   firmware_dir: str | PathLike[str] | None = None,
 ) -> Model: ...
+def _rust_allocations() -> int:
+  """Heap allocations made so far by Rust code in the extension (a test diagnostic: Model.run with preallocated
+  outputs makes none)."""

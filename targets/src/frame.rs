@@ -89,7 +89,12 @@ pub fn cpu_frame(
     }
     let n = inputs.len();
     let mut srcs = [InputSource::Bound; MAX_IO];
-    let mut borrowed: Vec<Borrowed<'_>> = Vec::new();
+    // A fixed array, the first `lent` entries used: a frame allocates nothing.
+    let mut borrowed: [Borrowed<'_>; MAX_IO] = std::array::from_fn(|_| Borrowed {
+        arena_offset: 0,
+        data: &mut [],
+    });
+    let mut lent = 0;
     let (dev, queue) = exec.device_and_queue_mut();
     for (i, input) in inputs.iter_mut().enumerate() {
         let (src, path) = match input {
@@ -118,10 +123,11 @@ pub fn cpu_frame(
                 };
                 match verdict {
                     Ok(()) => {
-                        borrowed.push(Borrowed {
+                        borrowed[lent] = Borrowed {
                             arena_offset: range.offset,
                             data: d,
-                        });
+                        };
+                        lent += 1;
                         (InputSource::Bound, InputPath::ZeroCopy)
                     }
                     Err(why) => (InputSource::Copy(d), InputPath::CopiedInstead(why)),
@@ -132,6 +138,6 @@ pub fn cpu_frame(
         paths[i] = path;
     }
     exec.run_with(&srcs[..n], outputs, |d, q| {
-        d.submit_borrowed(q, &mut borrowed)
+        d.submit_borrowed(q, &mut borrowed[..lent])
     })
 }

@@ -6,18 +6,24 @@
 //! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`, on
 //! the CPU and on the emulated devices (`qcom-emu`: adreno-a630 on the KGSL model and IR3
 //! interpreter; `usb-emu`: amd-gfx1100 on the ASM24 bridge, Navi31 and RDNA3 models, which needs
-//! `cargo xtask firmware`).
+//! `cargo xtask firmware`), a small stateless net on `dsp-emu` (hexagon-v65 under qemu-hexagon; the
+//! DSP backends take no state buffers yet) against the CLI and its embedded reference, and the modeld
+//! pipeline bundle
+//! (`xtask/models/modeld_pipeline.py`) stepped `PIPELINE_FRAMES` frames against `modelrt run --steps`
+//! with frames drawn by the pipeline script's own sampler.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::DType;
 use modelrt_targets::npy;
-use modelrt_tests::{compile_args, python, reference, root, skip};
+use modelrt_tests::{compile, compile_args, hexagon, python, reference, root, skip};
 use xtask::exporter::{ExportArgs, Source};
 
 /// Steps the stateful bundle is run for.
 const STEPS: u64 = 6;
+/// Frames the modeld pipeline bundle is stepped for.
+const PIPELINE_FRAMES: usize = 20;
 
 fn run(cmd: &mut Command) -> Output {
     let o = cmd
@@ -53,13 +59,14 @@ fn cli_file(name: &str) -> String {
     format!("{n}.npy")
 }
 
-/// The demo bundle's reference inputs and outputs, and the CLI's outputs, as the suite reads them.
-fn demo_fixture(bin: &Path, bundle: &Path, dir: &Path) {
+/// A bundle's embedded reference inputs and outputs, and the CLI's outputs on `device`, as the
+/// suite reads them.
+fn demo_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
     let bytes = std::fs::read(bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     let (ins, outs, atol, rtol) = reference(&bytes);
     let mut cmd = Command::new(bin);
-    cmd.arg("run").arg(bundle).args(["--device", "cpu", "-o"]);
+    cmd.arg("run").arg(bundle).args(["--device", device, "-o"]);
     cmd.arg(dir.join("cli"));
     for (i, (t, data)) in b.body().inputs.iter().zip(&ins).enumerate() {
         let t = t.unwrap();
@@ -115,6 +122,46 @@ fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
     std::fs::rename(dumped[0].as_ref().unwrap().path(), dir.join("acc.npy")).unwrap();
 }
 
+/// The modeld pipeline bundle (CPU), `PIPELINE_FRAMES` frames of its inputs drawn by the pipeline
+/// script's own `sample_inputs` (`NAME.npy`, stacked), the outputs of `modelrt run --steps` (`cli/`)
+/// and its state after the last frame (`state/`); returns the bundle.
+fn pipeline_fixture(py: &Path, bin: &Path, dir: &Path) -> PathBuf {
+    let mut args = ExportArgs::onnx(
+        PathBuf::new(),
+        format!("cpu-{}", std::env::consts::ARCH),
+        PathBuf::new(),
+    );
+    args.source = Source::Tinygrad(xtask::pipeline::script_spec());
+    let bundle = compile_args(py, args, "pyapi");
+    let script = "import importlib.util, sys\nimport numpy as np\n\
+                  spec = importlib.util.spec_from_file_location('pipeline', sys.argv[1])\n\
+                  m = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m)\n\
+                  rng = np.random.default_rng(7)\n\
+                  fs = [m.sample_inputs(rng) for _ in range(int(sys.argv[3]))]\n\
+                  for k in fs[0]: np.save(f'{sys.argv[2]}/{k}.npy', np.stack([f[k] for f in fs]))\n\
+                  print(' '.join(fs[0]))\n";
+    let o = run(xtask::exporter_python::command(py)
+        .args(["-c", script])
+        .arg(root().join("xtask/models/modeld_pipeline.py"))
+        .arg(dir)
+        .arg(PIPELINE_FRAMES.to_string()));
+    let names = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let mut cmd = Command::new(bin);
+    cmd.arg("run")
+        .arg(&bundle)
+        .args(["--device", "cpu", "--steps", &PIPELINE_FRAMES.to_string()]);
+    for n in names.split_whitespace() {
+        cmd.arg("-i")
+            .arg(format!("{n}={}", dir.join(format!("{n}.npy")).display()));
+    }
+    run(cmd
+        .arg("-o")
+        .arg(dir.join("cli"))
+        .arg("--dump-state")
+        .arg(dir.join("state")));
+    bundle
+}
+
 fn fresh(dir: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
@@ -146,6 +193,9 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     };
     // The stateful bundles first: compiling them runs tinygrad in the exporter's Python.
     let stateful = stateful_bundle(&py, &format!("cpu-{arch}"));
+    let Some(_) = hexagon::tools() else {
+        return;
+    };
     let emulated = [
         ("qcom-emu", stateful_bundle(&py, "adreno-a630")),
         ("usb-emu", stateful_bundle(&py, "amd-gfx1100")),
@@ -176,7 +226,11 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let bin = modelrt_bin();
     let demo = root().join(format!("targets/assets/demo-{arch}.mrt"));
     let demo_dir = fresh(&scratch.join("demo"));
-    demo_fixture(&bin, &demo, &demo_dir);
+    demo_fixture(&bin, &demo, "cpu", &demo_dir);
+    // dsp-emu: the hexagon tests' small float net (the DSP backends take no state buffers yet)
+    let dsp = compile(&py, &hexagon::models(&py).1, "hexagon-v65", true, "pyapi");
+    let dsp_dir = fresh(&scratch.join("dsp"));
+    demo_fixture(&bin, &dsp, "dsp-emu", &dsp_dir);
     let state_dir = fresh(&scratch.join("state"));
     state_fixture(&bin, &stateful, "cpu", &state_dir);
     // One line per emulated device: DEVICE<TAB>BUNDLE<TAB>DIR.
@@ -188,6 +242,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     }
     let emu_file = scratch.join("emulated.tsv");
     std::fs::write(&emu_file, emu_list).unwrap();
+    let pipeline_dir = fresh(&scratch.join("pipeline"));
+    let pipeline = pipeline_fixture(&py, &bin, &pipeline_dir);
 
     let o = Command::new(&py)
         .current_dir(root().join("targets/python/tests"))
@@ -199,6 +255,10 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("MRT_STATE_BUNDLE", &stateful)
         .env("MRT_STATE_DIR", &state_dir)
         .env("MRT_EMULATED", &emu_file)
+        .env("MRT_DSP_BUNDLE", &dsp)
+        .env("MRT_DSP_DIR", &dsp_dir)
+        .env("MRT_PIPELINE_BUNDLE", &pipeline)
+        .env("MRT_PIPELINE_DIR", &pipeline_dir)
         .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
         .output()
         .expect("python runs");
@@ -209,5 +269,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 12 tests"), "{text}");
+    assert!(text.contains("Ran 15 tests"), "{text}");
 }

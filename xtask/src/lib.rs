@@ -8,6 +8,7 @@ pub mod backports;
 pub mod bench;
 pub mod bundle_build;
 pub mod capi;
+pub mod capi_header;
 mod child_wait;
 pub mod compile;
 pub mod conformance;

@@ -163,6 +163,10 @@ enum Cmd {
         /// `cpu-aarch64` (comma devices) or a Rust target triple [default: this machine].
         #[arg(long)]
         target: Option<String>,
+        /// Only regenerate the checked-in header targets/capi/include/modelrt.h with cbindgen (after
+        /// changing the C API's Rust source or its doc comments); builds nothing.
+        #[arg(long)]
+        write_header: bool,
     },
     /// Build the Python wheel (PyO3, abi3, CPython >= 3.10): target/wheels/modelrt-*.whl
     /// (`pip install target/wheels/modelrt-*.whl`).
@@ -539,7 +543,17 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Capi { target } => {
+        Cmd::Capi {
+            write_header: true, ..
+        } => {
+            let p = xtask::capi_header::write(&xtask::setup::workspace_root())?;
+            println!("wrote {}", p.display());
+            Ok(())
+        }
+        Cmd::Capi {
+            target,
+            write_header: false,
+        } => {
             let triple = target.as_deref().map(xtask::capi::triple_for);
             let b = xtask::capi::build(triple, true)?;
             println!("wrote {}/modelrt.h", b.include.display());

@@ -1,7 +1,7 @@
 //! The dtype codes of `modelrt.h` (`mrt_dtype`): stable numbers for the bundle's element types.
 use modelrt_hal::target::DType;
 
-/// `mrt_dtype`: element type of a tensor, as `mrt_tensor_info::dtype`. The numbers are ABI.
+/// Element type of a tensor (mrt_tensor_info.dtype). The numbers are ABI: they never change.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MrtDtype {

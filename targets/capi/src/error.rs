@@ -2,15 +2,15 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 
-/// `MRT_OK`: success.
+/// Success.
 pub const MRT_OK: i32 = 0;
-/// `MRT_ERR_INVALID_ARGUMENT`: a null pointer, a bad index, a wrong count or size, a bad string.
+/// A NULL pointer, a bad index, a wrong count or size, a bad string (never undefined behaviour).
 pub const MRT_ERR_INVALID_ARGUMENT: i32 = 1;
-/// `MRT_ERR_LOAD`: the bundle file or the device could not be opened or loaded.
+/// The bundle file or the device could not be opened or loaded.
 pub const MRT_ERR_LOAD: i32 = 2;
-/// `MRT_ERR_RUN`: the device failed to run the model or reset its state.
+/// The device failed to run the model or reset its state.
 pub const MRT_ERR_RUN: i32 = 3;
-/// `MRT_ERR_PANIC`: a bug inside modelrt (a Rust panic) was caught at the boundary.
+/// A bug inside modelrt (a Rust panic), caught at the boundary.
 pub const MRT_ERR_PANIC: i32 = 4;
 
 thread_local! {

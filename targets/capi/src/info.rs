@@ -6,10 +6,11 @@ use modelrt_core::bundle::TensorDesc;
 
 use crate::dtype::MrtDtype;
 
-/// Most dimensions a tensor info carries (`MRT_MAX_DIMS`).
+/// Most dimensions an mrt_tensor_info describes.
 pub const MRT_MAX_DIMS: usize = 8;
 
-/// `mrt_tensor_info`. `name` points into the model and stays valid until `mrt_model_free`.
+/// One input or output: `name` (NUL-terminated, owned by the model, valid until mrt_model_free),
+/// `dtype` (an mrt_dtype), the shape (`ndim` entries of `dims`) and the size in bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct MrtTensorInfo {

@@ -8,7 +8,7 @@ use modelrt_capi::ffi::OwnedModel;
 pub struct Detached<'a>(pub &'a mut OwnedModel);
 
 // SAFETY: `Python::detach` runs its closure on the current thread before returning, so the model
-// is used by the thread that owns it; the `Model` is an `unsendable` pyclass borrowed mutably
-// (`PyRefMut`) for the whole call, so no other Python thread can reach it meanwhile (PyO3 refuses
-// a second borrow with "Already borrowed").
+// is used by the thread that owns it; the borrow comes from `owner::Owned::borrow`, which checked
+// that this is the owner thread and holds the model's `RefCell` borrow for the whole call, so no
+// other call (from this or another Python thread) can reach the model meanwhile.
 unsafe impl Send for Detached<'_> {}

@@ -1,53 +1,93 @@
-//! Checking the arrays a caller hands to `Model.run` against the model's tensors, and viewing them
-//! as bytes: a wrong type or dtype is a `TypeError`, a wrong shape, a missing or an unknown name a
-//! `ValueError`, each naming the tensor and what was expected. Inputs that are not C-contiguous are
-//! copied (and reported); caller-owned outputs must be C-contiguous and writeable.
-use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+//! Checking the arrays a caller hands to `Model.run` against the model's tensors: a wrong type or
+//! dtype is a `TypeError`, a wrong shape, a missing or an unknown name a `ValueError`, each naming
+//! the tensor and what was expected. Inputs that are not C-contiguous are copied (and reported);
+//! caller-owned outputs must be C-contiguous and writeable. The checks of a good call allocate
+//! nothing on the Rust side (names and shapes are compared with the model's cached Python objects);
+//! only the error paths build messages.
+use heapless::Vec as StackVec;
+use modelrt_core::bundle::MAX_IO;
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
+use crate::error::Error;
+use crate::rawbuf;
 use crate::tensor::{shape_text, TensorInfo};
+
+/// Up to `MAX_IO` items, on the stack.
+pub type Slots<T> = StackVec<T, MAX_IO>;
+
+/// Push onto a [`Slots`] (the bundle's tables hold at most `MAX_IO` entries, checked at load).
+pub fn push<T>(v: &mut Slots<T>, x: T) -> PyResult<()> {
+    v.push(x)
+        .map_err(|_| Error::new_err(format!("more than {MAX_IO} tensors")))
+}
 
 /// "float32 with shape (1, 8)".
 fn expected(t: &TensorInfo) -> String {
     format!("{} with shape {}", t.dtype_str(), t.shape_text())
 }
 
-/// Every key of `d` is one of `ts`' names, and every name is a key.
-pub fn check_names(kind: &str, d: &Bound<'_, PyDict>, ts: &[&TensorInfo]) -> PyResult<()> {
+/// The values of `d` for each of `ts`, in order; `d` must hold exactly `ts`' names.
+pub fn lookup<'py>(
+    kind: &str,
+    d: &Bound<'py, PyDict>,
+    ts: &[Py<TensorInfo>],
+) -> PyResult<Slots<Bound<'py, PyAny>>> {
+    let py = d.py();
+    let mut out = Slots::new();
+    for t in ts {
+        match d.get_item(t.get().name_obj(py))? {
+            Some(v) => push(&mut out, v)?,
+            None => return Err(names_error(kind, d, ts)),
+        }
+    }
+    if d.len() != ts.len() {
+        return Err(names_error(kind, d, ts));
+    }
+    Ok(out)
+}
+
+/// Why `d`'s keys are not `ts`' names: a key that is not a str, an unknown name, a missing one.
+fn names_error(kind: &str, d: &Bound<'_, PyDict>, ts: &[Py<TensorInfo>]) -> PyErr {
     let names = || {
         ts.iter()
-            .map(|t| format!("'{}'", t.name_str()))
+            .map(|t| format!("'{}'", t.get().name_str()))
             .collect::<Vec<_>>()
             .join(", ")
     };
     for k in d.keys() {
         let Ok(k) = k.cast::<PyString>() else {
-            return Err(PyTypeError::new_err(format!(
-                "{kind} names must be str; got {} (the model's {kind}s are {})",
-                k.get_type().name()?,
+            let ty = k
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            return PyTypeError::new_err(format!(
+                "{kind} names must be str; got {ty} (the model's {kind}s are {})",
                 names()
-            )));
+            ));
         };
-        let k = k.to_str()?;
-        if !ts.iter().any(|t| t.name_str() == k) {
-            return Err(PyValueError::new_err(format!(
+        let k = k.to_string_lossy();
+        if !ts.iter().any(|t| t.get().name_str() == k) {
+            return PyValueError::new_err(format!(
                 "unknown {kind} '{k}': the model's {kind}s are {}",
                 names()
-            )));
+            ));
         }
     }
-    for t in ts {
-        if !d.contains(t.name_str())? {
-            return Err(PyValueError::new_err(format!(
-                "missing {kind} '{}' ({})",
-                t.name_str(),
-                expected(t)
-            )));
-        }
+    match ts
+        .iter()
+        .find(|t| !d.contains(t.get().name_obj(d.py())).unwrap_or(false))
+    {
+        Some(t) => PyValueError::new_err(format!(
+            "missing {kind} '{}' ({})",
+            t.get().name_str(),
+            expected(t.get())
+        )),
+        None => PyValueError::new_err(format!("the {kind}s must be exactly {}", names())),
     }
-    Ok(())
 }
 
 /// `v` as a numpy array of `t`'s dtype and shape.
@@ -73,8 +113,9 @@ fn checked<'py>(
             expected(t)
         )));
     }
-    let shape: Vec<u64> = a.shape().iter().map(|&d| d as u64).collect();
-    if shape != t.dims() {
+    let shape = a.shape();
+    if !shape.iter().map(|&d| d as u64).eq(t.dims().iter().copied()) {
+        let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
         return Err(PyValueError::new_err(format!(
             "{kind} '{}' has shape {}; expected {}",
             t.name_str(),
@@ -85,35 +126,27 @@ fn checked<'py>(
     Ok(a.clone())
 }
 
-/// A flat `uint8` view of the C-contiguous array `a` (no copy).
-fn bytes_of<'py>(a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u8>>> {
-    let flat = a.call_method1("reshape", (-1,))?;
-    let view = flat.call_method1("view", ("uint8",))?;
-    Ok(view.cast_into::<PyArray1<u8>>()?)
-}
-
-/// An input, as a flat byte view, and how it reached the model (`None`: read as given; `Some`:
+/// An input as a C-contiguous array, and how it reached the model (`None`: as given; `Some`:
 /// copied, and why).
 pub fn input<'py>(
     t: &TensorInfo,
     v: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyArray1<u8>>, Option<&'static str>)> {
+) -> PyResult<(Bound<'py, PyUntypedArray>, Option<&'static str>)> {
     let a = checked("input", t, v)?;
     if a.is_c_contiguous() {
-        return Ok((bytes_of(a.as_any())?, None));
+        return Ok((a, None));
     }
-    let np = v.py().import("numpy")?;
-    let c = np.getattr("ascontiguousarray")?.call1((a,))?;
-    Ok((bytes_of(&c)?, Some("copied: not C-contiguous")))
+    Ok((copied(&a)?, Some("copied: not C-contiguous")))
 }
 
-/// A fresh copy of the byte view `a` (for an input that cannot be lent as it is).
-pub fn copied<'py>(a: &Bound<'py, PyArray1<u8>>) -> PyResult<Bound<'py, PyArray1<u8>>> {
-    Ok(a.call_method0("copy")?.cast_into::<PyArray1<u8>>()?)
+/// A fresh C-contiguous copy of `a` (for an input that cannot be lent as it is).
+pub fn copied<'py>(a: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyUntypedArray>> {
+    Ok(a.call_method1("copy", ("C",))?
+        .cast_into::<PyUntypedArray>()?)
 }
 
-/// A caller-owned output array, as a flat writeable byte view of its memory.
-pub fn output<'py>(t: &TensorInfo, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+/// A caller-owned output array, checked to be C-contiguous and writeable.
+pub fn output<'py>(t: &TensorInfo, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyUntypedArray>> {
     let a = checked("output", t, v)?;
     if !a.is_c_contiguous() {
         return Err(PyValueError::new_err(format!(
@@ -123,20 +156,17 @@ pub fn output<'py>(t: &TensorInfo, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
             t.dtype_str()
         )));
     }
-    let writeable: bool = a.getattr("flags")?.getattr("writeable")?.extract()?;
-    if !writeable {
+    if !rawbuf::writeable(&a) {
         return Err(PyValueError::new_err(format!(
             "output '{}' is read-only",
             t.name_str()
         )));
     }
-    bytes_of(a.as_any())
+    Ok(a)
 }
 
-/// A new array for output `t`.
-pub fn new_output<'py>(py: Python<'py>, t: &TensorInfo) -> PyResult<Bound<'py, PyAny>> {
-    let shape = pyo3::types::PyTuple::new(py, t.dims())?;
-    py.import("numpy")?
-        .getattr("empty")?
-        .call1((shape, t.dtype_obj(py)))
+/// A new array for output `t`, made by `empty` (`numpy.empty`).
+pub fn new_output<'py>(empty: &Bound<'py, PyAny>, t: &TensorInfo) -> PyResult<Bound<'py, PyAny>> {
+    let py = empty.py();
+    empty.call1((t.shape_obj(py), t.dtype_obj(py)))
 }

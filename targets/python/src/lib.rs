@@ -2,20 +2,33 @@
 //! CPython's stable ABI (abi3, CPython >= 3.10) and packed into a wheel by `cargo xtask wheel`.
 //! It wraps the same Rust model as the C API (`modelrt_capi::ffi::OwnedModel`), not the C ABI.
 //! The API follows onnxruntime's habits: [`load`] a bundle, read `Model.inputs`/`.outputs`,
-//! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except [`detach`], which lets a
-//! run release the GIL.
+//! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except at the boundaries:
+//! [`detach`] (a run releases the GIL), [`owner`] (a Model's device state stays on its thread),
+//! [`rawbuf`] (numpy arrays viewed in place, where `model` lends them to a run) and
+//! [`alloc_count`] (the counting global allocator).
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 #[allow(unsafe_code)]
+pub mod alloc_count;
+#[allow(unsafe_code)]
 pub mod detach;
 pub mod dtype;
 pub mod error;
 pub mod feeds;
+#[allow(unsafe_code)]
 pub mod model;
+#[allow(unsafe_code)]
+pub mod owner;
+#[allow(unsafe_code)]
+pub mod rawbuf;
 pub mod report;
 pub mod tensor;
+
+/// Every Rust allocation of the extension is counted (`alloc_count`, read by the test suite).
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 
 use std::path::PathBuf;
 
@@ -78,6 +91,7 @@ fn modelrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(alloc_count::_rust_allocations, m)?)?;
     m.add_class::<Model>()?;
     m.add_class::<TensorInfo>()?;
     Ok(())

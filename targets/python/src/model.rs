@@ -1,36 +1,52 @@
 //! `modelrt.Model`: a bundle loaded on a device. `run` checks the feeds, views every array as
-//! bytes, releases the GIL and runs one step; stateful bundles step across calls exactly like
-//! `modelrt run --steps`. A Model is `unsendable`: PyO3 refuses its use from another thread.
+//! bytes in place, releases the GIL and runs one step; stateful bundles step across calls exactly
+//! like `modelrt run --steps`. The device-side state lives in an [`Owned`]: a Model is used from
+//! the thread that loaded it, and any other thread gets `modelrt.Error` saying so. A call with
+//! preallocated `outputs` allocates nothing on the Rust side (per-call bookkeeping lives in
+//! fixed-size stack arrays; `targets/python/tests/test_modelrt.py` counts).
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use modelrt_capi::ffi::OwnedModel;
+use modelrt_core::bundle::MAX_IO;
 use modelrt_core::exec::Timing;
 use modelrt_hal::target::DType;
 use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::runner::DeviceChoice;
-use numpy::{PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
+use numpy::PyUntypedArray;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::detach::Detached;
 use crate::error::{guard, panicked, runtime, Error};
-use crate::feeds;
+use crate::feeds::{self, push, Slots};
+use crate::owner::Owned;
+use crate::rawbuf::{self, overlaps};
 use crate::report;
 use crate::tensor::TensorInfo;
 
-/// A bundle loaded on a device (from `modelrt.load`). Use it from one thread at a time.
-#[pyclass(module = "modelrt", unsendable)]
-pub struct Model {
+/// What a Model changes when it runs: the loaded model and what the last run reported.
+struct Core {
     inner: OwnedModel,
+    last_timing: Option<Timing>,
+    /// Per input of the last run: how it reached the kernels, and why it was copied beforehand.
+    last_paths: Slots<(InputPath, Option<&'static str>)>,
+}
+
+/// A bundle loaded on a device (from `modelrt.load`). Use it from the thread that loaded it.
+#[pyclass(module = "modelrt")]
+pub struct Model {
+    core: Owned<Core>,
     path: PathBuf,
     choice: DeviceChoice,
+    device: String,
+    target: String,
     inputs: Vec<Py<TensorInfo>>,
     outputs: Vec<Py<TensorInfo>>,
     states: Vec<(Py<TensorInfo>, DType)>,
-    last_timing: Option<Timing>,
-    last_paths: Vec<(String, String)>,
+    /// `numpy.empty`, for new output arrays.
+    empty: Py<PyAny>,
 }
 
 /// The TensorInfo objects of a tensor table.
@@ -61,6 +77,11 @@ impl Model {
         let (di, dout) = inner.dtypes();
         let inputs = tensors(py, inner.inputs(), &di)?;
         let outputs = tensors(py, inner.outputs(), &dout)?;
+        if inputs.len() > MAX_IO || outputs.len() > MAX_IO {
+            return Err(Error::new_err(format!(
+                "the bundle has more than {MAX_IO} inputs or outputs"
+            )));
+        }
         let states = inner
             .states()
             .into_iter()
@@ -70,23 +91,30 @@ impl Model {
             })
             .collect::<PyResult<_>>()?;
         Ok(Model {
-            inner,
+            device: inner.device_name(),
+            target: inner.target(),
+            core: Owned::new(Core {
+                inner,
+                last_timing: None,
+                last_paths: Slots::new(),
+            }),
             path,
             choice,
             inputs,
             outputs,
             states,
-            last_timing: None,
-            last_paths: Vec::new(),
+            empty: py.import("numpy")?.getattr("empty")?.unbind(),
         })
     }
 }
 
-/// An input array lent to one run: read-only (copied into the device) or writeable (the device
-/// may read it in place; `FrameInput::Borrow`).
-enum Lent<'py> {
-    Ro(PyReadonlyArray1<'py, u8>),
-    Rw(PyReadwriteArray1<'py, u8>),
+/// How an input is lent to one run.
+#[derive(Clone, Copy)]
+enum Lend {
+    /// Read in place if the device can (writeable, C-contiguous, shares no memory).
+    Borrow,
+    /// Copied into the device, for this reason.
+    Copy(&'static str),
 }
 
 /// A list of TensorInfo.
@@ -118,14 +146,15 @@ impl Model {
     /// The device the model runs on (its description, e.g. "cpu (x86_64, 2 threads)").
     #[getter]
     fn device(&self) -> String {
-        self.inner.device_name()
+        self.device.clone()
     }
 
     /// Timing of the last run, a dict of seconds: step, enqueue, device, upload, download
     /// (None before the first run).
     #[getter]
     fn last_timing<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.last_timing.map(|t| report::timing(py, &t)).transpose()
+        let core = self.core.borrow("last_timing")?;
+        core.last_timing.map(|t| report::timing(py, &t)).transpose()
     }
 
     /// How each input of the last run reached the model, {name: "zero-copy" | "copied" |
@@ -133,9 +162,16 @@ impl Model {
     /// anything else is copied, and the reason is given.
     #[getter]
     fn last_input_paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let core = self.core.borrow("last_input_paths")?;
         let d = PyDict::new(py);
-        for (n, why) in &self.last_paths {
-            d.set_item(n, why)?;
+        for (t, (p, why)) in self.inputs.iter().zip(core.last_paths.iter()) {
+            let how = match (p, why) {
+                (InputPath::ZeroCopy, _) => "zero-copy".to_string(),
+                (InputPath::CopiedInstead(r), _) => format!("copied: {r}"),
+                (InputPath::Copied, Some(why)) => why.to_string(),
+                (InputPath::Copied, None) => "copied".to_string(),
+            };
+            d.set_item(t.get().name_obj(py), how)?;
         }
         Ok(d)
     }
@@ -143,140 +179,137 @@ impl Model {
     /// Run one step. `feeds` maps every input name to a numpy array of its dtype and shape.
     /// Returns {output name: numpy array}. With `outputs` (a dict holding a C-contiguous,
     /// writeable array of the right dtype and shape for every output) the results are written
-    /// into those arrays, which are returned. The GIL is released while the device runs.
+    /// into those arrays and that dict is returned; such a call allocates no memory in modelrt.
+    /// The GIL is released while the device runs.
     ///
-    /// Raises ValueError for a missing, unknown or mis-shaped array, TypeError for a non-array
-    /// or a wrong dtype, and modelrt.Error when the device fails.
+    /// Raises ValueError for a missing, unknown or mis-shaped array (or outputs that share
+    /// memory), TypeError for a non-array or a wrong dtype, and modelrt.Error when the device
+    /// fails or the Model is used from another thread than the one that loaded it.
     #[pyo3(signature = (feeds, outputs = None))]
     fn run<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         feeds: &Bound<'py, PyDict>,
         outputs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let ins: Vec<&TensorInfo> = self.inputs.iter().map(|t| t.get()).collect();
-        let outs: Vec<&TensorInfo> = self.outputs.iter().map(|t| t.get()).collect();
-        feeds::check_names("input", feeds, &ins)?;
-        let overlap = |t: &TensorInfo| {
-            PyValueError::new_err(format!(
-                "'{}' shares memory with another output",
-                t.name_str()
-            ))
-        };
-        let result = PyDict::new(py);
-        let mut out_arrays = Vec::with_capacity(outs.len());
-        match outputs {
-            Some(o) => {
-                feeds::check_names("output", o, &outs)?;
-                for t in &outs {
-                    let v = o
-                        .get_item(t.name_str())?
-                        .ok_or_else(|| PyKeyError::new_err(t.name_str().to_string()))?;
-                    out_arrays.push(feeds::output(t, &v)?);
-                    result.set_item(t.name_str(), v)?;
-                }
-            }
+        let mut core = self.core.borrow("run")?;
+        let fed = feeds::lookup("input", feeds, &self.inputs)?;
+        let (result, given) = match outputs {
+            Some(o) => (o.clone(), feeds::lookup("output", o, &self.outputs)?),
             None => {
-                for t in &outs {
-                    let v = feeds::new_output(py, t)?;
-                    out_arrays.push(feeds::output(t, &v)?);
-                    result.set_item(t.name_str(), v)?;
+                let d = PyDict::new(py);
+                let mut made = Slots::new();
+                for t in &self.outputs {
+                    let v = feeds::new_output(self.empty.bind(py), t.get())?;
+                    d.set_item(t.get().name_obj(py), &v)?;
+                    push(&mut made, v)?;
                 }
+                (d, made)
+            }
+        };
+        // Outputs: each a C-contiguous writeable array sharing memory with no other output.
+        let mut outs: Slots<(Bound<'py, PyUntypedArray>, (usize, usize))> = Slots::new();
+        for (t, v) in self.outputs.iter().zip(&given) {
+            let t = t.get();
+            let a = feeds::output(t, v)?;
+            let r = rawbuf::range(&a, t.byte_len());
+            if outs.iter().any(|(_, q)| overlaps(*q, r)) {
+                return Err(PyValueError::new_err(format!(
+                    "'{}' shares memory with another output",
+                    t.name_str()
+                )));
+            }
+            push(&mut outs, (a, r))?;
+        }
+        // Inputs: lent in place when they can be (writeable, C-contiguous, sharing memory with
+        // no other input or output; the device then decides per input), else copied, with why.
+        let mut ins: Slots<(Bound<'py, PyUntypedArray>, (usize, usize), Lend)> = Slots::new();
+        for (t, v) in self.inputs.iter().zip(&fed) {
+            let t = t.get();
+            let (a, why) = feeds::input(t, v)?;
+            let r = rawbuf::range(&a, t.byte_len());
+            push(&mut ins, (a, r, why.map_or(Lend::Borrow, Lend::Copy)))?;
+        }
+        for i in 0..ins.len() {
+            let r = ins[i].1;
+            let shared = outs.iter().any(|(_, q)| overlaps(*q, r))
+                || ins
+                    .iter()
+                    .enumerate()
+                    .any(|(j, (_, q, _))| j != i && overlaps(*q, r));
+            if shared {
+                let c = feeds::copied(&ins[i].0)?;
+                let len = r.1 - r.0;
+                ins[i].1 = rawbuf::range(&c, len);
+                ins[i].0 = c;
+                ins[i].2 = Lend::Copy("copied: shares memory with another input or output");
+            } else if matches!(ins[i].2, Lend::Borrow) && !rawbuf::writeable(&ins[i].0) {
+                ins[i].2 = Lend::Copy("copied: read-only");
             }
         }
-        // Each input is lent to the model in place when it can be (writeable, C-contiguous, not
-        // lent twice; the CPU then decides per input), else copied; `why` says why it was copied.
-        let mut lent: Vec<(Lent<'py>, Option<&'static str>)> = Vec::with_capacity(ins.len());
-        for t in &ins {
-            let v = feeds
-                .get_item(t.name_str())?
-                .ok_or_else(|| PyKeyError::new_err(t.name_str().to_string()))?;
-            let (a, why) = feeds::input(t, &v)?;
-            let writeable: bool = a.getattr("flags")?.getattr("writeable")?.extract()?;
-            lent.push(match (why, writeable) {
-                (None, true) => match a.try_readwrite() {
-                    Ok(rw) => (Lent::Rw(rw), None),
-                    Err(_) => (
-                        Lent::Ro(feeds::copied(&a)?.try_readonly().map_err(|_| overlap(t))?),
-                        Some("copied: shares memory with another input or output"),
-                    ),
+        let mut frame: Slots<FrameInput<'_>> = Slots::new();
+        for (t, (a, _, lend)) in self.inputs.iter().zip(ins.iter()) {
+            let n = t.get().byte_len();
+            push(
+                &mut frame,
+                match lend {
+                    // SAFETY: `a` is C-contiguous with `n` bytes (dtype and shape checked),
+                    // writeable, and its bytes overlap no other input or output (checked above);
+                    // `ins` holds a reference to the array until the run returns.
+                    Lend::Borrow => FrameInput::Borrow(unsafe { rawbuf::bytes_mut(a, n) }),
+                    // SAFETY: C-contiguous with `n` bytes; a range it shares with an output was
+                    // replaced by a fresh copy above, so no mutable view overlaps it.
+                    Lend::Copy(_) => FrameInput::Copy(unsafe { rawbuf::bytes(a, n) }),
                 },
-                (None, false) => (
-                    Lent::Ro(a.try_readonly().map_err(|_| overlap(t))?),
-                    Some("copied: read-only"),
-                ),
-                (Some(why), _) => (
-                    Lent::Ro(a.try_readonly().map_err(|_| overlap(t))?),
-                    Some(why),
-                ),
-            });
+            )?;
         }
-        let mut w: Vec<PyReadwriteArray1<'py, u8>> = Vec::with_capacity(outs.len());
-        for (a, t) in out_arrays.iter().zip(&outs) {
-            w.push(a.try_readwrite().map_err(|_| overlap(t))?);
+        let mut out_bytes: Slots<&mut [u8]> = Slots::new();
+        for (t, (a, _)) in self.outputs.iter().zip(outs.iter()) {
+            // SAFETY: C-contiguous and writeable with `byte_len` bytes (checked by
+            // `feeds::output`), overlapping no other output or lent input (checked above).
+            push(&mut out_bytes, unsafe {
+                rawbuf::bytes_mut(a, t.get().byte_len())
+            })?;
         }
-        let as_slice_err = |e: numpy::AsSliceError| Error::new_err(format!("run: {e}"));
-        let mut frame: Vec<FrameInput<'_>> = Vec::with_capacity(ins.len());
-        for (l, _) in lent.iter_mut() {
-            frame.push(match l {
-                Lent::Ro(a) => FrameInput::Copy(a.as_slice().map_err(as_slice_err)?),
-                Lent::Rw(a) => FrameInput::Borrow(a.as_slice_mut().map_err(as_slice_err)?),
-            });
-        }
-        let mut out_bytes: Vec<&mut [u8]> = w
-            .iter_mut()
-            .map(|a| a.as_slice_mut())
-            .collect::<Result<_, _>>()
-            .map_err(as_slice_err)?;
-        let mut frame_paths = vec![InputPath::Copied; ins.len()];
-        let model = Detached(&mut self.inner);
+        let mut paths = [InputPath::Copied; MAX_IO];
+        let paths = &mut paths[..frame.len()];
+        let model = Detached(&mut core.inner);
         let ran = py.detach(|| {
             let model = model;
             catch_unwind(AssertUnwindSafe(|| {
-                model
-                    .0
-                    .run_frame(&mut frame, &mut out_bytes, &mut frame_paths)
+                model.0.run_frame(&mut frame, &mut out_bytes, paths)
             }))
         });
-        let paths = ins
-            .iter()
-            .zip(&lent)
-            .zip(&frame_paths)
-            .map(|((t, (_, why)), p)| {
-                let how = match (p, why) {
-                    (InputPath::ZeroCopy, _) => "zero-copy".to_string(),
-                    (InputPath::CopiedInstead(r), _) => format!("copied: {r}"),
-                    (InputPath::Copied, Some(why)) => why.to_string(),
-                    (InputPath::Copied, None) => "copied".to_string(),
-                };
-                (t.name_str().to_string(), how)
-            })
-            .collect();
         match ran {
             Ok(Ok(t)) => {
-                self.last_timing = Some(t);
-                self.last_paths = paths;
+                core.last_timing = Some(t);
+                core.last_paths.clear();
+                for (p, (_, _, lend)) in paths.iter().zip(ins.iter()) {
+                    let why = match lend {
+                        Lend::Borrow => None,
+                        Lend::Copy(why) => Some(*why),
+                    };
+                    push(&mut core.last_paths, (*p, why))?;
+                }
                 Ok(result)
             }
-            Ok(Err(e)) => Err(runtime(
-                &format!("run failed on {}", self.inner.device_name()),
-                &e,
-            )),
+            Ok(Err(e)) => Err(runtime(&format!("run failed on {}", self.device), &e)),
             Err(p) => Err(panicked("run", p.as_ref())),
         }
     }
 
     /// Put every state buffer back to its load-time contents (a new sequence starts).
-    fn reset_state(&mut self) -> PyResult<()> {
+    fn reset_state(&self) -> PyResult<()> {
+        let mut core = self.core.borrow("reset_state")?;
         guard("reset_state", || {
-            self.inner
+            core.inner
                 .reset_state()
                 .map_err(|e| anyhow::anyhow!(e.message))
         })
     }
 
     /// The current contents of state buffer `name` (see `Model.states`), a flat numpy array.
-    fn read_state<'py>(&mut self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    fn read_state<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
         let Some(i) = self
             .states
             .iter()
@@ -292,7 +325,8 @@ impl Model {
                 names.join(", ")
             )));
         };
-        let bytes = guard("read_state", || self.inner.read_state(i))?;
+        let mut core = self.core.borrow("read_state")?;
+        let bytes = guard("read_state", || core.inner.read_state(i))?;
         let dtype = self.states[i].0.get().dtype_obj(py).clone();
         let b = PyBytes::new(py, &bytes);
         py.import("numpy")?
@@ -305,8 +339,9 @@ impl Model {
     /// onnxruntime outputs within the bundle's tolerances (as `modelrt verify`). Returns
     /// {output: {"ok", "max_abs", "max_rel", "mismatches", "count", "atol", "rtol"}}; raises
     /// modelrt.Error if any output is outside tolerance or the bundle has no reference.
-    fn verify<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let checks = guard("verify", || self.inner.verify())?;
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut core = self.core.borrow("verify")?;
+        let checks = guard("verify", || core.inner.verify())?;
         report::verify(py, &checks)
     }
 
@@ -315,10 +350,10 @@ impl Model {
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("path", self.path.display().to_string())?;
-        d.set_item("device", self.inner.device_name())?;
+        d.set_item("device", &self.device)?;
         d.set_item("device_choice", self.choice.name())?;
         d.set_item("emulated", self.choice.is_emulated())?;
-        d.set_item("target", self.inner.target())?;
+        d.set_item("target", &self.target)?;
         d.set_item("inputs", report::table(py, &self.inputs)?)?;
         d.set_item("outputs", report::table(py, &self.outputs)?)?;
         let states: Vec<Py<TensorInfo>> =
@@ -337,7 +372,7 @@ impl Model {
         format!(
             "<modelrt.Model {} on {}: inputs [{}], outputs [{}]>",
             self.path.display(),
-            self.inner.device_name(),
+            self.device,
             names(&self.inputs),
             names(&self.outputs)
         )

@@ -2,7 +2,7 @@
 use modelrt_hal::target::DType;
 use numpy::PyArrayDescr;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyString, PyTuple};
 
 use crate::dtype::{numpy_dtype, numpy_name};
 
@@ -10,6 +10,9 @@ use crate::dtype::{numpy_dtype, numpy_name};
 #[pyclass(module = "modelrt", frozen)]
 pub struct TensorInfo {
     name: String,
+    /// `name` and `shape` as Python objects, made once: `Model.run` looks feeds up by them.
+    name_obj: Py<PyString>,
+    shape_obj: Py<PyTuple>,
     shape: Vec<u64>,
     dtype: Py<PyArrayDescr>,
     dtype_name: &'static str,
@@ -21,6 +24,8 @@ impl TensorInfo {
         let nbytes = shape.iter().product::<u64>() as usize * dtype.size();
         Ok(TensorInfo {
             name: name.to_string(),
+            name_obj: PyString::new(py, name).unbind(),
+            shape_obj: PyTuple::new(py, &shape)?.unbind(),
             shape,
             dtype: numpy_dtype(py, dtype)?
                 .cast_into::<PyArrayDescr>()?
@@ -32,6 +37,16 @@ impl TensorInfo {
 
     pub fn name_str(&self) -> &str {
         &self.name
+    }
+
+    /// The name as a Python str.
+    pub fn name_obj<'py>(&self, py: Python<'py>) -> &Bound<'py, PyString> {
+        self.name_obj.bind(py)
+    }
+
+    /// The shape as a Python tuple.
+    pub fn shape_obj<'py>(&self, py: Python<'py>) -> &Bound<'py, PyTuple> {
+        self.shape_obj.bind(py)
     }
 
     pub fn dims(&self) -> &[u64] {
@@ -77,8 +92,8 @@ impl TensorInfo {
 
     /// The shape, a tuple of ints.
     #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.shape)
+    fn shape(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.shape_obj.clone_ref(py)
     }
 
     /// The element type, a numpy.dtype.

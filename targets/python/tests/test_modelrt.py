@@ -8,9 +8,16 @@ The Rust test prepares the expected values with tools independent of this API an
   MRT_STATE_DIR    x.npy (N steps stacked), y.npy (`modelrt run --steps N` outputs), acc.npy (`--dump-state`)
   MRT_EMULATED     a file of lines DEVICE<TAB>BUNDLE<TAB>DIR: the stateful program compiled for an emulated device, DIR as
                    MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
+  MRT_DSP_BUNDLE   a small stateless hexagon-v65 bundle with an embedded onnxruntime reference
+  MRT_DSP_DIR      as MRT_DEMO_DIR, with cli{i}.npy from `modelrt run --device dsp-emu`
+  MRT_PIPELINE_BUNDLE  the modeld pipeline bundle (xtask/models/modeld_pipeline.py, CPU)
+  MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
+                       state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
+                       digits and -_. replaced by _)
 """
 
 import os
+import re
 import sys
 import threading
 import unittest
@@ -198,21 +205,51 @@ class Stateful(unittest.TestCase):
       modelrt.load(STATE_DIR / "x.npy")
     self.assertIn("x.npy", str(cm.exception))
 
-  def test_a_model_refuses_use_from_another_thread(self):
+  def test_a_model_refuses_use_from_another_thread_with_modelrt_error(self):
     m = modelrt.load(STATE, device="cpu")
+    x = np.zeros((1, 8), np.float32)
     err = []
 
     def use():
-      try:
-        m.run({"x": np.zeros((1, 8), np.float32)})
-      except BaseException as e:  # the type PyO3 raises is checked below
-        err.append(e)
+      for call in (lambda: m.run({"x": x}), m.reset_state, lambda: m.read_state("state:acc"), m.verify):
+        try:
+          call()
+        except BaseException as e:  # any type: which one is what is checked
+          err.append((type(e), str(e)))  # not `e`: its traceback would keep this frame (and `own`) alive
+      own = modelrt.load(STATE, device="cpu")  # a Model loaded in this thread works here
+      err.append(own.run({"x": x})["y"])
+      del own  # released on its own thread
 
     t = threading.Thread(target=use)
     t.start()
     t.join()
-    self.assertEqual(len(err), 1)
-    self.assertIn("thread", str(err[0]).lower())
+    self.assertEqual(len(err), 5)
+    for ty, msg in err[:4]:
+      self.assertIs(ty, modelrt.Error, msg)
+      self.assertIn("belongs to the thread that loaded it", msg)
+    np.testing.assert_array_equal(err[4], m.run({"x": x})["y"], "the owner thread still runs it")
+    self.assertEqual([t.name for t in m.inputs], ["x"])
+
+
+class NoAllocation(unittest.TestCase):
+  def test_run_with_preallocated_outputs_allocates_nothing_in_rust(self):
+    # modelrt._rust_allocations() counts every allocation through the extension's global allocator (Rust code:
+    # the runtime, its CPU worker threads, PyO3, rust-numpy); Python's and numpy's own objects are not counted.
+    before = modelrt._rust_allocations()
+    m = modelrt.load(DEMO, device="cpu")
+    self.assertGreater(modelrt._rust_allocations(), before, "the counter counts (loading allocates)")
+    feeds = demo_feeds(m)
+    lent = {t.name: aligned(a, 0) for t, a in zip(m.inputs, feeds.values())}
+    outs = {t.name: np.empty(t.shape, t.dtype) for t in m.outputs}
+    for f in (feeds, lent):
+      m.run(f, outputs=outs)  # warm-up: first-run set-up may allocate
+      before = modelrt._rust_allocations()
+      for _ in range(1000):
+        m.run(f, outputs=outs)
+      self.assertEqual(modelrt._rust_allocations() - before, 0, "Rust allocations in 1000 runs")
+    self.assertIn("zero-copy", m.last_input_paths.values())
+    for i, t in enumerate(m.outputs):
+      self.assertEqual(outs[t.name].tobytes(), np.load(DEMO_DIR / f"cli{i}.npy").tobytes())
 
 
 class Emulated(unittest.TestCase):
@@ -231,6 +268,39 @@ class Emulated(unittest.TestCase):
         self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
         np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
         self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
+
+
+class Dsp(unittest.TestCase):
+  def test_dsp_emu_equals_the_cli_bit_for_bit_and_onnxruntime_within_tolerance(self):
+    d = Path(os.environ["MRT_DSP_DIR"])
+    m = modelrt.load(os.environ["MRT_DSP_BUNDLE"], device="dsp-emu")
+    self.assertTrue(m.info()["emulated"])
+    self.assertEqual(m.info()["device_choice"], "dsp-emu")
+    got = m.run({t.name: np.load(d / f"input{i}.npy") for i, t in enumerate(m.inputs)})
+    atol, rtol = (float(x) for x in (d / "tol.txt").read_text().split())
+    for i, t in enumerate(m.outputs):
+      self.assertEqual(got[t.name].tobytes(), np.load(d / f"cli{i}.npy").tobytes(), f"{t.name} differs from the CLI")
+      ref = np.load(d / f"ref{i}.npy").astype(np.float64)
+      np.testing.assert_allclose(got[t.name].astype(np.float64), ref, atol=atol, rtol=rtol, err_msg=t.name)
+
+
+class Pipeline(unittest.TestCase):
+  def test_modeld_pipeline_steps_frame_by_frame_like_modelrt_run_steps(self):
+    d = Path(os.environ["MRT_PIPELINE_DIR"])
+    m = modelrt.load(os.environ["MRT_PIPELINE_BUNDLE"], device="cpu")
+    frames = {t.name: np.load(d / f"{t.name}.npy") for t in m.inputs}
+    n = len(next(iter(frames.values())))
+    self.assertGreaterEqual(n, 20)
+    want = {t.name: np.load(d / "cli" / f"{t.name}.npy") for t in m.outputs}
+    outs = {t.name: np.empty(t.shape, t.dtype) for t in m.outputs}
+    for i in range(n):  # as modeld does: one call per frame, outputs into preallocated arrays
+      m.run({k: v[i] for k, v in frames.items()}, outputs=outs)
+      for k, a in outs.items():
+        self.assertEqual(a.tobytes(), want[k][i].tobytes(), f"frame {i}: {k} differs from `modelrt run --steps`")
+    self.assertTrue(m.states)
+    for s in m.states:
+      file = d / "state" / (re.sub(r"[^A-Za-z0-9_.-]", "_", s.name) + ".npy")
+      self.assertEqual(m.read_state(s.name).tobytes(), np.load(file).tobytes(), f"state {s.name} after {n} frames")
 
 
 if __name__ == "__main__":

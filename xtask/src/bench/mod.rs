@@ -6,7 +6,9 @@
 //! starts one fresh process per runtime (so each reports its own load time and peak RSS), in an
 //! order rotated per round; step samples are pooled over rounds. Results go to
 //! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`), one Perfetto trace per
-//! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`].
+//! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`], and
+//! the per-call cost from Python (modelrt's wheel vs onnxruntime vs tinygrad's unpickled jit, on the policy
+//! model) from [`pycall`].
 //!
 //! Models with a committed search cache (`xtask/beam/`) also get a searched column: the bundle and
 //! pickle of a `--beam-cache` capture, run in the same rotation ([`beam`]).
@@ -22,6 +24,7 @@ pub mod overhead;
 mod pipeline;
 mod prepare;
 pub mod proc;
+mod pycall;
 mod report;
 mod stats;
 
@@ -144,6 +147,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     }
     let load_start = loadavg();
     let mut results = Vec::new();
+    let mut per_call = Vec::new();
     for (name, src) in MODELS {
         if !opts.models.is_empty() && !opts.models.iter().any(|m| m == name) {
             continue;
@@ -178,6 +182,27 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         };
         let beam = searched.as_ref().map(|(p, info)| (p, info.clone()));
         results.push(bench_model(&ctx, name, &onnx, &prepared, beam)?);
+        if *name == "policy" {
+            let site = pycall::install_wheel(&ctx, &out_dir.join("pycall-site"))?;
+            per_call.push(pycall::bench_pycall(
+                &ctx,
+                &root,
+                &site,
+                &onnx,
+                &prepared,
+                "policy model",
+            )?);
+            if let Some((b, _)) = &searched {
+                per_call.push(pycall::bench_pycall(
+                    &ctx,
+                    &root,
+                    &site,
+                    &onnx,
+                    b,
+                    "policy model, searched kernels",
+                )?);
+            }
+        }
     }
     let mut pipelines = Vec::new();
     for (name, spec) in PIPELINES {
@@ -193,7 +218,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
                      "warmup": opts.warmup, "quick": opts.quick,
                      "modelrt_build": if opts.quick { "debug" } else { "release" },
                      "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "pipelines": pipelines,
-                     "overhead": overhead});
+                     "overhead": overhead, "pycall": per_call});
     // The smoke run must not overwrite the last full results.
     let stem = if opts.quick {
         "results-quick"

@@ -127,6 +127,9 @@ pub fn markdown(doc: &Value) -> String {
     }
     super::beam::markdown(&mut s, doc);
     pipelines_markdown(&mut s, doc);
+    for v in doc["pycall"].as_array().into_iter().flatten() {
+        pycall_markdown(&mut s, v);
+    }
     for o in doc["overhead"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
@@ -139,6 +142,71 @@ pub fn markdown(doc: &Value) -> String {
         );
     }
     s
+}
+
+/// Per-call cost from Python on the policy model (`pycall.py`): one row per caller, then the ratios and goals.
+fn pycall_markdown(s: &mut String, v: &Value) {
+    if !v.is_object() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nPer-call cost from Python, {} (one process, {} interleaved rounds × {} calls per caller; \
+         modelrt and onnxruntime max abs difference {:e}):\n",
+        v["model"].as_str().unwrap_or("?"),
+        v["rounds"],
+        v["iters"],
+        v["max_abs_modelrt_vs_onnxruntime"].as_f64().unwrap_or(f64::NAN)
+    );
+    s.push_str(
+        "| caller | calls | min (µs) | median (µs) | max (µs) |\n|---|---:|---:|---:|---:|\n",
+    );
+    let us = |x: &Value| format!("{:.1}", x.as_u64().unwrap_or(0) as f64 / 1e3);
+    for (c, label) in [
+        ("modelrt", "modelrt `Model.run(feeds)`"),
+        (
+            "modelrt_prealloc",
+            "modelrt `Model.run(feeds, outputs=prealloc)`",
+        ),
+        ("onnxruntime", "onnxruntime `InferenceSession.run`"),
+        ("tinygrad", "tinygrad unpickled `TinyJit`"),
+    ] {
+        let st = &v[c];
+        let _ = writeln!(
+            s,
+            "| {label} | {} | {} | {} | {} |",
+            st["samples"],
+            us(&st["min_ns"]),
+            us(&st["median_ns"]),
+            us(&st["max_ns"])
+        );
+    }
+    let r = |k: &str| v[k].as_f64().map_or("-".to_string(), |x| format!("{x:.3}"));
+    let layer = |c: &str| match (v[c]["median_ns"].as_u64(), v[c]["step_median_ns"].as_u64()) {
+        (Some(call), Some(step)) => format!(
+            "{} µs, of which the runtime's step is {} µs",
+            us(&json!(call)),
+            us(&json!(step))
+        ),
+        _ => "-".into(),
+    };
+    let _ = writeln!(
+        s,
+        "\nmodelrt median call {} (new outputs), {} (preallocated); the rest is the Python layer.",
+        layer("modelrt"),
+        layer("modelrt_prealloc")
+    );
+    let _ = writeln!(
+        s,
+        "\nmodelrt / onnxruntime (median call): {} with new outputs, {} preallocated (goal ≤ {}); \
+         modelrt / tinygrad: {} and {} (goal ≤ {}).",
+        r("ratio_modelrt_over_onnxruntime"),
+        r("ratio_prealloc_over_onnxruntime"),
+        v["goal_over_onnxruntime"],
+        r("ratio_modelrt_over_tinygrad"),
+        r("ratio_prealloc_over_tinygrad"),
+        v["goal_over_tinygrad"]
+    );
 }
 
 /// The stateful pipelines: per-frame time of modelrt (inputs copied, and read in place) and of tinygrad's own replay
@@ -237,6 +305,32 @@ mod tests {
             !md.contains("Stateful pipelines"),
             "no pipelines, no section"
         );
+        assert!(!md.contains("Per-call cost"), "no pycall, no section");
+    }
+
+    #[test]
+    fn markdown_lists_the_per_call_cost_from_python() {
+        let st = |med: u64| json!({"samples": 40, "min_ns": med - 1000, "median_ns": med, "max_ns": med * 3, "step_median_ns": med / 2});
+        let doc = json!({"machine": {}, "models": [], "overhead": [], "pycall": [{
+            "model": "policy model", "rounds": 2, "iters": 20, "max_abs_modelrt_vs_onnxruntime": 0.00025,
+            "modelrt": st(30_000), "modelrt_prealloc": st(25_000), "onnxruntime": st(100_000), "tinygrad": st(1_000_000),
+            "ratio_modelrt_over_onnxruntime": 0.3, "ratio_prealloc_over_onnxruntime": 0.25,
+            "ratio_modelrt_over_tinygrad": 0.03, "ratio_prealloc_over_tinygrad": 0.025,
+            "goal_over_onnxruntime": 0.5, "goal_over_tinygrad": 0.1}]});
+        let md = markdown(&doc);
+        assert!(md.contains("policy model (one process, 2 interleaved rounds × 20 calls per caller; modelrt and onnxruntime max abs difference 2.5e-4)"), "{md}");
+        assert!(
+            md.contains(
+                "| modelrt `Model.run(feeds, outputs=prealloc)` | 40 | 24.0 | 25.0 | 75.0 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| tinygrad unpickled `TinyJit` | 40 | 999.0 | 1000.0 | 3000.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("modelrt median call 30.0 µs, of which the runtime's step is 15.0 µs (new outputs), 25.0 µs, of which the runtime's step is 12.5 µs (preallocated)"), "{md}");
+        assert!(md.contains("0.300 with new outputs, 0.250 preallocated (goal ≤ 0.5); modelrt / tinygrad: 0.030 and 0.025 (goal ≤ 0.1)."), "{md}");
     }
 
     #[test]

@@ -15,7 +15,8 @@ mod owned;
 
 pub use owned::{OwnedModel, RefCheck};
 
-/// `mrt_model`: an opaque loaded model.
+/// An opaque loaded model: from mrt_model_load, freed with mrt_model_free. Not thread-safe: use it
+/// from one thread at a time (see "Threading" above).
 pub struct MrtModel {
     inner: OwnedModel,
 }
@@ -60,7 +61,10 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, CEr
         .map_err(|_| CError::invalid(format!("{what} is not valid UTF-8")))
 }
 
-/// Load the bundle at `path` on `device` (the CLI's `--device` names; NULL = "auto").
+/// Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"). On success
+/// `*out` is the model (the caller frees it with mrt_model_free); on error `*out` is NULL and the
+/// status is MRT_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 argument, an unknown device) or
+/// MRT_ERR_LOAD (the file or the device could not be opened or loaded).
 ///
 /// # Safety
 /// `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
@@ -145,7 +149,8 @@ unsafe fn write_info(
     Ok(())
 }
 
-/// Describe input `i`.
+/// Describe input `i` (0-based, in the bundle's order) into `*out`; MRT_ERR_INVALID_ARGUMENT for a
+/// NULL pointer or an index past mrt_model_input_count.
 ///
 /// # Safety
 /// `m` is NULL or a live handle; `out` is NULL or writable.
@@ -163,7 +168,8 @@ pub unsafe extern "C" fn mrt_model_input_info(
     })
 }
 
-/// Describe output `i`.
+/// Describe output `i` (0-based, in the bundle's order) into `*out`; MRT_ERR_INVALID_ARGUMENT for a
+/// NULL pointer or an index past mrt_model_output_count.
 ///
 /// # Safety
 /// `m` is NULL or a live handle; `out` is NULL or writable.
@@ -221,7 +227,11 @@ unsafe fn check_io<P>(
     Ok(())
 }
 
-/// Run one step. Allocates nothing when it succeeds.
+/// Run one step: `inputs[i]` holds `input_sizes[i]` bytes of input i, `outputs[i]` receives
+/// `output_sizes[i]` bytes of output i; every size must equal the tensor's nbytes (else
+/// MRT_ERR_INVALID_ARGUMENT, as for NULL arrays or buffers). Output buffers must not overlap each
+/// other or the inputs. A stateful bundle's state carries over to the next call. Allocates
+/// nothing when it succeeds; MRT_ERR_RUN when the device fails.
 ///
 /// # Safety
 /// `m` is NULL or a live handle. `inputs`/`input_sizes` are NULL or hold `mrt_model_input_count`
@@ -269,7 +279,7 @@ pub unsafe extern "C" fn mrt_model_run(
     })
 }
 
-/// Put every state buffer back to its load-time contents.
+/// Put every state buffer back to its load-time contents (a new sequence starts).
 ///
 /// # Safety
 /// `m` is NULL or a live handle.
@@ -282,14 +292,14 @@ pub unsafe extern "C" fn mrt_model_reset_state(m: *mut MrtModel) -> i32 {
     })
 }
 
-/// This thread's last error message ("" after a call that succeeded); valid until the next
-/// `mrt_*` call on this thread.
+/// The calling thread's last error message ("" after a call that succeeded); valid until the next
+/// mrt_* call on this thread. Never NULL.
 #[no_mangle]
 pub extern "C" fn mrt_last_error() -> *const c_char {
     last_ptr()
 }
 
-/// Free a model (NULL is ignored).
+/// Free a model and close its bundle file (NULL is ignored). Call it exactly once per model.
 ///
 /// # Safety
 /// `m` is NULL or a live handle, not used again afterwards.
