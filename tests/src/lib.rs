@@ -62,6 +62,9 @@ pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &
 }
 
 /// Compile with full exporter arguments; `tag` distinguishes output files of the same model/target.
+///
+/// Besides the per-process cell, compiles are shared between test processes through [`shared_compile`]: the same
+/// arguments on the same source tree give the same bundle, so the second test binary that needs it copies it.
 pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
     let onnx = args.source.file();
     let key = format!(
@@ -76,11 +79,81 @@ pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
             let out = root()
                 .join("target/e2e")
                 .join(format!("{stem}-{}{tag}.mrt", args.target));
-            xtask::compile::compile(python, args, &out)
+            shared_compile(python, args, &out)
                 .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
             out
         })
         .clone()
+}
+
+/// `xtask::compile::compile(python, args, out)`, or a copy of the bundle an earlier test process compiled from the
+/// same arguments, source file and source tree (`target/e2e/shared/KEY.mrt`). The key hashes the exporter's argv
+/// (without `--out`), the model/script file's bytes and [`tree_state`]; without a git checkout nothing is shared.
+pub fn shared_compile(python: &Path, args: ExportArgs, out: &Path) -> anyhow::Result<()> {
+    use sha2::{Digest, Sha256};
+    let Some(tree) = tree_state() else {
+        xtask::compile::compile(python, args, out)?;
+        return Ok(());
+    };
+    let mut argv = args.to_argv();
+    if let Some(i) = argv.iter().position(|a| a == "--out") {
+        argv.drain(i..(i + 2).min(argv.len()));
+    }
+    let mut h = Sha256::new();
+    h.update(tree.as_bytes());
+    for a in &argv {
+        h.update(a.as_bytes());
+        h.update([0]);
+    }
+    h.update(std::fs::read(args.source.file()).unwrap_or_default());
+    let key: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let shared = root().join("target/e2e/shared").join(format!("{key}.mrt"));
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    if shared.is_file() {
+        std::fs::copy(&shared, out)?;
+        return Ok(());
+    }
+    xtask::compile::compile(python, args, out)?;
+    std::fs::create_dir_all(shared.parent().unwrap())?;
+    // written aside and renamed: a reader never sees half a bundle
+    let tmp = shared.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::copy(out, &tmp)?;
+    std::fs::rename(&tmp, &shared)?;
+    Ok(())
+}
+
+/// The state of the source tree the bundles come from: `HEAD`, the diff of tracked files against it and the
+/// untracked files (names and bytes). `None` outside a git checkout (then nothing is shared between processes).
+fn tree_state() -> Option<&'static str> {
+    static S: OnceLock<Option<String>> = OnceLock::new();
+    S.get_or_init(|| {
+        let git = |args: &[&str]| -> Option<Vec<u8>> {
+            let o = std::process::Command::new("git")
+                .args(args)
+                .current_dir(root())
+                .output()
+                .ok()?;
+            o.status.success().then_some(o.stdout)
+        };
+        let head = git(&["rev-parse", "HEAD"])?;
+        let diff = git(&["diff", "HEAD", "--binary"])?;
+        let others = git(&["ls-files", "--others", "--exclude-standard", "-z"])?;
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(&head);
+        h.update(&diff);
+        for name in others.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+            h.update(name);
+            h.update(
+                std::fs::read(root().join(String::from_utf8_lossy(name).as_ref()))
+                    .unwrap_or_default(),
+            );
+        }
+        Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    })
+    .as_deref()
 }
 
 /// Run a bundle file on the CPU with the given inputs; returns the outputs.

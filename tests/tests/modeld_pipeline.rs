@@ -43,7 +43,7 @@ fn fixture() -> Option<&'static Fixture> {
         let mut args = ExportArgs::onnx(PathBuf::new(), "cpu-x86_64", PathBuf::new());
         args.source = Source::Tinygrad(pipeline::script_spec());
         let script_out = dir.join("modeld-script.mrt");
-        xtask::compile::compile(&py, args, &script_out).expect("--tinygrad compile");
+        modelrt_tests::shared_compile(&py, args, &script_out).expect("--tinygrad compile");
 
         let pkl = dir.join("modeld.pkl");
         let mut args = ExportArgs::onnx(PathBuf::new(), "pickle", PathBuf::new());
