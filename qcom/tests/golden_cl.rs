@@ -7,9 +7,9 @@
 //!
 //! Two documented differences: the closing CACHE_FLUSH_TS stores the 1-based dispatch index at DUMMY+0x10 (the
 //! progress slot; tinygrad stores 0 at DUMMY+0), as in the IR3 golden test (golden.rs); and the IB is taken as
-//! recorded, not as submitted (the KGSL model does not yet execute CP_RUN_OPENCL), so the signal's timeline value
-//! is patched here the way `submit` patches it on a fresh device (base 0: the wait REF stays 0, the signal becomes
-//! 0 + 1).
+//! recorded, not as submitted (so the comparison depends on the stream builder alone, not on the KGSL model's
+//! execution of CP_RUN_OPENCL), with the signal's timeline value patched here the way `submit` patches it on a
+//! fresh device (base 0: the wait REF stays 0, the signal becomes 0 + 1).
 use modelrt_hal::device::{Arg, Device, KernelImage, Queue};
 use modelrt_hal::target::{DType, KernelMeta, ParamDesc, ParamKind};
 use modelrt_qcom::adreno::{AdrenoDevice, AdrenoOptions, PROGRESS_OFF};

@@ -3,7 +3,8 @@
 //! the Qualcomm containers byte for byte (compared with the binaries extracted next to the pickles), with the schedule
 //! the data README states, every container parsing (`modelrt info`'s check), and the bundle loading on the Adreno
 //! backend over the KGSL model (every kernel's container parsed into a CL-mode layout and the whole run stream
-//! recorded). Running it needs the model to execute CP_RUN_OPENCL, which is separate work.
+//! recorded). Running the converted bundles on the model's interpreter is tested separately (docs/hw/adreno-kgsl-pm4.md
+//! §16).
 use std::path::{Path, PathBuf};
 
 use modelrt_core::bundle::BufferKind;
