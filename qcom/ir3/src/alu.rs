@@ -200,7 +200,10 @@ pub fn op3_i(op: Op3, a: u32, b: u32, c: u32) -> Result<u32, &'static str> {
         // Low half of src1 times high half of src2 (docs/hw/adreno-kgsl-pm4.md §16.4): the order Mesa's
         // imadsh_mix16 simplifications rely on, not the order its opcode comment states.
         MadshM16 => ((a & 0xFFFF).wrapping_mul(b >> 16) << 16).wrapping_add(c),
-        SelB16 | SelB32 | SelS16 | SelS32 => {
+        // Qualcomm's compiler emits these (`sel.s*` selects on the sign); their semantics are ours, checked
+        // against the kernels' OpenCL C source (docs/hw/adreno-kgsl-pm4.md §16.11).
+        MadshU16 | SadS16 | SadS32 | SelS16 | SelS32 => super::alu_qcom::op3_i(op, a, b, c)?,
+        SelB16 | SelB32 => {
             if b != 0 {
                 a
             } else {

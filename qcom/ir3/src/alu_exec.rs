@@ -364,6 +364,11 @@ impl Group {
                                 }))
                             })
                         }
+                        _ if ins.ei => {
+                            // Qualcomm's `(ei)` on an integer add (docs/hw/adreno-kgsl-pm4.md §16.11).
+                            let f = super::alu_qcom::op2_ei(op)?;
+                            out.extend(it.map(|(&x, &y)| emit.raw(V::I(f(x, y)))))
+                        }
                         _ => {
                             alu::op2_i(op, 0, 0)?;
                             specialize!(op, o, Op2[AddU, AddS, SubU, SubS, MulU24, MulS24, MullU, MinU, MaxU, MinS, MaxS,
@@ -381,6 +386,8 @@ impl Group {
                     op, src, neg, full, ..
                 } => {
                     let class = alu::class3(op);
+                    // A 16-bit multiply-add into a full register reads full registers (§16.11).
+                    let full = full || super::alu_qcom::widening_mad(op, half);
                     let rd = Read { full, class };
                     let m = |i: usize| Mods {
                         abs: false,

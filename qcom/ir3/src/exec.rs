@@ -117,6 +117,8 @@ impl Batches {
         for (what, r) in [
             ("work-group id", launch.wgid_reg),
             ("local id", launch.lid_reg),
+            ("work-group size", launch.wgsize_reg),
+            ("work-group offset", launch.wgoffset_reg),
         ] {
             if r.is_some_and(|r| r > 253) {
                 return Err(format!(
@@ -231,6 +233,12 @@ impl Group {
                 }
                 if let Some(li) = l.lid_reg {
                     self.r[(li as usize + c) * n + lane] = id[c];
+                }
+                if let Some(s) = l.wgsize_reg {
+                    self.r[(s as usize + c) * n + lane] = l.local[c];
+                }
+                if let Some(o) = l.wgoffset_reg {
+                    self.r[(o as usize + c) * n + lane] = wg[c].wrapping_mul(l.local[c]);
                 }
             }
         }
@@ -429,7 +437,7 @@ impl Group {
         if lanes.is_empty() {
             return Ok(());
         }
-        if ins.round != 0 {
+        if ins.round != 0 && !super::alu_qcom::round_executed(ins) {
             return Err("cat1 conversions with an explicit rounding mode are not executed".into());
         }
         match ins.op {

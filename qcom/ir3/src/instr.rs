@@ -40,6 +40,12 @@ impl Ty {
     pub fn is_half_cat1(self) -> bool {
         self.is_half() || self == Ty::U8x32
     }
+    /// Whether an executed global/local/private load or store of this type moves half registers: the
+    /// [`Ty::is_half`] types and also `u8_32`, which Mesa prints with full registers but Qualcomm's compiler
+    /// uses with half ones (docs/hw/adreno-kgsl-pm4.md §16.11).
+    pub fn is_half_mem(self) -> bool {
+        self.is_half() || self == Ty::U8x32
+    }
     pub fn name(self) -> &'static str {
         match self {
             Ty::F16 => "f16",

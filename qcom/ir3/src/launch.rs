@@ -1,4 +1,5 @@
-//! A dispatch's inputs and report: [`Launch`] (constants, grid, id registers, images, shared memory) and what
+//! A dispatch's inputs and report: [`Launch`] (constants, grid, id registers — Mesa's and CL mode's —, images,
+//! shared memory) and what
 //! a run returns, [`Dispatched`] with its [`RunStats`] (docs/hw/adreno-kgsl-pm4.md §16.5).
 use super::instr::RegNum;
 use super::memory::Image;
@@ -14,6 +15,12 @@ pub struct Launch<'a> {
     pub wgid_reg: Option<RegNum>,
     /// First register of the local invocation id (x, y, z), if the kernel reads it.
     pub lid_reg: Option<RegNum>,
+    /// First register of the work-group size (x, y, z): HLSQ_CS_CNTL_0's WGSIZECONSTID, which only
+    /// Qualcomm's OpenCL kernels (CL mode) read (docs/hw/adreno-kgsl-pm4.md §16.11).
+    pub wgsize_reg: Option<RegNum>,
+    /// First register of the work-group offset (x, y, z) = work-group id × local size, the global id of the
+    /// group's first work item: HLSQ_CS_CNTL_0's WGOFFSETCONSTID, CL mode only (§16.11).
+    pub wgoffset_reg: Option<RegNum>,
     pub textures: &'a [Image],
     pub uavs: &'a [Image],
     /// Bytes of work-group shared memory (`l[…]`).

@@ -7,6 +7,7 @@
 //! `blob` (text of the encodings the interpreter does not execute, so every word of a blob kernel is named),
 //! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
 //! local atomics),
+//! `alu_qcom` (the cat3 integer operations only Qualcomm's compiler emits: `sad`, `madsh.u16`),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
 //! ALU, column-wise over the issued fibers), `mem` (loads, stores, images), `memory` (the memory a dispatch
@@ -19,6 +20,7 @@
 
 pub mod alu;
 mod alu_exec;
+mod alu_qcom;
 mod blob;
 mod blob_decode;
 mod blob_exec;

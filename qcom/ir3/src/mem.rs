@@ -150,7 +150,7 @@ impl Group {
                     2 => u16::from_le_bytes([e[0], e[1]]) as u32,
                     _ => e[0] as u32,
                 };
-                self.set_reg_raw(m.reg + c as u16, i, raw, m.ty.is_half());
+                self.set_reg_raw(m.reg + c as u16, i, raw, m.ty.is_half_mem());
             }
         }
         Ok(())
@@ -175,7 +175,7 @@ impl Group {
         let mut buf = vec![0u8; len];
         for (k, &i) in lanes.iter().enumerate() {
             for c in 0..m.size as usize {
-                let raw = self.reg_raw(m.reg + c as u16, i, m.ty.is_half());
+                let raw = self.reg_raw(m.reg + c as u16, i, m.ty.is_half_mem());
                 buf[c * eb..(c + 1) * eb].copy_from_slice(&raw.to_le_bytes()[..eb]);
             }
             match (m.space, &mut span) {

@@ -137,6 +137,8 @@ fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<
         local: [lanes, 1, 1],
         wgid_reg: Some(192),
         lid_reg: Some(0),
+        wgsize_reg: None,
+        wgoffset_reg: None,
         textures: &[],
         uavs,
         shared_bytes: 256,

@@ -1,4 +1,4 @@
-//! What one CP_EXEC_CS must find programmed: the register and state-load checks of a compute dispatch
+//! What one CP_EXEC_CS (or, for a Qualcomm-compiled kernel, CP_RUN_OPENCL) must find programmed: the register and state-load checks of a compute dispatch
 //! (docs/hw/adreno-kgsl-pm4.md §13), texture/UAV descriptor checks (texture slots past the 16 loaded inline come
 //! from memory, §8.6), and the [`Dispatch`] record the model keeps.
 use super::stream::{Load, PerDispatch};
@@ -21,10 +21,18 @@ pub struct Dispatch {
     pub samplers: Vec<[u32; 4]>,
     pub cs_cntl_0: u32,
     pub const_config_0: u32,
+    /// Launched by CP_RUN_OPENCL (a Qualcomm-compiled kernel in CL mode, §16.11) instead of CP_EXEC_CS.
+    pub cl: bool,
 }
 
 impl KgslModel {
-    pub(super) fn dispatch(&self, st: &PerDispatch, at: usize, groups: [u32; 3]) -> R<Dispatch> {
+    pub(super) fn dispatch(
+        &self,
+        st: &PerDispatch,
+        at: usize,
+        groups: [u32; 3],
+        cl: bool,
+    ) -> R<Dispatch> {
         let e = |m: String| format!("dword {at}: dispatch: {m}");
         if !st.marker {
             return Err(e("no CP_SET_MARKER(RM6_COMPUTE) before it".into()));
@@ -63,10 +71,14 @@ impl KgslModel {
             )));
         }
         let checks: [(u32, u32, &str); 7] = [
-            (regs::SP_MODE_CNTL, regs::SP_MODE_CNTL_IR3, "SP_MODE_CNTL"),
+            (
+                regs::SP_MODE_CNTL,
+                super::cl_mode::sp_mode_cntl(cl),
+                "SP_MODE_CNTL",
+            ),
             (
                 regs::TPL1_MODE_CNTL,
-                regs::TPL1_MODE_CNTL_IR3,
+                super::cl_mode::tpl1_mode_cntl(cl),
                 "TPL1_MODE_CNTL",
             ),
             (
@@ -165,7 +177,9 @@ impl KgslModel {
             .map_err(e)?;
         }
         let cc0 = self.r(regs::SP_CS_CONST_CONFIG_0);
-        if (cc0 >> 16) & 0xFF != regs::REGID_UNUSED {
+        if cl {
+            super::cl_mode::check_const_config_0(cc0).map_err(e)?;
+        } else if (cc0 >> 16) & 0xFF != regs::REGID_UNUSED {
             return Err(e(format!(
                 "SP_CS_CONST_CONFIG_0 {cc0:#x}: WGOFFSETCONSTID must be 0xfc"
             )));
@@ -217,6 +231,7 @@ impl KgslModel {
             samplers,
             cs_cntl_0: cntl0,
             const_config_0: cc0,
+            cl,
         })
     }
 

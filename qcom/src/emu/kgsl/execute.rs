@@ -136,6 +136,13 @@ impl KgslModel {
             local: d.local,
             wgid_reg: regid(cc0 & 0xFF),
             lid_reg: regid(cc0 >> 24),
+            // CL mode only: Mesa's streams put a constant id (or 0xfc) in these fields (§16.11).
+            wgsize_reg: if d.cl { regid((cc0 >> 8) & 0xFF) } else { None },
+            wgoffset_reg: if d.cl {
+                regid((cc0 >> 16) & 0xFF)
+            } else {
+                None
+            },
             textures: &textures,
             uavs: &uavs,
             shared_bytes: shared,

@@ -12,11 +12,13 @@
 //! - MAP_USER_MEM returns the host pointer as GPU address, or EFAULT when [`ModelConfig::user_mem_efault`].
 //!
 //! Files: `memory` (the model's GPU objects and address lookups), `ioctl` (the [`KgslIo`] calls),
-//! `stream` (the PM4 packet validator of one IB), `dispatch` (what one CP_EXEC_CS must find programmed), `execute` (running a dispatch with the interpreter).
+//! `stream` (the PM4 packet validator of one IB), `dispatch` (what one CP_EXEC_CS must find programmed), `cl_mode`
+//! (what CP_RUN_OPENCL needs differently), `execute` (running a dispatch with the interpreter).
 use crate::kgsl::abi;
 use crate::kgsl::KgslError;
 use std::collections::BTreeMap;
 
+mod cl_mode;
 mod dispatch;
 mod execute;
 #[allow(unsafe_code)]

@@ -152,7 +152,10 @@ impl KgslModel {
                             self.stats.timestamps += 1;
                         }
                         op::CP_LOAD_STATE6_FRAG if n == 3 => self.load_state(&mut st, at, d)?,
-                        op::CP_EXEC_CS if n == 4 => {
+                        op::CP_EXEC_CS | op::CP_RUN_OPENCL
+                            if n == if opcode == op::CP_EXEC_CS { 4 } else { 1 } =>
+                        {
+                            let cl = opcode == op::CP_RUN_OPENCL;
                             if !barrier_seen {
                                 return Err(format!(
                                     "dword {at}: dispatch without a preceding cache invalidate in this IB (the \
@@ -161,10 +164,17 @@ impl KgslModel {
                             }
                             if d[0] != 0 {
                                 return Err(format!(
-                                    "dword {at}: CP_EXEC_CS dword 0 is {:#x}",
+                                    "dword {at}: {} dword 0 is {:#x}",
+                                    if cl { "CP_RUN_OPENCL" } else { "CP_EXEC_CS" },
                                     d[0]
                                 ));
                             }
+                            // CP_RUN_OPENCL carries no group counts: they are SP_CS_KERNEL_GROUP_X/Y/Z (§16.11).
+                            let groups = if cl {
+                                [0, 1, 2].map(|i| self.r(regs::SP_CS_KERNEL_GROUP_X + i))
+                            } else {
+                                [d[1], d[2], d[3]]
+                            };
                             let idx = self.stats.dispatches as usize;
                             if self.cfg.hang_at_dispatch == Some(idx) {
                                 self.trace.push(format!(
@@ -172,7 +182,7 @@ impl KgslModel {
                                 ));
                                 return Ok(false);
                             }
-                            let dsp = self.dispatch(&st, at, [d[1], d[2], d[3]])?;
+                            let dsp = self.dispatch(&st, at, groups, cl)?;
                             if self.cfg.execute_shaders {
                                 self.execute(&dsp, idx)?;
                             }
