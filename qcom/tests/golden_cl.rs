@@ -5,11 +5,9 @@
 //! recorded; IB and args region must equal tinygrad's dword for dword after normalising GPU addresses to
 //! (object, offset) and timeline values to "relative to the wait".
 //!
-//! Two documented differences: the closing CACHE_FLUSH_TS stores the 1-based dispatch index at DUMMY+0x10 (the
-//! progress slot; tinygrad stores 0 at DUMMY+0), as in the IR3 golden test (golden.rs); and the IB is taken as
-//! recorded, not as submitted (so the comparison depends on the stream builder alone, not on the KGSL model's
-//! execution of CP_RUN_OPENCL), with the signal's timeline value patched here the way `submit` patches it on a
-//! fresh device (base 0: the wait REF stays 0, the signal becomes 0 + 1).
+//! One documented difference: the closing CACHE_FLUSH_TS stores the 1-based dispatch index at DUMMY+0x10 (the
+//! progress slot; tinygrad stores 0 at DUMMY+0), as in the IR3 golden test (golden.rs). The IB is the one the KGSL
+//! model received and validated (CP_RUN_OPENCL dispatch checks; shaders are not executed here).
 use modelrt_hal::device::{Arg, Device, KernelImage, Queue};
 use modelrt_hal::target::{DType, KernelMeta, ParamDesc, ParamKind};
 use modelrt_qcom::adreno::{AdrenoDevice, AdrenoOptions, PROGRESS_OFF};
@@ -160,12 +158,11 @@ fn run_ours(k: &Value) -> Ours {
     q.exec(kid, &args, dims(&k["global"]), dims(&k["local"]))
         .unwrap();
     q.signal(1).unwrap();
-    let mut ib = q.dwords().to_vec();
-    // What submit does on a fresh device (timeline 0): REF 0 + 0 at the wait, 0 + 1 at the signal's value dword
-    // (signal = WFI, CACHE_FLUSH_TS{4, addr lo, hi, value}, CACHE_FLUSH_TS to the dummy).
-    let n = ib.len();
-    assert_eq!(ib[n - 6], 0, "unpatched signal value");
-    ib[n - 6] = 1;
+    dev.submit(&mut q)
+        .expect("the KGSL model validates the CL-mode stream");
+    // the IB exactly as the model received it (timeline values patched at submit)
+    let ib = dev.with_kgsl(|m| m.submitted()[0].clone());
+    assert_eq!(ib.len(), q.dwords().len());
     let (arena, _) = dev.arena().unwrap();
     let mut objs = dev.address_map();
     objs.retain(|(n, _, _)| n != "arena");
