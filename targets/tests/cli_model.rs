@@ -76,7 +76,7 @@ fn info_describes_the_bundle() {
     assert!(o.status.success());
     let out = stdout(&o);
     for needle in [
-        "format 2.0",
+        "format 2.1",
         "tinygrad 0.14.0",
         "input       img [1x12x128x256] float32",
         "reference   yes",

@@ -104,6 +104,11 @@ enum Cmd {
         no_emu_check: bool,
     },
     /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
+    ///
+    /// tinygrad 0.14 pickles with CPU, QCOM:IR3 (Mesa) or AMD kernels; and openpilot's DEV=QCOM pickles (tinygrad 0.12
+    /// layout, kernels from Qualcomm's own OpenCL compiler) → adreno-a630 with the Qualcomm binaries kept as they are.
+    /// DEV=QCOM pickles are read without executing any code from them: only allow-listed tinygrad class names, read
+    /// as plain records; anything else is refused with one line.
     Convert {
         /// The pickle.
         pickle: PathBuf,

@@ -164,3 +164,102 @@ pub fn fill_cl(
     }
     Ok(slots)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a6xx::cl_container::ClContainer;
+
+    /// A container (docs/hw/adreno-kgsl-pm4.md §9.1) with one sampler and three argument records: a buffer at
+    /// dword 0x50, an IBO and a texture; one 16-bit constant.
+    fn container() -> std::vec::Vec<u8> {
+        let mut b = std::vec![0u8; 0x400];
+        let put = |b: &mut [u8], at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        put(&mut b, 0x34, 0x120);
+        put(&mut b, 0x120 + 0x14, 4);
+        put(&mut b, 0xAC, 0x140);
+        put(&mut b, 0xB0, 40);
+        put(&mut b, 0x140, 0xABCD_1234);
+        put(&mut b, 0x140 + 16, 0x101); // 16-bit: bytes 0x202..0x204
+        put(&mut b, 0xC0, 0x168);
+        put(&mut b, 0x100, 16);
+        put(&mut b, 0x110, 0x178);
+        let d = 0x178;
+        put(&mut b, d + 0xB0, 3);
+        put(&mut b, d + 0xDC, 1);
+        put(&mut b, d + 0xE4, 1);
+        b[d + 0x158] = b'k';
+        let mut a = d + 0x15C + 8; // name padded to 4, then one 8-byte sampler entry
+        for (i, (words, kind)) in [(0x50u32, 0u32), (0, 2), (0, 1)].into_iter().enumerate() {
+            put(&mut b, a, 32);
+            put(&mut b, a + 4, i as u32);
+            put(&mut b, a + 12, words);
+            put(&mut b, a + 28, kind);
+            a += 32;
+        }
+        b
+    }
+
+    /// Placement as tinygrad's QCOMArgsState/_parse_lib define it for the CL path: constants at their offsets,
+    /// buffer VAs at the record offsets, IBO descriptors at 2048, textures after the IBOs, then the two samplers.
+    #[test]
+    fn ibos_come_before_textures_and_samplers_follow() {
+        let bytes = container();
+        let c = ClContainer::parse(&bytes).unwrap();
+        let l = KernelLayout::from_cl(&c).unwrap();
+        assert_eq!((l.ibo_off, l.tex_off, l.samp_off), (2048, 2112, 2176));
+        assert_eq!((l.ibo_cnt, l.tex_cnt, l.samp_cnt), (1, 1, 2));
+        assert_eq!(l.args_size, 2304); // round_up(2048 + 2·64 + 2·16, 256)
+        let params = [
+            ParamDesc {
+                kind: ParamKind::Buffer,
+                dtype: DType::U8,
+            },
+            ParamDesc {
+                kind: ParamKind::Image {
+                    height: 4,
+                    width: 16,
+                },
+                dtype: DType::F32,
+            },
+            ParamDesc {
+                kind: ParamKind::Image {
+                    height: 2,
+                    width: 16,
+                },
+                dtype: DType::F32,
+            },
+        ];
+        let args = [
+            GpuArg::Addr(0x1_2345_6780),
+            GpuArg::Addr(0x2_0000_0000),
+            GpuArg::Addr(0x3_0000_0000),
+        ];
+        let mut r = std::vec![0xEEu8; 2304];
+        let slots = fill_cl(&l, &ClArgs::of(&c), &params, &args, &mut r).unwrap();
+        let dw = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap());
+        assert_eq!(&r[0x140..0x148], &0x1_2345_6780u64.to_le_bytes());
+        assert_eq!(&r[0x202..0x204], &[0x34, 0x12]);
+        // IBO: dword 0 is the format alone; texture: swizzle + the 0x8 bit (args.rs image_descriptor, §8.3).
+        assert_eq!(dw(2048), tex::FMT6_32_32_32_32_FLOAT << 22);
+        assert_eq!((dw(2048 + 16), dw(2048 + 20)), (0, 2));
+        assert_eq!(dw(2112) & 0xFF, 0x88);
+        assert_eq!((dw(2112 + 16), dw(2112 + 20)), (0, 3));
+        assert_eq!(
+            (dw(2176), dw(2180), dw(2184), dw(2192)),
+            (tex::SAMP_0_CLAMP_TO_BORDER, tex::SAMP_1_UNNORM, 0, 0)
+        );
+        assert_eq!(
+            slots
+                .iter()
+                .map(|s| (s.at, s.arg))
+                .collect::<std::vec::Vec<_>>(),
+            [(0x140, 0), (2048 + 16, 1), (2112 + 16, 2)]
+        );
+        // Too few image parameters for the container's image records.
+        assert!(matches!(
+            fill_cl(&l, &ClArgs::of(&c), &params[..2], &args[..2], &mut r),
+            Err(ArgsError::Images { .. })
+        ));
+    }
+}

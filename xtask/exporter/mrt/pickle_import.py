@@ -247,9 +247,7 @@ def _qcom_cl_pickle(path: str, opcodes: bytes, bufs, out_dir: str, log) -> bool:
     records = safe_pickle.loads(opcodes, iter(bufs) if bufs is not None else None)
   except safe_pickle.SafePickleError as e:
     ref = e.refused
-    later = ref is not None and (
-      ref[0].startswith("tinygrad") or ref in ALLOWED_NUMPY or (ref[0] == "builtins" and ref[1] in ALLOWED_BUILTINS)
-    )
+    later = ref is not None and (ref[0].startswith("tinygrad") or ref in ALLOWED_NUMPY or (ref[0] == "builtins" and ref[1] in ALLOWED_BUILTINS))
     if not later:
       raise ExportError(str(e)) from None
     return False  # a name only the tinygrad 0.14 loader below handles (numpy arrays, sets, 0.14 classes)

@@ -189,7 +189,9 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
     gsz, lsz, globs = p.field("global_size"), p.field("local_size"), p.field("globals")
     aux = p.field("aux")
     ptrs = aux[0] if isinstance(aux, list) and aux and isinstance(aux[0], tuple) else None
-    if not (isinstance(gsz, list) and isinstance(lsz, list) and len(gsz) == 3 and len(lsz) == 3 and all(isinstance(x, int) and x > 0 for x in gsz + lsz)):
+    if not (
+      isinstance(gsz, list) and isinstance(lsz, list) and len(gsz) == 3 and len(lsz) == 3 and all(isinstance(x, int) and x > 0 for x in gsz + lsz)
+    ):
       raise ExportError(f"step {j} ({entry}) has no integer global/local sizes")
     if not isinstance(globs, list) or ptrs is None or len(ptrs) != len(globs) or len(ebufs) != len(globs):
       raise ExportError(f"step {j} ({entry}): parameters, buffers and pointer types disagree")
@@ -201,7 +203,9 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
       params = [{"kind": "buffer", "dtype": _dtype(ptrs[i], f"kernel {entry} parameter {i}")[0]} for i in range(len(globs))]
       blobs[f"blobs/k{kid}.bin"] = bytes(lib)
       blobs[f"blobs/k{kid}.cl"] = src.encode()
-      kernels.append({"name": entry, "entry": entry, "binary": f"blobs/k{kid}.bin", "source": f"blobs/k{kid}.cl", "params": params, "meta": {"qcomcl": {}}})
+      kernels.append(
+        {"name": entry, "entry": entry, "binary": f"blobs/k{kid}.bin", "source": f"blobs/k{kid}.cl", "params": params, "meta": {"qcomcl": {}}}
+      )
     kid = kernel_ids[key]
     args = []
     for i, g in enumerate(globs):
@@ -228,7 +232,9 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
     dtype, item = _dtype(info[2], f"JIT input {k}") if info and len(info) >= 3 else (inp["dtype"], 1)
     row.update(size=inp["size"], dtype=dtype)
     name = names[k] if isinstance(names[k], str) else f"input{names[k]}"
-    in_bind.append({"name": name, "buffer": inp["buffer"], "offset": 0, "shape": _shape(info[0] if info else None, inp["size"], item), "dtype": dtype})
+    in_bind.append(
+      {"name": name, "buffer": inp["buffer"], "offset": 0, "shape": _shape(info[0] if info else None, inp["size"], item), "dtype": dtype}
+    )
 
   out_bind = []
   rets = ret if isinstance(ret, (tuple, list)) else (ret,)
