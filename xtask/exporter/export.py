@@ -114,6 +114,9 @@ def prepare_cpu_compiler(cfg, flags: dict):
   """CPU targets: kernels built by clang-19 -O3 for the target's baseline (mrt/cpu_compile.py); records it in `flags`."""
   if cfg.target["kind"] != "cpu":
     return
+  # tinygrad lowers and compiles kernels in spawned worker processes unless PARALLEL=0; those would not see the
+  # compiler and kernel-option hooks installed in this process (it changes no kernel by itself, so it is not recorded)
+  os.environ["PARALLEL"] = "0"
   from mrt.cpu_compile import install
 
   flags.update(install(cfg.dev.split(":")[2].split(",")[0], cfg.target["baseline"]))
