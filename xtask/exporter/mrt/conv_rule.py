@@ -11,11 +11,12 @@ x86-64-v4, 4 for aarch64 NEON) and R the accumulator budget (12 vector registers
 3. threads: split over the outermost output axis (the rows) the way the beam module's THREAD rule does.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
 keeps tinygrad's heuristic; the rule never changes what a kernel computes, only its loop structure.
-With --beam N the search starts from tinygrad's state as usual; the cache records RULE_VERSION (mrt/layout.py).
+With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
 """
 
 from dataclasses import replace
 
+RULE_VERSION = 1  # bump when the layout pass or this rule changes what is compiled; search caches record it
 CONVS: set[tuple[int, int]] = set()  # (output channels, ky*kx*input channels) of every rewritten convolution
 _CFG: dict = {}
 
@@ -63,10 +64,17 @@ def rule_opts(ast, ren) -> tuple | None:
   shape = [int(s) for s in k.full_shape]
   outs = k.axes_of(AxisType.GLOBAL, AxisType.WEAK, AxisType.LOOP)
   red = k.axes_of(AxisType.REDUCE)
-  if len(outs) < 2 or not red or (shape[outs[-1]], prod(shape[a] for a in red)) not in CONVS:
+  if len(outs) < 2 or not red:
     return None
+  # the channel axis is innermost, except in a graph output's last conv, whose transpose back to NCHW tinygrad folds
+  # into the kernel's store: there the channels are the outer axis and x stays the innermost
+  total = prod(shape[a] for a in red)
+  co_axes = [a for a in outs if (shape[a], total) in CONVS]
+  if not co_axes:
+    return None
+  co_ax = co_axes[-1]
+  ow_ax = [a for a in outs if a != co_ax][-1]
   vec, budget = _CFG.get("vec", (8, 12))
-  co_ax, ow_ax = outs[-1], outs[-2]
   uc = channel_upcast(shape[co_ax], vec)
   ux = x_upcast(shape[ow_ax], -(-uc // vec), budget)
   steps = _steps(uc)

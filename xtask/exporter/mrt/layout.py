@@ -23,8 +23,6 @@ from onnx import helper, numpy_helper
 
 from mrt.nhwc_ops import CONV, GLOBAL_POOL, POOL
 
-RULE_VERSION = 1  # bump when the pass or the kernel-option rule (mrt/conv_rule.py) changes what is compiled
-
 UNARY = {
   "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Exp", "Abs", "Neg", "Sqrt",
   "Erf", "Identity", "Mish", "Gelu", "Celu", "Softsign", "Floor", "Ceil", "Round", "Reciprocal", "Log", "Sin", "Cos",
@@ -176,11 +174,7 @@ class _Pass:
       if node.domain in ("", "ai.onnx") and len(node.output) >= 1:
         if op == "Conv":
           done = self.conv(node)
-        elif op in UNARY and len(node.input) == 1 and len(node.output) == 1:
-          done = self.elementwise(node)
-        elif op == "Dropout" and len(node.output) == 1:
-          done = self.elementwise(node)
-        elif op in BINARY and len(node.output) == 1:
+        elif ((op in UNARY and len(node.input) == 1) or op == "Dropout" or op in BINARY) and len(node.output) == 1:
           done = self.elementwise(node)
         elif op == "BatchNormalization":
           done = self.batchnorm(node)
@@ -214,8 +208,12 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   del g.value_info[:]
   used = {i for n in g.node for i in n.input}
   keep = [i for i in g.initializer if i.name in used]
+  dropped = {i.name for i in g.initializer} - {i.name for i in keep}
   del g.initializer[:]
   g.initializer.extend(keep)
+  inputs = [i for i in g.input if i.name not in dropped]  # IR < 4 models also list initializers as graph inputs
+  del g.input[:]
+  g.input.extend(inputs)
   os.makedirs(out_dir, exist_ok=True)
   path = os.path.join(out_dir, "nhwc.onnx")
   onnx.save(model, path)

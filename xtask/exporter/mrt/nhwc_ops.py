@@ -16,8 +16,8 @@ GLOBAL_POOL = "MrtGlobalPoolNhwc"
 def _windows(x: Tensor, kernel: list[int], pads: list[int], strides: list[int], dilations: list[int], value: float) -> Tensor:
   """(N, H, W, C) -> (N, OH, OW, KH, KW, C): every output position's input window, as views of `x` (no copy).
   `pads` in ONNX order [top, left, bottom, right]."""
-  t, l, b, r = pads
-  xc = x.permute(0, 3, 1, 2).pad(((0, 0), (0, 0), (t, b), (l, r)), value=value)
+  top, left, bottom, right = pads
+  xc = x.permute(0, 3, 1, 2).pad(((0, 0), (0, 0), (top, bottom), (left, right)), value=value)
   return xc._pool(tuple(kernel), tuple(strides), tuple(dilations)).permute(0, 2, 3, 4, 5, 1)
 
 
