@@ -94,7 +94,11 @@ fn conv_kernels(path: &Path) -> Vec<(String, (usize, usize, usize))> {
             out.push((k.name.to_string(), fma_counts(k.binary, &format!("k{i}"))));
         }
     }
-    assert_eq!(out.len(), 2, "two channel-last conv kernels in {path:?}: {out:?}");
+    assert_eq!(
+        out.len(),
+        2,
+        "two channel-last conv kernels in {path:?}: {out:?}"
+    );
     out
 }
 
@@ -104,7 +108,10 @@ fn verify_on_this_cpu(path: &Path) {
     let got = modelrt_tests::run_cpu(path, &ins).unwrap();
     let (g, w) = (f32s(&got[0]), f32s(&want[0]));
     for (a, b) in g.iter().zip(&w) {
-        assert!((a - b).abs() <= atol + rtol * b.abs(), "{a} vs onnxruntime {b}");
+        assert!(
+            (a - b).abs() <= atol + rtol * b.abs(),
+            "{a} vs onnxruntime {b}"
+        );
     }
 }
 
@@ -116,7 +123,12 @@ fn f32s(b: &[u8]) -> Vec<f32> {
 
 fn flags(path: &Path) -> String {
     let bytes = std::fs::read(path).unwrap();
-    Bundle::parse(&bytes).unwrap().body().producer.flags.to_string()
+    Bundle::parse(&bytes)
+        .unwrap()
+        .body()
+        .producer
+        .flags
+        .to_string()
 }
 
 #[test]
@@ -125,7 +137,11 @@ fn x86_64_v3_conv_kernels_use_ymm_fmas_and_match_onnxruntime() {
     let path = compile(&py, "cpu-x86_64", None, "-layout-v3");
     for (name, (x, y, z)) in conv_kernels(&path) {
         assert!(y >= 8, "{name}: {y} ymm FMAs (xmm {x}, zmm {z})");
-        assert_eq!((x, z), (0, 0), "{name}: no narrow or zmm FMA in a v3 conv kernel");
+        assert_eq!(
+            (x, z),
+            (0, 0),
+            "{name}: no narrow or zmm FMA in a v3 conv kernel"
+        );
     }
     let fl = flags(&path);
     for want in ["DMC", "clang-19", "-O3 -march=x86-64-v3"] {
