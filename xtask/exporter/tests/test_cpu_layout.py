@@ -14,9 +14,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mrt import conv_rule  # noqa: E402  (no tinygrad import at module level)
-from mrt.cpu_compile import cflags, resolve_baseline  # noqa: E402
-from mrt.targets import ExportError  # noqa: E402
+from mrt import conv_rule
+from mrt.cpu_compile import cflags, resolve_baseline
+from mrt.targets import ExportError
 
 
 class RuleTable(unittest.TestCase):
