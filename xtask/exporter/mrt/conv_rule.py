@@ -14,6 +14,8 @@ keeps tinygrad's heuristic; the rule never changes what a kernel computes, only 
 With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
 """
 
+import os
+import sys
 from dataclasses import replace
 
 RULE_VERSION = 1  # bump when the layout pass or this rule changes what is compiled; search caches record it
@@ -80,10 +82,10 @@ def rule_opts(ast, ren) -> tuple | None:
   steps = _steps(uc)
   if steps is None:
     return None
-  opts = [Opt(OptOps.UPCAST, co_ax, s) for s in steps]
-  if ux > 1:
-    opts.append(Opt(OptOps.UPCAST, ow_ax, ux))
-  return tuple(opts)
+  co = [Opt(OptOps.UPCAST, co_ax, s) for s in steps]
+  ow = [Opt(OptOps.UPCAST, ow_ax, ux)] if ux > 1 else []
+  # an axis upcast in full disappears and the axes after it move down: upcast the later axis first
+  return tuple(co + ow if co_ax > ow_ax else ow + co)
 
 
 def install(arch: str, baseline: str):
@@ -108,7 +110,9 @@ def install(arch: str, baseline: str):
         return orig(ast, ren, beam)
       opts, _ = _with_thread(ast, ren, opts)
       return orig(ast.replace(arg=replace(ast.arg, opts_to_apply=opts)), ren, 0)
-    except KernelOptError:
+    except KernelOptError as e:
+      if os.environ.get("MRT_RULE_DEBUG"):
+        print(f"exporter: conv rule not applied: {e}", file=sys.stderr)
       return orig(ast, ren, beam)
 
   apply_opts._modelrt_rule = True
