@@ -68,8 +68,8 @@ def rule_opts(ast, ren) -> tuple | None:
   red = k.axes_of(AxisType.REDUCE)
   if len(outs) < 2 or not red:
     return None
-  # the channel axis is innermost, except in a graph output's last conv, whose transpose back to NCHW tinygrad folds
-  # into the kernel's store: there the channels are the outer axis and x stays the innermost
+  # the channel axis is the innermost output axis (mrt/nhwc_ops.py realizes channel-last buffers); if a store ever
+  # comes out transposed, the channel axis is found by its size and x is the innermost of the others
   total = prod(shape[a] for a in red)
   co_axes = [a for a in outs if (shape[a], total) in CONVS]
   if not co_axes:

@@ -9,8 +9,8 @@ produced by a rewritten convolution channel-last:
 - elementwise ops on channel-last values stay channel-last; a constant operand is permuted here to match;
   BatchNormalization becomes a Mul and an Add with per-channel constants; MaxPool / AveragePool (ceil_mode 0) and
   GlobalAveragePool / GlobalMaxPool become channel-last pools; Concat over channels concatenates the last axis.
-- any other consumer, and every graph output, gets the NCHW value back through a Transpose (a view tinygrad folds into
-  the consumer's loads, or one copy kernel for an output).
+- any other consumer, and every graph output, gets the NCHW value back through MrtToNchw: the channel-last buffer is
+  realized and read transposed by the consumer (a graph output: one small transpose kernel).
 So the graph's semantics and its inputs/outputs (names, shapes, layout) are unchanged; only the layout of the values
 between convolutions changes. onnxruntime always runs the original model, so the compile's cross-check covers the pass.
 """
@@ -21,14 +21,14 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from mrt.nhwc_ops import CONV, GLOBAL_POOL, POOL
+from mrt.nhwc_ops import CONV, GLOBAL_POOL, POOL, TO_NCHW
 
 UNARY = {
   "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Exp", "Abs", "Neg", "Sqrt",
   "Erf", "Identity", "Mish", "Gelu", "Celu", "Softsign", "Floor", "Ceil", "Round", "Reciprocal", "Log", "Sin", "Cos",
 }  # fmt: skip
 BINARY = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu", "Sum", "Where", "Clip"}
-TO_NHWC, TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
+TO_NHWC = (0, 2, 3, 1)
 
 
 def _attrs(node) -> dict:
@@ -57,10 +57,10 @@ class _Pass:
     self.inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
     return name
 
-  def nchw(self, name: str) -> str:
-    """`name` as the model means it (NCHW): a channel-last value gets its Transpose back, once."""
+  def nchw(self, name: str, output: bool = False) -> str:
+    """`name` as the model means it (NCHW): a channel-last value gets its transpose back (MrtToNchw), once."""
     if name in self.nhwc and name not in self.back:
-      self.nodes.append(helper.make_node("Transpose", [self.nhwc[name]], [name], perm=list(TO_NCHW)))
+      self.nodes.append(helper.make_node(TO_NCHW, [self.nhwc[name]], [name], output=int(output)))
       self.back.add(name)
     return name
 
@@ -187,7 +187,7 @@ class _Pass:
       if not done:
         self.keep(node)
     for o in self.g.output:
-      self.nchw(o.name)
+      self.nchw(o.name, output=True)
 
 
 def rewrite(onnx_path: str, out_dir: str, log=None) -> str:

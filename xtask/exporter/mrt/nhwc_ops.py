@@ -11,6 +11,7 @@ from tinygrad import Tensor
 CONV = "MrtConvNhwc"
 POOL = "MrtPoolNhwc"
 GLOBAL_POOL = "MrtGlobalPoolNhwc"
+TO_NCHW = "MrtToNchw"
 
 
 def _windows(x: Tensor, kernel: list[int], pads: list[int], strides: list[int], dilations: list[int], value: float) -> Tensor:
@@ -48,6 +49,14 @@ def global_pool_nhwc(X: Tensor, mode: str = "avg"):
   return X.max((1, 2), keepdim=True) if mode == "max" else X.mean((1, 2), keepdim=True)
 
 
+def to_nchw(X: Tensor, output: int = 0):
+  """A channel-last value back in NCHW. The channel-last buffer is realized first: otherwise tinygrad folds the
+  transpose into the producing convolution's stores, which then are strided along the channels and defeat the
+  vectoriser. A graph output is copied into its own NCHW buffer (one small transpose kernel)."""
+  y = X.contiguous().permute(0, 3, 1, 2)
+  return y.contiguous() if output else y
+
+
 def register():
   """Add the ops to tinygrad's ONNX op table (the runner reads the module's table when it runs a node)."""
   from tinygrad.nn import onnx as tg_onnx
@@ -55,3 +64,4 @@ def register():
   tg_onnx.onnx_ops[CONV] = conv_nhwc
   tg_onnx.onnx_ops[POOL] = pool_nhwc
   tg_onnx.onnx_ops[GLOBAL_POOL] = global_pool_nhwc
+  tg_onnx.onnx_ops[TO_NCHW] = to_nchw
