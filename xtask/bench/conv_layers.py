@@ -102,11 +102,9 @@ def main(argv) -> int:
         s = sorted(samples[rt])
         fm = ""
         if rt in manifests:
-            m = json.load(open(os.path.join(manifests[rt], "manifest.json")))
-            objs = [
-                open(os.path.join(manifests[rt], k["binary"]), "rb").read()
-                for k in m["kernels"]
-            ]
+            d = pathlib.Path(manifests[rt])
+            m = json.loads((d / "manifest.json").read_text())
+            objs = [(d / k["binary"]).read_bytes() for k in m["kernels"]]
             z, y, x = count_fmas(objs)
             fm = f"{z} / {y} / {x}"
         print(
