@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from mrt.nhwc_ops import CONV, GLOBAL_POOL, POOL, TO_NCHW
+from mrt.nhwc_ops import CONCAT, CONV, GLOBAL_POOL, POOL, TO_NCHW
 
 UNARY = {
   "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Exp", "Abs", "Neg", "Sqrt",
@@ -164,7 +164,7 @@ class _Pass:
   def concat(self, node) -> bool:
     if _attrs(node).get("axis") not in (1, -3) or not node.input or not all(i in self.nhwc for i in node.input):
       return False
-    self.out(node, "Concat", [self.nhwc[i] for i in node.input], {"axis": 3})
+    self.out(node, CONCAT, [self.nhwc[i] for i in node.input])
     return True
 
   def run(self):

@@ -12,6 +12,7 @@ CONV = "MrtConvNhwc"
 POOL = "MrtPoolNhwc"
 GLOBAL_POOL = "MrtGlobalPoolNhwc"
 TO_NCHW = "MrtToNchw"
+CONCAT = "MrtConcatNhwc"
 
 
 def _windows(x: Tensor, kernel: list[int], pads: list[int], strides: list[int], dilations: list[int], value: float) -> Tensor:
@@ -60,6 +61,12 @@ def to_nchw(X: Tensor, output: int = 0):
   return y.contiguous() if output else y
 
 
+def concat_nhwc(*xs: Tensor):
+  """Concat over channels of channel-last tensors. Each input is realized first: fused, tinygrad would compute every
+  input's convolution for every output channel of the concatenation (a select per channel), measured 10-100x slower."""
+  return Tensor.cat(*[x.contiguous() for x in xs], dim=3)
+
+
 def register():
   """Add the ops to tinygrad's ONNX op table (the runner reads the module's table when it runs a node)."""
   from tinygrad.nn import onnx as tg_onnx
@@ -68,3 +75,4 @@ def register():
   tg_onnx.onnx_ops[POOL] = pool_nhwc
   tg_onnx.onnx_ops[GLOBAL_POOL] = global_pool_nhwc
   tg_onnx.onnx_ops[TO_NCHW] = to_nchw
+  tg_onnx.onnx_ops[CONCAT] = concat_nhwc
