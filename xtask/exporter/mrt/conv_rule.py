@@ -6,8 +6,9 @@ reduction axes (ky, kx, input channels). The rule, with V the vector width in fl
 x86-64-v4, 4 for aarch64 NEON) and R the accumulator budget (12 vector registers of 16, 24 of 32):
 1. output channels: UPCAST by 4, 3, 2 or 1 vectors (the first n*V dividing the channel count; fewer channels than V:
    all of them; otherwise the largest divisor <= 4V), so each broadcast input value meets whole vectors of weights;
-2. output x: UPCAST by 8, 4 or 2 (the first dividing the width with vectors * x <= R), so one weight load serves
-   several output columns;
+2. output x: UPCAST by the largest of 8..2 dividing the width with vectors * x <= R, so one weight load serves
+   several output columns; with fewer than 4 accumulators (x not divisible, e.g. 13x13 maps), more channel
+   vectors are taken instead, up to R, if they divide the channel count;
 3. threads: split over the outermost output axis (the rows) the way the beam module's THREAD rule does.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
 keeps tinygrad's heuristic; the rule never changes what a kernel computes, only its loop structure.
@@ -51,7 +52,18 @@ def channel_upcast(co: int, vec: int) -> int:
 
 
 def x_upcast(ow: int, vectors: int, budget: int) -> int:
-  return next((u for u in (8, 4, 2) if ow % u == 0 and vectors * u <= budget), 1)
+  return next((u for u in (8, 7, 6, 5, 4, 3, 2) if ow % u == 0 and vectors * u <= budget), 1)
+
+
+def widen_channels(co: int, uc: int, ux: int, vec: int, budget: int) -> int:
+  """Fewer than 4 independent accumulators leave the FMA pipeline waiting on its own latency: when x cannot be
+  upcast enough (e.g. 13x13 outputs), take more channel vectors (up to the budget) if they divide the channels."""
+  if -(-uc // vec) * ux >= 4:
+    return uc
+  for n in range(budget // ux, 0, -1):
+    if n * vec > uc and co % (n * vec) == 0 and n * vec <= 128:
+      return n * vec
+  return uc
 
 
 def rule_opts(ast, ren) -> tuple | None:
@@ -79,6 +91,7 @@ def rule_opts(ast, ren) -> tuple | None:
   vec, budget = _CFG.get("vec", (8, 12))
   uc = channel_upcast(shape[co_ax], vec)
   ux = x_upcast(shape[ow_ax], -(-uc // vec), budget)
+  uc = widen_channels(shape[co_ax], uc, ux, vec, budget)
   steps = _steps(uc)
   if steps is None:
     return None

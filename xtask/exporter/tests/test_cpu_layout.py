@@ -30,6 +30,12 @@ class RuleTable(unittest.TestCase):
     self.assertEqual(conv_rule.x_upcast(128, 1, 24), 8)
     self.assertEqual(conv_rule.x_upcast(14, 4, 12), 2)
     self.assertEqual(conv_rule.x_upcast(7, 4, 12), 1)
+    self.assertEqual(conv_rule.x_upcast(55, 2, 12), 5)
+
+  def test_channels_widen_when_x_cannot_be_upcast(self):
+    # squeezenet's last conv: 1000 channels on a 13x13 map: 1 vector x 1 column would be one FMA chain
+    self.assertEqual(conv_rule.widen_channels(1000, 8, 1, 8, 12), 40)
+    self.assertEqual(conv_rule.widen_channels(64, 32, 4, 8, 12), 32)  # enough accumulators already
 
   def test_steps_stay_within_tinygrads_limit(self):
     self.assertEqual(conv_rule._steps(24), [12, 2])
