@@ -6,7 +6,9 @@ produced by a rewritten convolution channel-last:
 - Conv (2-D, group 1, weight an initializer, explicit pads) -> MrtConvNhwc with the weight prepacked once here into
   [ky][kx][ci][co]. A conv whose input is NCHW (a graph input, or a value the pass could not keep channel-last) reads it
   NCHW directly (attribute input_nchw), which costs less than a separate transpose kernel.
-- elementwise ops on channel-last values stay channel-last; a constant operand is permuted here to match;
+- elementwise ops on channel-last values stay channel-last; a constant operand is permuted here to match; an op
+  joining two computed values (a residual Add) reads each from its own buffer (MrtRealize), as does every
+  convolution's channel-last input, so each convolution stays its own kernel;
   BatchNormalization becomes a Mul and an Add with per-channel constants; MaxPool / AveragePool (ceil_mode 0) and
   GlobalAveragePool / GlobalMaxPool become channel-last pools; Concat over channels concatenates the last axis.
 - any other consumer, and every graph output, gets the NCHW value back through MrtToNchw: the channel-last buffer is
@@ -21,7 +23,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from mrt.nhwc_ops import CONCAT, CONV, GLOBAL_POOL, POOL, TO_NCHW
+from mrt.nhwc_ops import CONCAT, CONV, GLOBAL_POOL, POOL, REALIZE, TO_NCHW
 
 UNARY = {
   "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Exp", "Abs", "Neg", "Sqrt",
@@ -51,6 +53,7 @@ class _Pass:
     self.nodes: list = []
     self.inits: list = []
     self.rewritten: dict[str, int] = {}  # op type -> count
+    self.done_realize: set[str] = set()
 
   def fresh_const(self, base: str, arr: np.ndarray) -> str:
     name = f"{base}__mrt{len(self.inits)}"
@@ -63,6 +66,14 @@ class _Pass:
       self.nodes.append(helper.make_node(TO_NCHW, [self.nhwc[name]], [name], output=int(output)))
       self.back.add(name)
     return name
+
+  def realized(self, name: str) -> str:
+    """The channel-last value of `name` read from its own buffer (MrtRealize), once."""
+    r = f"{name}__real"
+    if r not in self.done_realize:
+      self.nodes.append(helper.make_node(REALIZE, [self.nhwc[name]], [r]))
+      self.done_realize.add(r)
+    return r
 
   def keep(self, node):
     node_inputs = [self.nchw(i) if i else i for i in node.input]
@@ -106,9 +117,12 @@ class _Pass:
     if not any(i in self.nhwc for i in ins):
       return False
     new = []
+    joins = sum(1 for i in ins if i in self.nhwc) >= 2
     for i in ins:
       if not i:
         new.append(i)
+      elif i in self.nhwc and joins:
+        new.append(self.realized(i))
       elif i in self.nhwc:
         new.append(self.nhwc[i])
       elif i in self.consts:

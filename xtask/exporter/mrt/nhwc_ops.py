@@ -13,6 +13,7 @@ POOL = "MrtPoolNhwc"
 GLOBAL_POOL = "MrtGlobalPoolNhwc"
 TO_NCHW = "MrtToNchw"
 CONCAT = "MrtConcatNhwc"
+REALIZE = "MrtRealize"
 
 
 def _windows(x: Tensor, kernel: list[int], pads: list[int], strides: list[int], dilations: list[int], value: float) -> Tensor:
@@ -25,7 +26,9 @@ def _windows(x: Tensor, kernel: list[int], pads: list[int], strides: list[int], 
 
 def conv_nhwc(X: Tensor, W: Tensor, B: Tensor | None = None, pads=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), input_nchw: int = 0):
   """Y[n, oy, ox, co] = B[co] + sum over ky, kx, ci of x[n, oy*s + ky*d - pad, ox*s + kx*d - pad, ci] * W[ky, kx, ci, co]."""
-  x = X.permute(0, 2, 3, 1) if input_nchw else X
+  # a channel-last input is realized: the chain that produced it (conv, bias, BatchNorm, ReLU) stays one kernel that
+  # stores a buffer, instead of being recomputed inside this convolution's reduction
+  x = X.permute(0, 2, 3, 1) if input_nchw else X.contiguous()
   kh, kw = int(W.shape[0]), int(W.shape[1])
   win = _windows(x, [kh, kw], list(pads), list(strides), list(dilations), 0.0)
   y = (win.unsqueeze(-1) * W).sum((3, 4, 5))
@@ -67,6 +70,12 @@ def concat_nhwc(*xs: Tensor):
   return Tensor.cat(*[x.contiguous() for x in xs], dim=3)
 
 
+def realize(X: Tensor):
+  """An elementwise op joining two computed channel-last values (a residual Add) reads both from buffers: fused,
+  tinygrad would put both producing convolutions' reductions into one kernel."""
+  return X.contiguous()
+
+
 def register():
   """Add the ops to tinygrad's ONNX op table (the runner reads the module's table when it runs a node)."""
   from tinygrad.nn import onnx as tg_onnx
@@ -76,3 +85,4 @@ def register():
   tg_onnx.onnx_ops[GLOBAL_POOL] = global_pool_nhwc
   tg_onnx.onnx_ops[TO_NCHW] = to_nchw
   tg_onnx.onnx_ops[CONCAT] = concat_nhwc
+  tg_onnx.onnx_ops[REALIZE] = realize
