@@ -52,6 +52,7 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
   flags = export.pin_environment(cfg.flags, cfg.dev)
   tg_v, _ = export.check_versions(False)
+  export.prepare_cpu_compiler(cfg, flags)
   from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
   mod = importlib.import_module(module)

@@ -2,14 +2,15 @@
 """modelrt exporter: ONNX (or a compile3 pickle) -> neutral manifest.json + blobs/, with tinygrad 0.14.0 as kernel compiler.
 
   export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
-            [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3]
+            [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3|x86-64-v4|host]
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
   export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
   cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
-CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides.
+CPU targets pin NUM_CPU_THREADS=4 by default (the thread split is baked into the kernels); --threads overrides. CPU
+kernels are built by clang-19 -O3 with DMC=1 for the --cpu-baseline (docs/cpu-kernels.md).
 --reference tolerances: 1e-4 (fp32), 5e-2 with --image; comparisons raise them for float16/bfloat16 outputs
 (core/src/verify.rs).
 
@@ -57,7 +58,12 @@ def parse_args(argv):
     "--float16", action="store_true", help="FLOAT16=1; tinygrad 0.14 uses it only with --image (which implies it), so alone it is refused"
   )
   ap.add_argument("--image", action="store_true", help="adreno only: IMAGE=1 with IMAGE_PITCH_ALIGNMENT=64 (implies --float16)")
-  ap.add_argument("--cpu-baseline", default=None, help="cpu-x86_64 only: clang -march value (default x86-64-v3)")
+  ap.add_argument(
+    "--cpu-baseline",
+    default=None,
+    help="cpu-x86_64: x86-64-v3 (default; AVX2) or x86-64-v4 (AVX-512, 512-bit vectors); cpu-aarch64: cortex-a76 "
+    "(default) or armv8.2-a; host: the best of these this machine supports (printed). Kernels: clang-19 -O3 (mrt/cpu_compile.py)",
+  )
   ap.add_argument(
     "--const", action="append", metavar="NAME=FILE.npy", help="fold a fixed value for graph input NAME into the graph before capture (repeatable)"
   )
@@ -102,6 +108,18 @@ def pin_environment(flags: dict, dev: str) -> dict:
     if k in PASSTHROUGH_FLAGS or (k.startswith("TC") and k.isupper()):
       recorded[k] = os.environ[k]
   return recorded
+
+
+def prepare_cpu_compiler(cfg, flags: dict):
+  """CPU targets: kernels built by clang-19 -O3 for the target's baseline (mrt/cpu_compile.py); records it in `flags`."""
+  if cfg.target["kind"] != "cpu":
+    return
+  # tinygrad lowers and compiles kernels in spawned worker processes unless PARALLEL=0; those would not see the
+  # compiler and kernel-option hooks installed in this process (it changes no kernel by itself, so it is not recorded)
+  os.environ["PARALLEL"] = "0"
+  from mrt.cpu_compile import install
+
+  flags.update(install(cfg.dev.split(":")[2].split(",")[0], cfg.target["baseline"]))
 
 
 def check_versions(needs_mesa: bool):
@@ -161,11 +179,16 @@ def main(argv) -> int:
       return 0
     if ap.target is None:
       raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
+    if ap.cpu_baseline == "host" and ap.target in ("cpu-x86_64", "cpu-aarch64"):
+      from mrt.cpu_compile import resolve_baseline
+
+      ap.cpu_baseline = resolve_baseline(ap.target, "host", log)
     cfg = make_target(ap.target, ap.threads, ap.float16, ap.image, ap.cpu_baseline)
     if ap.tinygrad is None and not os.path.isfile(ap.onnx):
       raise ExportError(f"model not found: {ap.onnx}")
     flags = pin_environment(cfg.flags, cfg.dev)
     tg_v, mesa_v = check_versions(cfg.needs_mesa)
+    prepare_cpu_compiler(cfg, flags)
     from mrt.beam import configure
 
     flags.update(configure(ap, cfg))

@@ -53,7 +53,7 @@ fn has_dsp_library(manifest: &Manifest) -> bool {
 }
 
 /// Scratch directory for one export, inside the workspace's `target/`.
-fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
+pub fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

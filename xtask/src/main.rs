@@ -61,7 +61,10 @@ enum Cmd {
         /// dimensions without --dim are compiled as 1, and the compile prints each one.
         #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
         dims: Vec<(String, u64)>,
-        /// CPU baseline (-march/-mcpu) instead of the target's default (x86-64-v3 / cortex-a76).
+        /// CPU baseline the kernels are built for (clang-19 -O3): cpu-x86_64: x86-64-v3 (default; AVX2, 256-bit
+        /// vectors) or x86-64-v4 (AVX-512, 512-bit vectors); cpu-aarch64: cortex-a76 (default) or armv8.2-a; `host`:
+        /// the best of these this machine supports (the compile prints which). A host lacking a bundle's CPU features
+        /// refuses to load it and names them. See docs/cpu-kernels.md.
         #[arg(long)]
         cpu_baseline: Option<String>,
         /// Fix graph input NAME to the value in FILE.npy, folded into the graph before capture (repeatable). Needed for

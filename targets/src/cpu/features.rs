@@ -32,9 +32,9 @@ pub fn features_for_baseline(arch: CpuArch, baseline: &str) -> Option<u64> {
             _ => None,
         },
         CpuArch::Aarch64 => match name.as_str() {
-            "generic" | "armv8-a" | "cortex-a53" | "cortex-a57" | "cortex-a72" | "cortex-a73" => {
-                Some(f::NEON)
-            }
+            // armv8.2-a makes FP16 arithmetic and dot product optional: only NEON is implied
+            "generic" | "armv8-a" | "armv8.2-a" | "cortex-a53" | "cortex-a57" | "cortex-a72"
+            | "cortex-a73" => Some(f::NEON),
             "cortex-a55" | "cortex-a75" | "cortex-a76" | "cortex-a77" | "cortex-a78"
             | "neoverse-n1" | "apple-m1" | "apple-m2" => Some(A64_V82_DOT),
             _ => None,
@@ -178,6 +178,10 @@ mod tests {
         );
         assert_eq!(
             features_for_baseline(CpuArch::Aarch64, "generic"),
+            Some(f::NEON)
+        );
+        assert_eq!(
+            features_for_baseline(CpuArch::Aarch64, "armv8.2-a"),
             Some(f::NEON)
         );
         assert_eq!(features_for_baseline(CpuArch::Aarch64, "x86-64-v3"), None);

@@ -336,13 +336,17 @@ def capture(
   trust_tinygrad: bool = False,
   dims: dict | None = None,
   log=None,
+  tinygrad_path: str | None = None,
 ) -> Capture:
   """compile3's three-call capture. `materialize`: output names to force into fresh contiguous buffers (used when the plain
   capture returned them as non-contiguous views). `verify_seed` (real-device targets only): after capture, also replay the
   program on inputs drawn with this seed and compare it with an unjitted run on the same inputs, so a graph whose result
   depends on input values that the capture baked in is refused (mrt/verify.py). `trust_tinygrad`: do not refuse the op
-  configurations tinygrad is known to compute wrongly (mrt/known_wrong.py). `dims`, `log`: see input_specs."""
+  configurations tinygrad is known to compute wrongly (mrt/known_wrong.py). `dims`, `log`: see input_specs.
+  `tinygrad_path`: the graph tinygrad loads when it differs from the model's own (CPU targets: the channel-last form
+  written by mrt/layout.py); the model's own graph is what the checks below read."""
   model = load_onnx(onnx_path)  # before tinygrad, so a file that is not ONNX is not blamed on tinygrad
+  onnx_path = tinygrad_path or onnx_path  # from here on: the graph tinygrad runs
   runner = _load_runner(onnx_path)
   specs = input_specs(runner, compile3_dtypes, dims, log)
   outs = output_specs(model, compile3_dtypes)

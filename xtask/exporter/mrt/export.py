@@ -146,7 +146,16 @@ def write_out(out_dir: str, manifest: dict, blobs: dict):
 
 
 def _capture_and_build(
-  cfg, onnx_path: str, seed: int, compile3_dtypes: bool, renderer: str, device: str, trust: bool, dims: dict | None = None, log=None
+  cfg,
+  onnx_path: str,
+  seed: int,
+  compile3_dtypes: bool,
+  renderer: str,
+  device: str,
+  trust: bool,
+  dims: dict | None = None,
+  log=None,
+  tinygrad_path: str | None = None,
 ):
   """Capture, lower to a manifest, and recapture once with materialized outputs if some outputs came back as
   non-contiguous views. `dims`: `--dim` values for dynamic dimensions (mrt.capture.input_specs)."""
@@ -162,6 +171,7 @@ def _capture_and_build(
       trust_tinygrad=trust,
       dims=dims,
       log=log if attempt == 0 else None,
+      tinygrad_path=tinygrad_path,
     )
     if cap.constant_out is not None:
       blobs: dict = {}
@@ -194,8 +204,15 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   t = time.monotonic()
   from mrt.capture import parse_dim_args
 
+  tg_path = None
+  if cfg.target["kind"] == "cpu":  # channel-last convolution chains (mrt/layout.py); onnxruntime keeps the original
+    from mrt.conv_rule import install
+    from mrt.layout import rewrite
+
+    tg_path = rewrite(onnx_path, os.path.join(ap.out, "layout"), log)
+    install(cfg.dev.split(":")[2].split(",")[0], cfg.target["baseline"])
   cap, body, blobs, builder = _capture_and_build(
-    cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad, parse_dim_args(ap.dim or []), log
+    cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad, parse_dim_args(ap.dim or []), log, tg_path
   )
   log(f"captured in {time.monotonic() - t:.1f}s")
   from mrt.beam import producer_flags
@@ -240,8 +257,9 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
           d[np.isnan(g64) & np.isnan(w64)] = 0.0
         err = float(np.max(d)) if got.size else 0.0
         log(f"tinygrad vs onnxruntime '{o['name']}': max abs err {err:.3g}")
-  if os.path.isdir(os.path.join(ap.out, "consts")):
-    shutil.rmtree(os.path.join(ap.out, "consts"))
+  for tmp in ("consts", "layout"):
+    if os.path.isdir(os.path.join(ap.out, tmp)):
+      shutil.rmtree(os.path.join(ap.out, tmp))
   write_out(ap.out, manifest, blobs)
   n_init = sum(1 for o in body["ops"] if o["phase"] == "init")
   log(

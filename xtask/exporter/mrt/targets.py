@@ -65,8 +65,8 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
     raise ExportError(f"unsupported target '{name}' (supported: {', '.join(TARGETS)})")
   if image and name not in ("adreno-a630", "cpu-x86_64-null"):
     raise ExportError(f"--image is only supported for adreno-a630, not {name}")
-  if cpu_baseline is not None and name != "cpu-x86_64":
-    raise ExportError("--cpu-baseline is only supported for cpu-x86_64")
+  if cpu_baseline is not None and name not in ("cpu-x86_64", "cpu-aarch64"):
+    raise ExportError("--cpu-baseline is only supported for cpu-x86_64 and cpu-aarch64")
   if threads is not None and not name.startswith("cpu-"):
     raise ExportError("--threads is only meaningful for cpu-* targets")
   if threads is not None and not 1 <= threads <= 64:
@@ -88,20 +88,25 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
   }
   if name.startswith("cpu-"):
     n = threads if threads is not None else DEFAULT_CPU_THREADS
-    flags.update(THREADS="1", NUM_CPU_THREADS=str(n))
+    # DMC=1: tinygrad 0.14 then leaves loads/stores unmerged (no float4 coalescing), so clang vectorises the kernels'
+    # contiguous axis at the full vector width (docs/cpu-kernels.md §2; guarded by tests/tests/cpu_layout.rs)
+    flags.update(THREADS="1", NUM_CPU_THREADS=str(n), DMC="1")
+    if name in ("cpu-x86_64", "cpu-aarch64") and cpu_baseline in ("native", ""):
+      raise ExportError("--cpu-baseline must name a fixed CPU (e.g. x86-64-v3) or host, never 'native'")
     if name == "cpu-x86_64":
-      baseline = cpu_baseline or "x86-64-v3"
-      if baseline in ("native", ""):
-        raise ExportError("--cpu-baseline must name a fixed CPU (e.g. x86-64-v3), never 'native'")
-      if half and baseline in ("x86-64", "x86-64-v2"):
-        raise ExportError(f"--float16 needs F16C: use --cpu-baseline x86-64-v3 or newer, not {baseline}")
+      from mrt.cpu_compile import resolve_baseline
+
+      baseline = resolve_baseline(name, cpu_baseline)
       return TargetConfig(name, f"CPU:CLANG:x86_64,{baseline}", False, flags, {"kind": "cpu", "arch": "x86_64", "baseline": baseline})
     if name == "cpu-x86_64-null":
       return TargetConfig(
         name, "NULL:CLANG:x86_64,x86-64-v3", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "cpu", "arch": "x86_64", "baseline": "x86-64-v3"}
       )
+    from mrt.cpu_compile import resolve_baseline
+
+    baseline = resolve_baseline(name, cpu_baseline)
     return TargetConfig(
-      name, "NULL:CLANG:arm64,cortex-a76", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "cpu", "arch": "aarch64", "baseline": "cortex-a76"}
+      name, f"NULL:CLANG:arm64,{baseline}", True, {**flags, "NULL_ALLOW_COPYOUT": "1"}, {"kind": "cpu", "arch": "aarch64", "baseline": baseline}
     )
   if name == "adreno-a630":
     dev = "NULL:IR3:a630,IMAGE_PITCH_ALIGNMENT=64" if image else "NULL:IR3:a630"

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::prepare::Prepared;
 use super::stats::{stats_json, steps_for, summarize, Acc};
-use super::{overhead, proc, BenchOptions, BEAM_RUNTIMES, RUNTIMES};
+use super::{overhead, proc, BenchOptions, BEAM_RUNTIMES, RUNTIMES, V4_RUNTIME};
 
 /// Upper bound for one worker process (resnet50 in tinygrad's runtime is the slowest).
 const WORKER_TIMEOUT: Duration = Duration::from_secs(900);
@@ -41,13 +41,18 @@ fn run_worker(
     onnx: &Path,
     p: &Prepared,
     beam: Option<&Prepared>,
+    v4: Option<&Prepared>,
     iters: usize,
 ) -> Result<Value> {
     let (iters, warmup) = (iters.to_string(), ctx.opts.warmup.to_string());
-    // the searched runtimes run the searched capture's bundle / pickle
+    // the searched runtimes run the searched capture's bundle / pickle; modelrt-v4 the x86-64-v4 bundle
     let (runtime, p) = match (runtime.strip_suffix("-beam"), beam) {
         (Some(base), Some(b)) => (base, b),
         (Some(_), None) => bail!("{runtime}: no searched export"),
+        (None, _) if runtime == V4_RUNTIME => match v4 {
+            Some(b) => ("modelrt", b),
+            None => bail!("{runtime}: no x86-64-v4 export"),
+        },
         (None, _) => (runtime, p),
     };
     let mut cmd = match runtime {
@@ -97,10 +102,14 @@ pub(super) fn bench_model(
     onnx: &Path,
     p: &Prepared,
     beam: Option<(&Prepared, Value)>,
+    v4: Option<&Prepared>,
 ) -> Result<Value> {
     let mut runtimes = RUNTIMES.to_vec();
     if beam.is_some() {
         runtimes.extend(BEAM_RUNTIMES);
+    }
+    if v4.is_some() {
+        runtimes.push(V4_RUNTIME);
     }
     let mut accs: Vec<Acc> = runtimes.iter().map(|_| Acc::default()).collect();
     let mut iters = ctx.opts.iters;
@@ -111,7 +120,7 @@ pub(super) fn bench_model(
                 r + 1,
                 ctx.opts.rounds
             );
-            let v = run_worker(ctx, rt, onnx, p, beam.as_ref().map(|b| b.0), iters)
+            let v = run_worker(ctx, rt, onnx, p, beam.as_ref().map(|b| b.0), v4, iters)
                 .with_context(|| format!("{name}: {rt}"))?;
             let i = runtimes.iter().position(|x| *x == rt).unwrap_or(0);
             accs[i].add(&v)?;
@@ -142,6 +151,14 @@ pub(super) fn bench_model(
         "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
         "ratio_modelrt_over_onnxruntime": ratio(m.median_ns, o.median_ns),
     });
+    if let Some(b) = v4 {
+        let s4 = &stats[runtimes.len() - 1];
+        doc["v4"] = json!({
+            "baseline": "x86-64-v4", "kernels": b.kernels, "launches": b.launches, "modelrt": stats_json(s4),
+            "ratio_modelrt_over_onnxruntime": ratio(s4.median_ns, o.median_ns),
+            "ratio_over_v3_modelrt": ratio(s4.median_ns, m.median_ns),
+        });
+    }
     if let Some((b, info)) = beam {
         let (mb, tb) = (&stats[3], &stats[4]);
         doc["beam"] = json!({

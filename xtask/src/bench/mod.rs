@@ -58,6 +58,14 @@ pub enum ModelSource {
     OnnxZoo(&'static str),
 }
 
+/// Whether this host runs x86-64-v4 bundles (the loader's own feature test).
+fn host_has_avx512() -> bool {
+    modelrt_targets::cpu::host_features() & modelrt_hal::target::cpu_features::AVX512F != 0
+}
+
+/// The v4 column's runtime: the model compiled for x86-64-v4 (added on AVX-512 hosts, not in `--quick`).
+const V4_RUNTIME: &str = "modelrt-v4";
+
 /// The three runtimes, in the order of the first round.
 const RUNTIMES: [&str; 3] = ["modelrt", "tinygrad", "onnxruntime"];
 /// The searched column's two runtimes (the searched bundle, tinygrad replaying the same searched
@@ -160,28 +168,58 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
             &out_dir.join(format!("{name}-t{threads}")),
             threads,
             None,
+            None,
         )?;
+        // AVX-512 hosts: the same model built for x86-64-v4 (512-bit vectors) as one more runtime
+        let v4 = if opts.quick || !host_has_avx512() {
+            None
+        } else {
+            Some(export_model(
+                &root,
+                &python,
+                &onnx,
+                &out_dir.join(format!("{name}-t{threads}-v4")),
+                threads,
+                None,
+                Some("x86-64-v4"),
+            )?)
+        };
         let cache = if opts.quick {
             None
         } else {
             beam::search_cache(&root, name, threads)?
         };
+        // a cache searched before the channel-last layout pass names kernels the model no longer has: the
+        // export refuses it and the model has no searched column (the bench says so)
         let searched = match &cache {
-            Some((path, info)) => Some((
-                export_model(
-                    &root,
-                    &python,
-                    &onnx,
-                    &out_dir.join(format!("{name}-t{threads}-beam")),
-                    threads,
-                    Some(path),
-                )?,
-                info.clone(),
-            )),
+            Some((path, info)) => match export_model(
+                &root,
+                &python,
+                &onnx,
+                &out_dir.join(format!("{name}-t{threads}-beam")),
+                threads,
+                Some(path),
+                None,
+            ) {
+                Ok(p) => Some((p, info.clone())),
+                Err(e) => {
+                    eprintln!(
+                        "[bench] {name}: search cache not usable ({e:#}): no searched column"
+                    );
+                    None
+                }
+            },
             None => None,
         };
         let beam = searched.as_ref().map(|(p, info)| (p, info.clone()));
-        results.push(bench_model(&ctx, name, &onnx, &prepared, beam)?);
+        results.push(bench_model(
+            &ctx,
+            name,
+            &onnx,
+            &prepared,
+            beam,
+            v4.as_ref(),
+        )?);
         if *name == "policy" {
             let site = pycall::install_wheel(&ctx, &out_dir.join("pycall-site"))?;
             per_call.push(pycall::bench_pycall(

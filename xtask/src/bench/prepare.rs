@@ -170,6 +170,7 @@ pub(super) fn export_model(
     dir: &Path,
     threads: usize,
     beam_cache: Option<&Path>,
+    baseline: Option<&str>,
 ) -> Result<Prepared> {
     let bundle = dir.join("model.mrt");
     let pickle = dir.join("jit.pkl");
@@ -181,6 +182,9 @@ pub(super) fn export_model(
         &[threads],
         &["export_with_pickle.py", "materialize_light.py"],
     )?;
+    if let Some(b) = baseline {
+        key.push_str(b);
+    }
     if let Some(cache) = beam_cache {
         let bytes =
             std::fs::read(cache).with_context(|| format!("cannot read {}", cache.display()))?;
@@ -216,6 +220,12 @@ pub(super) fn export_model(
             .args(
                 beam_cache
                     .map(|c| ["--beam-cache".as_ref(), c.as_os_str()])
+                    .into_iter()
+                    .flatten(),
+            )
+            .args(
+                baseline
+                    .map(|b| ["--cpu-baseline", b])
                     .into_iter()
                     .flatten(),
             )

@@ -110,6 +110,15 @@ pub fn markdown(doc: &Value) -> String {
                 &r[rt],
             ));
         }
+        if r["v4"].is_object() {
+            s.push_str(&stats_row(
+                &text(&r["model"]),
+                &r["v4"]["kernels"],
+                &r["v4"]["launches"],
+                "modelrt x86-64-v4",
+                &r["v4"]["modelrt"],
+            ));
+        }
     }
     s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
     s.push_str("|---|---:|---:|---:|---:|\n");
@@ -124,6 +133,39 @@ pub fn markdown(doc: &Value) -> String {
             q("modelrt", "onnxruntime", "median_ns"),
             q("modelrt", "onnxruntime", "min_ns")
         );
+    }
+    let v4: Vec<&Value> = doc["models"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["v4"].is_object())
+        .collect();
+    if !v4.is_empty() {
+        s.push_str(
+            "
+x86-64-v4 bundles (AVX-512, 512-bit vectors; docs/cpu-kernels.md) on this host, same rounds:
+
+",
+        );
+        s.push_str("| model | v4 / onnxruntime (median) | v4 / onnxruntime (min) | v4 / v3 modelrt (median) |
+");
+        s.push_str(
+            "|---|---:|---:|---:|
+",
+        );
+        for r in v4 {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                text(&r["model"]),
+                ratio(
+                    &r["v4"]["modelrt"]["median_ns"],
+                    &r["onnxruntime"]["median_ns"]
+                ),
+                ratio(&r["v4"]["modelrt"]["min_ns"], &r["onnxruntime"]["min_ns"]),
+                ratio(&r["v4"]["modelrt"]["median_ns"], &r["modelrt"]["median_ns"])
+            );
+        }
     }
     super::beam::markdown(&mut s, doc);
     pipelines_markdown(&mut s, doc);

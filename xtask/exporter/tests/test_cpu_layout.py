@@ -1,0 +1,163 @@
+"""Unit tests of the CPU convolution path (docs/cpu-kernels.md): the kernel-option rule's table, baseline resolution,
+and the channel-last layout pass, whose rewritten graph must compute what the original does (both run by tinygrad on
+this CPU, the original also by onnxruntime) while keeping the graph's inputs and outputs.
+
+  python -m unittest discover -s xtask/exporter/tests -t xtask/exporter
+"""
+
+import os
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from mrt import conv_rule
+from mrt.cpu_compile import cflags, resolve_baseline
+from mrt.targets import ExportError
+
+
+class RuleTable(unittest.TestCase):
+  def test_channel_upcast_is_two_to_four_vectors(self):
+    # (channels, floats per vector) -> the amount docs/cpu-kernels.md §3 step 1 gives
+    for co, vec, want in [(16, 8, 16), (24, 8, 24), (32, 8, 32), (48, 8, 24), (64, 8, 32), (64, 16, 64), (48, 16, 48), (24, 16, 24), (8, 16, 8)]:
+      self.assertEqual(conv_rule.channel_upcast(co, vec), want, (co, vec))
+
+  def test_x_upcast_respects_the_register_budget(self):
+    self.assertEqual(conv_rule.x_upcast(128, 2, 12), 4)  # 2 ymm vectors x 8 columns would need 16 accumulators
+    self.assertEqual(conv_rule.x_upcast(128, 1, 24), 8)
+    self.assertEqual(conv_rule.x_upcast(14, 4, 12), 2)
+    self.assertEqual(conv_rule.x_upcast(7, 4, 12), 1)
+    self.assertEqual(conv_rule.x_upcast(55, 2, 12), 5)
+
+  def test_channels_widen_when_x_cannot_be_upcast(self):
+    # squeezenet's last conv: 1000 channels on a 13x13 map: 1 vector x 1 column would be one FMA chain
+    self.assertEqual(conv_rule.widen_channels(1000, 8, 1, 8, 12), 40)
+    self.assertEqual(conv_rule.widen_channels(64, 32, 4, 8, 12), 32)  # enough accumulators already
+
+  def test_steps_stay_within_tinygrads_limit(self):
+    self.assertEqual(conv_rule._steps(24), [12, 2])
+    self.assertEqual(conv_rule._steps(64), [16, 4])
+    self.assertEqual(conv_rule._steps(16), [16])
+    self.assertIsNone(conv_rule._steps(17 * 2))
+
+  def test_vector_widths(self):
+    self.assertEqual(conv_rule.vector_floats("x86_64", "x86-64-v3"), (8, 12))
+    self.assertEqual(conv_rule.vector_floats("x86_64", "x86-64-v4"), (16, 24))
+    self.assertEqual(conv_rule.vector_floats("arm64", "cortex-a76"), (4, 24))
+
+
+class Baselines(unittest.TestCase):
+  def test_defaults_and_refusals(self):
+    self.assertEqual(resolve_baseline("cpu-x86_64", None), "x86-64-v3")
+    self.assertEqual(resolve_baseline("cpu-aarch64", None), "cortex-a76")
+    self.assertEqual(resolve_baseline("cpu-aarch64", "armv8.2-a"), "armv8.2-a")
+    with self.assertRaises(ExportError):
+      resolve_baseline("cpu-x86_64", "cortex-a76")
+    with self.assertRaises(ExportError):
+      resolve_baseline("cpu-aarch64", "x86-64-v4")
+
+  def test_host_names_a_supported_baseline(self):
+    said = []
+    got = resolve_baseline("cpu-x86_64", "host", said.append) if os.uname().machine == "x86_64" else "x86-64-v3"
+    self.assertIn(got, ("x86-64-v3", "x86-64-v4"))
+    if said:
+      self.assertIn(got, said[0])
+
+  def test_v4_asks_for_512_bit_vectors(self):
+    self.assertEqual(cflags("x86_64", "x86-64-v4"), ["-march=x86-64-v4", "-mprefer-vector-width=512"])
+    self.assertEqual(cflags("x86_64", "x86-64-v3"), ["-march=x86-64-v3"])
+    self.assertEqual(cflags("arm64", "armv8.2-a"), ["-ffixed-x18", "-march=armv8.2-a"])
+
+
+def _net(path: str):
+  """Conv -> BatchNorm -> Relu -> MaxPool -> Conv(1x1) -> Add(const) -> Concat(with a 3x3 conv) -> GlobalAveragePool
+  -> Flatten, with a second output taken in the middle (an NCHW consumer of a channel-last value)."""
+  import onnx
+  from onnx import TensorProto as T
+  from onnx import helper as h
+  from onnx import numpy_helper as nh
+
+  rng = np.random.default_rng(7)
+
+  def init(name, *shape, scale=0.3):
+    return nh.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+  inits = [
+    init("w1", 8, 3, 3, 3),
+    init("b1", 8),
+    nh.from_array((rng.random(8) + 0.5).astype(np.float32), "s"),
+    init("bb", 8),
+    init("m", 8),
+    nh.from_array((rng.random(8) + 0.5).astype(np.float32), "v"),
+    init("w2", 16, 8, 1, 1),
+    init("c", 1, 16, 1, 1),
+    init("w3", 8, 8, 3, 3),
+  ]
+  nodes = [
+    h.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    h.make_node("BatchNormalization", ["c1", "s", "bb", "m", "v"], ["n1"]),
+    h.make_node("Relu", ["n1"], ["r1"]),
+    h.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+    h.make_node("Conv", ["p1", "w2"], ["c2"], kernel_shape=[1, 1]),
+    h.make_node("Add", ["c2", "c"], ["a2"]),
+    h.make_node("Conv", ["p1", "w3"], ["c3"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    h.make_node("Concat", ["a2", "c3"], ["cat"], axis=1),
+    h.make_node("GlobalAveragePool", ["cat"], ["g"]),
+    h.make_node("Flatten", ["g"], ["y"]),
+  ]
+  g = h.make_graph(
+    nodes,
+    "layout",
+    [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 12, 16])],
+    [h.make_tensor_value_info("y", T.FLOAT, [1, 24]), h.make_tensor_value_info("p1", T.FLOAT, [1, 8, 6, 8])],
+    inits,
+  )
+  onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+
+
+class LayoutPass(unittest.TestCase):
+  def test_rewritten_graph_computes_the_same_outputs(self):
+    import onnx
+    import onnxruntime as ort
+    from tinygrad import Tensor
+    from tinygrad.nn.onnx import OnnxRunner
+
+    from mrt.layout import rewrite
+
+    with tempfile.TemporaryDirectory() as d:
+      src = os.path.join(d, "net.onnx")
+      _net(src)
+      said = []
+      dst = rewrite(src, os.path.join(d, "layout"), said.append)
+      self.assertNotEqual(dst, src)
+      self.assertIn("3 Conv", said[0])
+      self.assertIn("1 MaxPool", said[0])
+      m = onnx.load(dst)
+      ops = [n.op_type for n in m.graph.node]
+      self.assertNotIn("Conv", ops)
+      self.assertEqual([i.name for i in m.graph.input], ["x"])
+      self.assertEqual([o.name for o in m.graph.output], ["y", "p1"])
+      packed = {i.name: i.dims for i in m.graph.initializer}
+      self.assertIn([3, 3, 3, 8], [list(v) for v in packed.values()])  # w1 as [ky][kx][ci][co]
+      x = np.random.default_rng(1).standard_normal((1, 3, 12, 16)).astype(np.float32)
+      want = dict(zip(["y", "p1"], ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(["y", "p1"], {"x": x})))
+      got = OnnxRunner(dst)({"x": Tensor(x)})
+      for n in ("y", "p1"):
+        g = got[n].numpy()
+        self.assertEqual(g.shape, want[n].shape, n)
+        np.testing.assert_allclose(g, want[n], atol=1e-4, rtol=1e-4, err_msg=n)
+
+  def test_graph_without_rewritable_conv_is_left_alone(self):
+    from mrt.layout import rewrite
+
+    models = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models")
+    with tempfile.TemporaryDirectory() as d:
+      src = os.path.join(models, "policy.onnx")
+      self.assertEqual(rewrite(src, d), src)
+
+
+if __name__ == "__main__":
+  unittest.main()
