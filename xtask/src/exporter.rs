@@ -335,7 +335,16 @@ mod tests {
         };
         assert_eq!(
             w.to_argv(),
-            ["--onnx", "m.onnx", "--target", "cpu-x86_64", "--winograd", "off", "--out", "o"]
+            [
+                "--onnx",
+                "m.onnx",
+                "--target",
+                "cpu-x86_64",
+                "--winograd",
+                "off",
+                "--out",
+                "o"
+            ]
         );
         let p = ExportArgs {
             source: Source::Pickle("m.pkl".into()),
