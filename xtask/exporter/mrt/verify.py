@@ -79,7 +79,6 @@ def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtyp
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}
   from mrt.capture import as_numpy
-
   from mrt.winograd import install
 
   fresh = install(OnnxRunner(onnx_path), onnx_path)  # the same Winograd decisions as the capture's runner

@@ -1,8 +1,8 @@
-"""The Winograd pass of CPU exports (`--winograd auto|on|off`, default auto; docs/cpu-kernels.md, "Winograd F(4×4,3×3)").
+"""The Winograd pass of CPU exports (`--winograd auto|on|off`, default auto; docs/cpu-kernels.md, "Winograd F(4x4,3x3)").
 
 `install(runner, onnx_path)` swaps the ONNX Conv implementation of one tinygrad OnnxRunner for one that computes a
-qualifying convolution as F(4×4,3×3) (mrt/winograd_ops.py) with its weights transformed at export (U = G g Gᵀ,
-mrt/winograd_math.py). A convolution qualifies when it is a 2-D float32 3×3 conv with stride 1, dilation 1, one group,
+qualifying convolution as F(4x4,3x3) (mrt/winograd_ops.py) with its weights transformed at export (U = G g Gᵀ,
+mrt/winograd_math.py). A convolution qualifies when it is a 2-D float32 3x3 conv with stride 1, dilation 1, one group,
 non-negative padding and constant (initializer) weights; anything else keeps tinygrad's direct form.
 Per qualifying conv:
 - `auto` applies the speed rule (`faster`, measured in docs/cpu-kernels.md), `on` skips it, `off` rewrites nothing;
@@ -21,9 +21,9 @@ FLAG = "WINOGRAD"  # producer flag: the rewritten convs (by output name), record
 TOL = 1e-4  # the bundle's fp32 reference tolerance (atol and rtol, mrt/export.py FP32_TOL)
 CHECK_SEED = 12345
 NODE_KEY = "_mrt_winograd_conv"  # added to a Conv node's opts by install(): the conv's output name
-# Speed rule (version 1, measured on this project's machine kind: docs/cpu-kernels.md): the rewrite trades 2.25×
+# Speed rule (version 1, measured on this project's machine kind: docs/cpu-kernels.md): the rewrite trades 2.25x
 # fewer multiplications for two transform passes over the activations; with tinygrad 0.14's kernels it wins once both
-# channel counts reach MIN_CHANNELS and the output has at least MIN_TILES 4×4 tiles.
+# channel counts reach MIN_CHANNELS and the output has at least MIN_TILES 4x4 tiles.
 RULE_VERSION = 1
 MIN_CHANNELS = 32
 MIN_TILES = 16
@@ -60,7 +60,7 @@ def faster(c: int, k: int, ho: int, wo: int) -> bool:
 
 
 def conv_pads(auto_pad: str, pads, h: int, w: int) -> tuple[int, int, int, int] | None:
-  """(top, left, bottom, right) of a stride-1 3×3 conv, or None when negative or malformed."""
+  """(top, left, bottom, right) of a stride-1 3x3 conv, or None when negative or malformed."""
   if auto_pad == "VALID":
     return (0, 0, 0, 0)
   if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -76,7 +76,7 @@ def conv_pads(auto_pad: str, pads, h: int, w: int) -> tuple[int, int, int, int] 
 
 
 def shape_refusal(x_shape, w_shape, w_dtype, opts: dict) -> str | None:
-  """Why a Conv cannot be F(4×4,3×3) (None when it can)."""
+  """Why a Conv cannot be F(4x4,3x3) (None when it can)."""
 
   def all_one(v):
     return all(int(s) == 1 for s in ([v] if isinstance(v, int) else v))
@@ -84,7 +84,7 @@ def shape_refusal(x_shape, w_shape, w_dtype, opts: dict) -> str | None:
   if len(x_shape) != 4 or len(w_shape) != 4:
     return "not a 2-D convolution"
   if tuple(int(s) for s in w_shape[2:]) != (3, 3):
-    return f"kernel {list(w_shape[2:])}, not 3×3"
+    return f"kernel {list(w_shape[2:])}, not 3x3"
   if not all_one(opts.get("strides", 1)):
     return f"strides {opts.get('strides')}"
   if not all_one(opts.get("dilations", 1)):
@@ -163,22 +163,22 @@ def _decide(key: tuple, name: str, w: np.ndarray, b, x_shape, opts: dict, pads) 
   if key in _decided:
     return _decided[key]
   log = _state["log"] or (lambda _m: None)
-  n, c, h, wd = (int(s) for s in x_shape)
+  _n, c, h, wd = (int(s) for s in x_shape)
   k = int(w.shape[0])
   ho, wo = h + pads[0] + pads[2] - 2, wd + pads[1] + pads[3] - 2
   why = None
   if ho < 1 or wo < 1:
     why = "empty output"
   elif _state["mode"] == "auto" and not faster(c, k, ho, wo):
-    why = f"rule r{RULE_VERSION}: {c}→{k} channels, {ho}×{wo} output is not faster as Winograd"
+    why = f"rule r{RULE_VERSION}: {c}→{k} channels, {ho}x{wo} output is not faster as Winograd"
   else:
     err, ok = numerics_error(w, b, x_shape, opts, pads)
     if not ok:
-      why = f"F(4×4,3×3) misses onnxruntime by max abs error {err:.3g} (tolerance {TOL:g})"
+      why = f"F(4x4,3x3) misses onnxruntime by max abs error {err:.3g} (tolerance {TOL:g})"
       log(f"winograd: conv '{name}' keeps the direct form: {why}")
     else:
-      _rewritten[name] = f"{c}→{k} {ho}×{wo}"
-      log(f"winograd: conv '{name}' ({c}→{k} channels, {ho}×{wo}) as F(4×4,3×3): max abs error {err:.2g} vs onnxruntime")
+      _rewritten[name] = f"{c}→{k} {ho}x{wo}"
+      log(f"winograd: conv '{name}' ({c}→{k} channels, {ho}x{wo}) as F(4x4,3x3): max abs error {err:.2g} vs onnxruntime")
   _decided[key] = why
   return why
 

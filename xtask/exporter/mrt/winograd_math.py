@@ -1,13 +1,13 @@
-"""Winograd minimal-filtering transforms F(m, r) built from interpolation points (the Lavin–Gray / Toom–Cook
+"""Winograd minimal-filtering transforms F(m, r) built from interpolation points (the Lavin-Gray / Toom-Cook
 construction), exactly, in rational arithmetic. Pure Python + numpy: no tinygrad, so the tests can import it alone.
 
 Correlation of a tile d (length n = m + r - 1) with a filter g (length r) gives m outputs y_i = sum_k g_k d_{i+k}:
 
     y = Aᵀ [ (G g) ⊙ (Bᵀ d) ]        2-D:  Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A
 
-Construction (docs/cpu-kernels.md, "Winograd F(4×4,3×3)"): a linear *convolution* s = g * h (deg r-1 times deg m-1)
+Construction (docs/cpu-kernels.md, "Winograd F(4x4,3x3)"): a linear *convolution* s = g * h (deg r-1 times deg m-1)
 is recovered from n products g(p_j)·h(p_j) at n-1 finite points plus the point at infinity (leading coefficients):
-s = V⁻¹ [(E_g g) ⊙ (E_h h)], with V the n×n evaluation (Vandermonde) matrix and E_g, E_h the evaluation matrices of
+s = V⁻¹ [(E_g g) ⊙ (E_h h)], with V the nxn evaluation (Vandermonde) matrix and E_g, E_h the evaluation matrices of
 the two factors. Correlation is the same trilinear form with the roles of h and s swapped, so Aᵀ = E_hᵀ, G = E_g and
 Bᵀ = (V⁻¹)ᵀ. Finally each row j of Bᵀ is scaled to a primitive integer vector and G's row j divided by the same factor
 (the product is unchanged); G is applied once at export, so its fractions cost nothing at run time.
@@ -27,7 +27,7 @@ Matrix = list[list[Fraction]]
 
 
 def _inverse(a: Matrix) -> Matrix:
-  """Exact Gauss–Jordan inverse of a square rational matrix (raises ValueError when singular)."""
+  """Exact Gauss-Jordan inverse of a square rational matrix (raises ValueError when singular)."""
   n = len(a)
   w = [list(row) + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(a)]
   for c in range(n):
@@ -61,7 +61,7 @@ def _gcd_lcm_scale(row: list[Fraction]) -> Fraction:
 
 
 def transforms(m: int = M, r: int = R, points=POINTS) -> tuple[Matrix, Matrix, Matrix]:
-  """(Aᵀ m×n, G n×r, Bᵀ n×n) for F(m, r) from n-1 distinct finite `points` plus infinity, exact."""
+  """(Aᵀ mxn, G nxr, Bᵀ nxn) for F(m, r) from n-1 distinct finite `points` plus infinity, exact."""
   n = m + r - 1
   pts = [Fraction(p) for p in points]
   if len(pts) != n - 1 or len(set(pts)) != len(pts):

@@ -1,5 +1,5 @@
-"""A stride-1 3×3 convolution as Winograd F(4×4,3×3) in tinygrad tensor ops: input transform → 36 batched GEMMs →
-output transform (docs/cpu-kernels.md, "Winograd F(4×4,3×3)"). The weights arrive already transformed (U = G g Gᵀ,
+"""A stride-1 3x3 convolution as Winograd F(4x4,3x3) in tinygrad tensor ops: input transform → 36 batched GEMMs →
+output transform (docs/cpu-kernels.md, "Winograd F(4x4,3x3)"). The weights arrive already transformed (U = G g Gᵀ,
 folded at export by mrt/winograd_math.py), so no weight transform runs per call.
 
 Shapes: x [N, C, H, W]; u [36, K, C]; the output [N, K, Ho, Wo] with Ho = H + top + bottom - 2 (likewise Wo).

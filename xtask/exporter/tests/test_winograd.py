@@ -1,11 +1,11 @@
-"""Tests of the Winograd pass (mrt/winograd*.py; docs/cpu-kernels.md, "Winograd F(4×4,3×3)").
+"""Tests of the Winograd pass (mrt/winograd*.py; docs/cpu-kernels.md, "Winograd F(4x4,3x3)").
 
 - The transform matrices against their defining identities: exactly in rationals (the bilinear algorithm computes
-  correlation), in float64 on random tiles against direct correlation, and against the published F(4×4,3×3) matrices
+  correlation), in float64 on random tiles against direct correlation, and against the published F(4x4,3x3) matrices
   of Lavin & Gray ("Fast Algorithms for Convolutional Neural Networks", 2016) up to the per-row sign a construction may
   choose.
 - Which convs qualify and the speed rule's boundaries (pure Python).
-- One compile of a small resnet-style net for cpu-x86_64 (a 64→64 3×3 stride-1 conv that the rule rewrites, a stride-2
+- One compile of a small resnet-style net for cpu-x86_64 (a 64→64 3x3 stride-1 conv that the rule rewrites, a stride-2
   conv and a 16-channel conv that keep the direct form), replayed by check_manifest.py against onnxruntime.
 - The pass in tinygrad on the host CPU: `off` changes no runner, a conv whose check misses the tolerance keeps the
   direct form and says so, and a padded conv with a non-multiple-of-4 output matches onnxruntime.
@@ -149,7 +149,7 @@ def _conv(name, x, w, b, cout, cin, stride, pads, rng):
 
 
 def small_net(path: str):
-  """A resnet-style block at 56×56: 16→64 (below the rule), 64→64 with a residual (rewritten), 64→64 stride 2."""
+  """A resnet-style block at 56x56: 16→64 (below the rule), 64→64 with a residual (rewritten), 64→64 stride 2."""
   from onnx import TensorProto, helper, save
 
   rng = np.random.default_rng(7)
@@ -192,7 +192,7 @@ class Compile(unittest.TestCase):
       small_net(model)
       r = export("--onnx", model, "--target", "cpu-x86_64", "--out", out, "--reference")
       self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-      self.assertIn("winograd: conv 'c2' (64→64 channels, 56×56) as F(4×4,3×3)", r.stderr)
+      self.assertIn("winograd: conv 'c2' (64→64 channels, 56x56) as F(4x4,3x3)", r.stderr)
       self.assertNotIn("winograd: conv 'c1'", r.stderr)  # 16 input channels: below the rule
       with open(os.path.join(out, "manifest.json")) as f:
         m = json.load(f)
@@ -237,9 +237,8 @@ def conv_model(path: str, cin: int, cout: int, h: int, w: int, pads):
   from onnx import TensorProto, helper, save
 
   node, inits = _conv("y", "x", "w", "b", cout, cin, 1, pads, np.random.default_rng(3))
-  graph = helper.make_graph(
-    [node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, h, w])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits
-  )
+  x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, h, w])
+  graph = helper.make_graph([node], "conv", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
   save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
@@ -253,7 +252,7 @@ class TinygradPass(unittest.TestCase):
       self.assertEqual(r.returncode, 0, r.stderr[-2000:])
       res = json.loads(r.stdout.strip().splitlines()[-1])
     self.assertTrue(res["off_unchanged"])
-    # padded (1, 0, 2, 1), 13×11 input: a 14×9 output, neither a multiple of 4, within the bundle's tolerance
+    # padded (1, 0, 2, 1), 13x11 input: a 14x9 output, neither a multiple of 4, within the bundle's tolerance
     self.assertTrue(res["ok"], res)
     self.assertLess(res["err"], 1e-4)
     self.assertGreater(res["err"], 0.0)  # float32 Winograd is not bit-exact: a zero would mean nothing was compared

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-layer timing of the Winograd pass (docs/cpu-kernels.md, "Winograd F(4×4,3×3)"): one stride-1 3×3 conv per
+"""Per-layer timing of the Winograd pass (docs/cpu-kernels.md, "Winograd F(4x4,3x3)"): one stride-1 3x3 conv per
 layer, compiled twice for cpu-x86_64 (`--winograd off` and `--winograd on`) with `cargo xtask compile`, each bundle
 timed with `modelrt bench`, and onnxruntime timed on the same conv, the three interleaved round by round; min of the
 rounds' minima. Writes a JSON results file and prints the markdown table docs/bench.md quotes.
@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 # name: (input channels, output channels, height, width); r3x3 is the resnet-style layer of
-# ../shared/spec/cpu-conv-speed-notes.md, the others span the speed rule's two axes (channels, 4×4 tiles).
+# ../shared/spec/cpu-conv-speed-notes.md, the others span the speed rule's two axes (channels, 4x4 tiles).
 LAYERS = {
   "r3x3": (64, 64, 56, 56),
   "r28": (128, 128, 28, 28),
@@ -57,7 +57,7 @@ def compile_bundle(xtask: list[str], model: str, out: str, mode: str, threads: i
   r = subprocess.run(cmd, capture_output=True, text=True)
   if r.returncode != 0:
     sys.exit(f"error: {' '.join(cmd)} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
-  return "as F(4×4,3×3)" in r.stderr
+  return "as F(4x4,3x3)" in r.stderr
 
 
 def bench_bundle(modelrt: str, bundle: str, iters: int) -> float:
@@ -117,27 +117,28 @@ def main(argv):
     for r in range(a.rounds):  # interleaved: every variant of every layer once per round
       for n in names:
         c, k, h, w = LAYERS[n]
-        for key, f in (
-          ("direct", lambda: bench_bundle(a.modelrt, built[(n, "off")], a.iters)),
-          ("winograd", lambda: bench_bundle(a.modelrt, built[(n, "on")], a.iters)),
-          ("onnxruntime", lambda: bench_ort(os.path.join(tmp, f"{n}.onnx"), (1, c, h, w), a.threads, a.iters)),
-        ):
-          v = f()
+        times = {
+          "direct": bench_bundle(a.modelrt, built[(n, "off")], a.iters),
+          "winograd": bench_bundle(a.modelrt, built[(n, "on")], a.iters),
+          "onnxruntime": bench_ort(os.path.join(tmp, f"{n}.onnx"), (1, c, h, w), a.threads, a.iters),
+        }
+        for key, v in times.items():
           best[(n, key)] = min(best.get((n, key), float("inf")), v)
       print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
   for n in names:
     c, k, h, w = LAYERS[n]
     d, wi, o = best[(n, "direct")], best[(n, "winograd")], best[(n, "onnxruntime")]
-    rows.append({"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": -(-h // 4) * -(-w // 4), "direct_us": d, "winograd_us": wi, "onnxruntime_us": o})
+    tiles = -(-h // 4) * -(-w // 4)
+    rows.append({"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": tiles, "direct_us": d, "winograd_us": wi, "onnxruntime_us": o})
   os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
   with open(a.out, "w") as f:
     json.dump({"threads": a.threads, "rounds": a.rounds, "iters": a.iters, "layers": rows}, f, indent=1)
-  print("| layer | C→K | output | 4×4 tiles | direct µs | Winograd µs | onnxruntime µs | Winograd speed-up |")
+  print("| layer | C→K | output | 4x4 tiles | direct µs | Winograd µs | onnxruntime µs | Winograd speed-up |")
   print("|---|---|---|---:|---:|---:|---:|---:|")
   for r in rows:
     print(
-      f"| {r['layer']} | {r['c']}→{r['k']} | {r['h']}×{r['w']} | {r['tiles']} | {r['direct_us']:.0f} | {r['winograd_us']:.0f} | "
-      f"{r['onnxruntime_us']:.0f} | {r['direct_us'] / r['winograd_us']:.2f}× |"
+      f"| {r['layer']} | {r['c']}→{r['k']} | {r['h']}x{r['w']} | {r['tiles']} | {r['direct_us']:.0f} | {r['winograd_us']:.0f} | "
+      f"{r['onnxruntime_us']:.0f} | {r['direct_us'] / r['winograd_us']:.2f}x |"
     )
   return 0
 
