@@ -5,7 +5,7 @@ Correlation of a tile d (length n = m + r - 1) with a filter g (length r) gives 
 
     y = Aᵀ [ (G g) ⊙ (Bᵀ d) ]        2-D:  Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A
 
-Construction (docs/cpu-kernels.md, "Winograd F(4x4,3x3)"): a linear *convolution* s = g * h (deg r-1 times deg m-1)
+Construction (docs/cpu-kernels.md, "Winograd convolutions"): a linear *convolution* s = g * h (deg r-1 times deg m-1)
 is recovered from n products g(p_j)·h(p_j) at n-1 finite points plus the point at infinity (leading coefficients):
 s = V⁻¹ [(E_g g) ⊙ (E_h h)], with V the nxn evaluation (Vandermonde) matrix and E_g, E_h the evaluation matrices of
 the two factors. Correlation is the same trilinear form with the roles of h and s swapped, so Aᵀ = E_hᵀ, G = E_g and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-layer timing of the Winograd pass (docs/cpu-kernels.md, "Winograd F(4x4,3x3)"): one stride-1 3x3 conv per
+"""Per-layer timing of the Winograd pass (docs/cpu-kernels.md, "Winograd convolutions"): one stride-1 3x3 conv per
 layer, compiled twice for cpu-x86_64 (`--winograd off` and `--winograd on`) with `cargo xtask compile`, each bundle
 timed with `modelrt bench`, and onnxruntime timed on the same conv, the three interleaved round by round; min of the
 rounds' minima. Writes a JSON results file and prints the markdown table docs/bench.md quotes.
@@ -32,6 +32,10 @@ LAYERS = {
   "c24": (24, 24, 32, 64),
   "s64": (64, 64, 16, 16),
   "t64": (64, 64, 8, 8),
+  "c3": (3, 16, 128, 256),
+  "c8": (8, 8, 32, 32),
+  "t16": (16, 16, 8, 8),
+  "u64": (64, 64, 4, 4),
 }
 
 
