@@ -13,6 +13,7 @@ The model files are made here from seeded random weights (scaled by 1/sqrt(fan-i
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,7 +62,9 @@ def compile_bundle(xtask: list[str], model: str, out: str, mode: str, threads: i
   r = subprocess.run(cmd, capture_output=True, text=True)
   if r.returncode != 0:
     sys.exit(f"error: {' '.join(cmd)} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
-  return "as F(4x4,3x3)" in r.stderr
+  # the compile's own check: "... as F(4x4,3x3): max abs error E vs onnxruntime"
+  err = re.search(r"as F\(4x4,3x3\): max abs error (\S+) vs onnxruntime", r.stderr)
+  return err is not None, float(err.group(1)) if err else None
 
 
 def bench_bundle(modelrt: str, bundle: str, iters: int) -> float:
@@ -105,14 +108,16 @@ def main(argv):
   xtask = a.xtask.split()
   rows = []
   with tempfile.TemporaryDirectory() as tmp:
-    built = {}
+    built, errors = {}, {}
     for n in names:
       c, k, h, w = LAYERS[n]
       model = os.path.join(tmp, f"{n}.onnx")
       conv_model(model, c, k, h, w)
       for mode in ("off", "on"):
         out = os.path.join(tmp, f"{n}-{mode}.mrt")
-        rewritten = compile_bundle(xtask, model, out, mode, a.threads)
+        rewritten, err = compile_bundle(xtask, model, out, mode, a.threads)
+        if mode == "on":
+          errors[n] = err
         if rewritten != (mode == "on"):
           sys.exit(f"error: {n} --winograd {mode}: the compile {'did not rewrite' if mode == 'on' else 'rewrote'} the conv")
         built[(n, mode)] = out
@@ -133,16 +138,18 @@ def main(argv):
     c, k, h, w = LAYERS[n]
     d, wi, o = best[(n, "direct")], best[(n, "winograd")], best[(n, "onnxruntime")]
     tiles = -(-h // 4) * -(-w // 4)
-    rows.append({"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": tiles, "direct_us": d, "winograd_us": wi, "onnxruntime_us": o})
+    rows.append(
+      {"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": tiles, "direct_us": d, "winograd_us": wi, "onnxruntime_us": o, "max_abs_err": errors[n]}
+    )
   os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
   with open(a.out, "w") as f:
     json.dump({"threads": a.threads, "rounds": a.rounds, "iters": a.iters, "layers": rows}, f, indent=1)
-  print("| layer | C→K | output | 4x4 tiles | direct µs | Winograd µs | onnxruntime µs | Winograd speed-up |")
-  print("|---|---|---|---:|---:|---:|---:|---:|")
+  print("| layer | C→K | output | 4x4 tiles | direct µs | Winograd µs | onnxruntime µs | Winograd speed-up | check: max abs err |")
+  print("|---|---|---|---:|---:|---:|---:|---:|---:|")
   for r in rows:
     print(
       f"| {r['layer']} | {r['c']}→{r['k']} | {r['h']}x{r['w']} | {r['tiles']} | {r['direct_us']:.0f} | {r['winograd_us']:.0f} | "
-      f"{r['onnxruntime_us']:.0f} | {r['direct_us'] / r['winograd_us']:.2f}x |"
+      f"{r['onnxruntime_us']:.0f} | {r['direct_us'] / r['winograd_us']:.2f}x | {r['max_abs_err']:.1e} |"
     )
   return 0
 
