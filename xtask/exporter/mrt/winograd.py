@@ -5,7 +5,7 @@ qualifying convolution as F(4x4,3x3) (mrt/winograd_ops.py) with its weights tran
 mrt/winograd_math.py). A convolution qualifies when it is a 2-D float32 3x3 conv with stride 1, dilation 1, one group,
 non-negative padding and constant (initializer) weights; anything else keeps tinygrad's direct form.
 Per qualifying conv:
-- `auto` applies the speed rule (`faster`, measured in docs/cpu-kernels.md), `on` skips it, `off` rewrites nothing;
+- `auto` applies the speed rule (`faster`, measured in docs/bench.md), `on` skips it, `off` rewrites nothing;
 - the rewrite is computed once on the host CPU for seeded inputs and compared with onnxruntime running the same single
   Conv; a conv that misses the bundle's tolerance keeps the direct form and the compile says so.
 Every runner the exporter builds for a CPU target (capture, the NULL targets' host run, the input-dependence check)
