@@ -137,6 +137,21 @@ class Qualify(unittest.TestCase):
     self.assertEqual(winograd._state["mode"], "off")
     winograd.configure("off", "cpu-x86_64", None)
 
+  def test_cli_errors_are_one_line(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      model = os.path.join(tmp, "m.onnx")
+      with open(model, "wb") as f:
+        f.write(b"not read: the flag is refused first")
+      for args, want in [
+        (["--onnx", model, "--target", "adreno-a630", "--winograd", "on"], "error: --winograd on applies to cpu-* targets, not adreno-a630"),
+        (["--pickle", model, "--winograd", "off"], "error: --beam, --beam-cache and --winograd apply to ONNX models, not --pickle"),
+        (["--onnx", model, "--target", "cpu-x86_64", "--winograd", "maybe"], "error: argument --winograd: invalid choice: 'maybe'"),
+      ]:
+        r = export(*args, "--out", os.path.join(tmp, "out"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertTrue(r.stderr.startswith(want), r.stderr)
+
 
 def _conv(name, x, w, b, cout, cin, stride, pads, rng):
   from onnx import numpy_helper
