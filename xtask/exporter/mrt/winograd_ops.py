@@ -3,9 +3,11 @@ output transform (docs/cpu-kernels.md, "Winograd convolutions"). The weights arr
 folded at export by mrt/winograd_math.py), so no weight transform runs per call.
 
 Shapes: x [N, C, H, W]; u [36, K, C]; the output [N, K, Ho, Wo] with Ho = H + top + bottom - 2 (likewise Wo).
-The transforms are written as sums of shifted strided views with the matrices' entries as literal constants, so
-tinygrad fuses each into one elementwise kernel; `.contiguous()` marks the three stages as separate kernels (a
-fused transform would be recomputed inside the GEMM's reduction for every output channel).
+The input tiles are a view (`unfold`), and each transform is two small matmuls with the constant Aᵀ/Bᵀ tensors
+(tinygrad compiles each transform to two kernels). `.contiguous()` keeps the stages apart: a transform fused into the
+GEMM would be recomputed inside its reduction for every output channel. (A first version wrote the transforms as
+sums of strided views with the entries as literal constants and stacked the 36 results: tinygrad turned the stack
+into one kernel that evaluated every branch, 5-20x slower than the whole GEMM.)
 """
 
 from tinygrad import Tensor
