@@ -22,7 +22,7 @@ TOL = 1e-4  # the bundle's fp32 reference tolerance (atol and rtol, mrt/export.p
 CHECK_SEED = 12345
 NODE_KEY = "_mrt_winograd_conv"  # added to a Conv node's opts by install(): the conv's output name
 # Speed rule (version 1, measured per layer on this project's machine kind, docs/bench.md "Winograd convolutions, per
-# layer"): the rewrite trades 2.25x fewer multiplications for two transform passes over the activations; against
+# layer"): the rewrite trades 4x fewer multiplications for two transform passes over the activations; against
 # tinygrad 0.14's direct kernels it won on every layer with both channel counts >= MIN_CHANNELS (16..512 channels,
 # 1..512 output tiles) and lost with 3 input channels (8: even).
 RULE_VERSION = 1
