@@ -55,6 +55,8 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   export.prepare_cpu_compiler(cfg, flags)
   from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
+  from mrt.winograd import configure as winograd  # the compile's default Winograd pass, so the bundles match
+  winograd(getattr(ap, "winograd", None) or "auto", cfg.name, export.log)
   mod = importlib.import_module(module)
   kept, orig = {}, getattr(mod, capture)
 

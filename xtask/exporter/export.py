@@ -6,6 +6,7 @@
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
   export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
   cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
+  cpu-* only: [--winograd auto|on|off] stride-1 3x3 convs as Winograd F(4x4,3x3) (mrt/winograd.py; default auto)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
@@ -88,6 +89,13 @@ def parse_args(argv):
   ap.add_argument(
     "--compile3-dtypes", action="store_true", help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32"
   )
+  ap.add_argument(
+    "--winograd",
+    choices=("auto", "on", "off"),
+    default=None,
+    help="cpu-* targets: stride-1 3x3 convs as Winograd F(4x4,3x3): auto (default) where the measured rule says it is "
+    "faster, on for every qualifying conv, off for none; each rewrite is checked against onnxruntime (mrt/winograd.py)",
+  )
   from mrt.beam import add_args
 
   add_args(ap)
@@ -169,8 +177,8 @@ def main(argv) -> int:
     return 2 if e.code not in (0, None) else 0
   try:
     if ap.pickle is not None:
-      if ap.beam is not None or ap.beam_cache is not None:
-        raise ExportError("--beam and --beam-cache apply to ONNX models, not --pickle")
+      if ap.beam is not None or ap.beam_cache is not None or ap.winograd is not None:
+        raise ExportError("--beam, --beam-cache and --winograd apply to ONNX models, not --pickle")
       from mrt.pickle_import import export_pickle
       from mrt.state import parse_state_init
 
@@ -196,6 +204,11 @@ def main(argv) -> int:
       from mrt.dsp import prepare
 
       flags.update(prepare(ap.out))
+    from mrt.winograd import configure
+
+    if (ap.tinygrad is not None) and ap.winograd is not None:
+      raise ExportError("--winograd applies to ONNX models, not --tinygrad")
+    configure(ap.winograd or "auto", cfg.name, log)
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")

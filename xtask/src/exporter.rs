@@ -85,6 +85,9 @@ pub struct ExportArgs {
     pub beam_cache: Option<PathBuf>,
     /// With `beam`: where the exporter writes the search cache.
     pub beam_cache_out: Option<PathBuf>,
+    /// CPU targets, ONNX models: stride-1 3×3 convs as Winograd F(4×4,3×3) (`--winograd auto|on|off`; None: the
+    /// exporter's default, auto). Documented in docs/cpu-kernels.md.
+    pub winograd: Option<String>,
     /// ONNX and `--tinygrad` compiles for a target with an executing model (adreno-a630, amd-gfx1100,
     /// hexagon-v65): run the bundle there on seeded inputs and compare with the reference before writing it
     /// ([`crate::emu_check`]). Not an export.py argument. Default on.
@@ -116,6 +119,7 @@ impl ExportArgs {
             beam: None,
             beam_cache: None,
             beam_cache_out: None,
+            winograd: None,
             emu_check: true,
         }
     }
@@ -175,6 +179,9 @@ impl ExportArgs {
                     if let Some(p) = path {
                         v.extend([flag.to_string(), p.display().to_string()]);
                     }
+                }
+                if let Some(w) = &self.winograd {
+                    v.extend(["--winograd".into(), w.clone()]);
                 }
             }
             Source::Pickle(p) => {
@@ -320,6 +327,23 @@ mod tests {
                 "x86-64-v4",
                 "--out",
                 "out"
+            ]
+        );
+        let w = ExportArgs {
+            winograd: Some("off".into()),
+            ..ExportArgs::onnx("m.onnx", "cpu-x86_64", "o")
+        };
+        assert_eq!(
+            w.to_argv(),
+            [
+                "--onnx",
+                "m.onnx",
+                "--target",
+                "cpu-x86_64",
+                "--winograd",
+                "off",
+                "--out",
+                "o"
             ]
         );
         let p = ExportArgs {

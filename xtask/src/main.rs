@@ -97,6 +97,12 @@ enum Cmd {
             conflicts_with = "beam_cache"
         )]
         beam_cache_out: Option<PathBuf>,
+        /// CPU targets: stride-1 3×3 convolutions as Winograd F(4×4,3×3), weights transformed at compile time: auto
+        /// (the exporter's default) where the measured rule of docs/cpu-kernels.md says it is faster, on for every
+        /// such conv, off for none. Each rewritten conv is checked against onnxruntime and keeps the direct form if it
+        /// misses the bundle's tolerance (the compile says so).
+        #[arg(long, value_parser = ["auto", "on", "off"])]
+        winograd: Option<String>,
         /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:
         /// the bundle executed on that target's model (qcom-emu: the IR3 interpreter; usb-emu: the RDNA3
         /// interpreter behind the emulated bridge; dsp-emu: qemu-hexagon behind the FastRPC model) on seeded
@@ -331,6 +337,7 @@ fn run(cli: Cli) -> Result<()> {
             beam,
             beam_cache,
             beam_cache_out,
+            winograd,
             no_emu_check,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
@@ -356,6 +363,7 @@ fn run(cli: Cli) -> Result<()> {
             args.beam = beam;
             args.beam_cache = beam_cache;
             args.beam_cache_out = beam_cache_out;
+            args.winograd = winograd;
             args.emu_check = !no_emu_check;
             let r = compile(&python, args, &output)?;
             println!(

@@ -188,8 +188,10 @@ def load_onnx(onnx_path: str):
 
 
 def _load_runner(onnx_path: str) -> OnnxRunner:
+  from mrt.winograd import install  # CPU targets: qualifying 3x3 convs as Winograd (a no-op when the pass is off)
+
   try:
-    return OnnxRunner(onnx_path)
+    return install(OnnxRunner(onnx_path), onnx_path)
   except FileNotFoundError:
     raise ExportError(f"model not found: {onnx_path}") from None
   except Exception as e:
@@ -249,7 +251,9 @@ def _onnx_tensor_sources(model, runner: OnnxRunner) -> list[tuple[str, Tensor, n
     for a in n.attribute:
       if a.type == onnx_AttributeProto.TENSOR and isinstance(t := parsed.opts.get(a.name), Tensor):
         out.append((f"{n.op_type}({n.output[0] if n.output else i}).{a.name}", t, numpy_helper.to_array(a.t)))
-  return out
+  from mrt.winograd import sources
+
+  return out + sources(runner)  # the Winograd pass's folded weights and transform matrices
 
 
 def _onnx_sources(onnx_path: str, runner: OnnxRunner, want_bytes: bool):

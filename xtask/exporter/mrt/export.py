@@ -218,6 +218,9 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   from mrt.beam import producer_flags
 
   flags.update(producer_flags(log))
+  from mrt import winograd
+
+  flags.update(winograd.producer_flags())
   if cap.constant_out is not None:
     log("the outputs do not depend on any input value: the bundle holds them as constants")
   elif cap.eager_out is not None:

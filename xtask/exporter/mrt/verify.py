@@ -79,8 +79,9 @@ def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtyp
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}
   from mrt.capture import as_numpy
+  from mrt.winograd import install
 
-  fresh = OnnxRunner(onnx_path)
+  fresh = install(OnnxRunner(onnx_path), onnx_path)  # the same Winograd decisions as the capture's runner
   outs = fresh({s.name: Tensor(arrays[s.name], device=Device.DEFAULT) for s in specs})
   for n in output_names:
     want = as_numpy(n, outs[n], out_dtypes[n])
