@@ -86,7 +86,7 @@ pub struct ExportArgs {
     /// With `beam`: where the exporter writes the search cache.
     pub beam_cache_out: Option<PathBuf>,
     /// CPU targets, ONNX models: stride-1 3×3 convs as Winograd F(4×4,3×3) (`--winograd auto|on|off`; None: the
-    /// exporter's default, auto). Documented in docs/cpu-kernels.md.
+    /// exporter's default, off). Documented in docs/cpu-kernels.md.
     pub winograd: Option<String>,
     /// ONNX and `--tinygrad` compiles for a target with an executing model (adreno-a630, amd-gfx1100,
     /// hexagon-v65): run the bundle there on seeded inputs and compare with the reference before writing it

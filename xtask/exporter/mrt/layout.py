@@ -94,6 +94,10 @@ class _Pass:
       return False
     if w.dtype != np.float32:
       return False
+    from mrt.winograd import takes
+
+    if takes(w.shape, a):
+      return False  # --winograd auto|on: this conv stays NCHW for mrt/winograd.py (docs/cpu-kernels.md section 6)
     b = node.input[2] if len(node.input) > 2 and node.input[2] else None
     if b is not None and b not in self.consts:
       return False

@@ -60,6 +60,20 @@ def faster(c: int, k: int) -> bool:
   return c >= MIN_CHANNELS and k >= MIN_CHANNELS
 
 
+def takes(w_shape, opts: dict) -> bool:
+  """Whether the pass, as configured, would consider this conv (weights `w_shape`, ONNX attributes `opts`): the
+  channel-last layout pass (mrt/layout.py) leaves such convs in NCHW form for it."""
+  if _state["mode"] == "off" or len(w_shape) != 4 or tuple(int(s) for s in w_shape[2:]) != (3, 3):
+    return False
+
+  def ones(v):
+    return all(int(s) == 1 for s in ([v] if isinstance(v, int) else v))
+
+  if not ones(opts.get("strides", 1)) or not ones(opts.get("dilations", 1)) or int(opts.get("group", 1)) != 1:
+    return False
+  return _state["mode"] == "on" or faster(int(w_shape[1]), int(w_shape[0]))
+
+
 def conv_pads(auto_pad: str, pads, h: int, w: int) -> tuple[int, int, int, int] | None:
   """(top, left, bottom, right) of a stride-1 3x3 conv, or None when negative or malformed."""
   if auto_pad == "VALID":
