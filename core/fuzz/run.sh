@@ -37,11 +37,11 @@ host="$(rustc -vV | sed -n 's/^host: //p')"
 export CARGO_TARGET_DIR="$here/target"
 cargo="${CARGO:-cargo}"
 
-# Seeds and their tests: a plain (uninstrumented) host build.
-"$cargo" test --release --lib --tests
-"$cargo" build --release --bin fuzz-seeds
+# Seeds and their tests: a plain (uninstrumented, unoptimised: it only writes a few files) host build.
+"$cargo" test --lib --tests
+"$cargo" build --bin fuzz-seeds
 for t in "${targets[@]}"; do
-    ./target/release/fuzz-seeds "corpus/$t"
+    ./target/debug/fuzz-seeds "corpus/$t"
 done
 
 # The fuzz targets: SanitizerCoverage instrumentation through stable codegen flags, the same passes

@@ -3,7 +3,7 @@
 //! the Qualcomm containers byte for byte (compared with the binaries extracted next to the pickles), with the schedule
 //! the data README states, every container parsing (`modelrt info`'s check), and the bundle loading on the Adreno
 //! backend over the KGSL model (every kernel's container parsed into a CL-mode layout and the whole run stream
-//! recorded). Running the converted bundles on the model's interpreter is tested separately (docs/hw/adreno-kgsl-pm4.md
+//! recorded), and `modelrt disasm`'s listing of every kernel. Running the converted bundles on the model's interpreter is tested separately (docs/hw/adreno-kgsl-pm4.md
 //! §16).
 use std::path::{Path, PathBuf};
 
@@ -76,6 +76,27 @@ fn check(py: &Path, stem: &str, kernels: &[&str], launches: usize, copies: usize
         .any(|d| d.unwrap().kind == BufferKind::Input));
     let c = check_kernels(&b).unwrap();
     assert_eq!(c.kernels, kernels.len());
+    // `modelrt disasm` lists every kernel exactly as Mesa's own disassembler prints its image
+    // (qcom/testdata/qcom-cl/mesa-disasm.txt, written by qcom/golden/cl_mesa_disasm.py).
+    let mesa = std::fs::read_to_string(data().join("mesa-disasm.txt")).unwrap();
+    let (_, listing) = modelrt_targets::disasm::bundle_listing(&b, None).unwrap();
+    assert_eq!(listing.len(), kernels.len());
+    for k in &listing {
+        let head = format!("=== {stem}.{}", k.name);
+        let want: Vec<&str> = mesa
+            .split("\n=== ")
+            .map(|s| s.trim_start_matches("=== "))
+            .find(|s| s.lines().next() == Some(&head[4..]))
+            .unwrap_or_else(|| panic!("{head} missing from mesa-disasm.txt"))
+            .lines()
+            .skip(1)
+            .collect();
+        let got: Vec<&str> = k.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(got.len(), want.len(), "{}: instruction count", k.name);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "{} instruction {i}", k.name);
+        }
+    }
     // Loads on the Adreno backend over the KGSL model: containers parsed, CL-mode stream recorded.
     let dev = modelrt_qcom::adreno::AdrenoDevice::open(
         modelrt_qcom::emu::kgsl::KgslModel::new(Default::default()),

@@ -54,7 +54,10 @@ const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
         ],
     ),
     ("targets/capi", &["ffi"]),
-    ("targets/python", &["detach"]),
+    (
+        "targets/python",
+        &["alloc_count", "detach", "model", "owner", "rawbuf"],
+    ),
     (
         "qcom",
         &[

@@ -239,9 +239,9 @@ pub fn run(no_lint: bool) -> Result<()> {
         vec![shard("heavy"), shard("rest")],
     )?;
     step(
-        "fuzz targets, 25 s each (core/fuzz/run.sh: stable libFuzzer; docs/fuzzing.md)",
+        "fuzz targets, 12 s each (core/fuzz/run.sh: stable libFuzzer; docs/fuzzing.md)",
         Command::new("bash")
-            .args(["core/fuzz/run.sh", "--seconds", "25"])
+            .args(["core/fuzz/run.sh", "--seconds", "12"])
             .current_dir(workspace_root()),
     )?;
     eprintln!("\n==> ONNX conformance, CI subset (fails on WRONG, CRASH or a lost baseline PASS)");

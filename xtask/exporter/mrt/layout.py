@@ -214,7 +214,13 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   from mrt.nhwc_ops import register
 
   register()
-  model = onnx.load(onnx_path)
+  try:
+    model = onnx.load(onnx_path)
+  except Exception:
+    from mrt.capture import load_onnx
+
+    load_onnx(onnx_path)  # raises the one-line "not a readable ONNX model" (or "model not found") error
+    raise
   p = _Pass(model)
   p.run()
   if not p.rewritten.get("Conv"):

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 # name: (input channels, output channels, height, width); r3x3 is the resnet-style layer of
-# ../shared/spec/cpu-conv-speed-notes.md, the others span the speed rule's two axes (channels, 4x4 tiles).
+# docs/cpu-kernels.md section 5, the others span the speed rule's two axes (channels, 4x4 tiles).
 LAYERS = {
   "r3x3": (64, 64, 56, 56),
   "r28": (128, 128, 28, 28),
