@@ -15,6 +15,9 @@ use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod golden_norm;
+use golden_norm::*;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -24,78 +27,11 @@ fn load() -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap()
-}
-
 fn u64s(v: &Value) -> Vec<u64> {
     v.as_array().unwrap().iter().map(u).collect()
 }
 
-fn dims(v: &Value) -> [u32; 3] {
-    let d = u64s(v);
-    [d[0] as u32, d[1] as u32, d[2] as u32]
-}
-
-/// A symbolic stream: plain dwords, or an address as (object name, offset) spanning two dwords.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok {
-    D(u32),
-    A(String, u64),
-}
-
 type Objs = Vec<(String, u64, u64)>;
-
-fn normalise(dw: &[u32], objs: &Objs) -> Vec<Tok> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < dw.len() {
-        if i + 1 < dw.len() {
-            let a = dw[i] as u64 | (dw[i + 1] as u64) << 32;
-            if let Some((n, b, _)) = objs.iter().find(|(_, b, s)| a >= *b && a < b + s) {
-                out.push(Tok::A(n.clone(), a - b));
-                i += 2;
-                continue;
-            }
-        }
-        out.push(Tok::D(dw[i]));
-        i += 1;
-    }
-    out
-}
-
-/// Timeline values relative to the wait REF (token 3 of the leading CP_WAIT_REG_MEM).
-fn relative_timeline(t: &mut [Tok]) {
-    let Tok::D(base) = t[3].clone() else {
-        panic!("wait REF is not a plain dword")
-    };
-    t[3] = Tok::D(0);
-    let n = t.len();
-    if let Tok::D(v) = t[n - 5] {
-        t[n - 5] = Tok::D(v.wrapping_sub(base));
-    }
-}
-
-/// Replace every 8-byte-aligned u64 equal to a buffer VA by zeros, returning (bytes, (offset, buffer) markers).
-fn normalise_args(args: &[u8], bufs: &[u64]) -> (Vec<u8>, Vec<(usize, usize)>) {
-    let mut b = args.to_vec();
-    let mut marks = Vec::new();
-    for at in (0..b.len().saturating_sub(7)).step_by(8) {
-        let v = u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-        if let Some(i) = bufs.iter().position(|&x| x == v) {
-            marks.push((at, i));
-            b[at..at + 8].fill(0);
-        }
-    }
-    (b, marks)
-}
 
 /// The constants CP_LOAD_STATE6_FRAG (ST_CONSTANTS, SB6_CS_SHADER, 256 units): the args region's address.
 fn args_addr(dw: &[u32]) -> u64 {
