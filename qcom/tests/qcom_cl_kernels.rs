@@ -219,6 +219,7 @@ fn interpret(c: &Case, k: &ClContainer<'_>, bufs: &mut [Vec<u8>]) -> Result<RunS
         textures: &[],
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 1024,
     };
     let mut mem = Mem(addrs.into_iter().zip(bufs.iter().cloned()).collect());

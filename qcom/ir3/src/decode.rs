@@ -63,6 +63,7 @@ pub fn decode(w: u64) -> D<Instr> {
             Err(e) => Instr::new(Op::Ext(
                 super::blob_decode::cat6(w)
                     .or_else(|| super::blob_decode_wave::cat6(w))
+                    .or_else(|| super::blob_decode_ubo::cat6(w))
                     .ok_or(e)?,
             )),
         },

@@ -57,6 +57,9 @@ pub(super) struct Group {
     /// Per-fiber private memory (`p[…]`: spills and scratch arrays), grown on first touch, cleared per work group.
     pub(super) private: Vec<Vec<u8>>,
     pub(super) cols: super::alu_exec::Cols,
+    /// The batch's writable copy of the constant file, made at the first `stc`/`ldc.k`/`ldg.k`
+    /// (docs/hw/adreno-kgsl-pm4.md §16.12); `None` while the dispatch's constants are unchanged.
+    pub(super) kfile: Option<Vec<u32>>,
 }
 
 /// Execute `prog` for every work group of `launch` on the calling thread.
@@ -206,6 +209,7 @@ impl Group {
             shared_bytes,
             private: vec![Vec::new(); n],
             cols: Default::default(),
+            kfile: None,
         }
     }
 
@@ -221,6 +225,7 @@ impl Group {
         self.pmask.fill(false);
         self.shared.fill(0);
         self.private.iter_mut().for_each(Vec::clear);
+        self.kfile = None;
         let n = self.n;
         let [lx, ly, _] = l.local;
         let [gx, gy, _] = l.groups;
@@ -505,6 +510,11 @@ impl Group {
         }
     }
 
+    /// The fiber's `a1.x`.
+    pub(super) fn a1_of(&self, lane: u32) -> i32 {
+        self.a1[lane as usize]
+    }
+
     pub(super) fn set_reg_raw(&mut self, num: RegNum, lane: u32, v: u32, half: bool) {
         let idx = (num as usize & 0xFF) * self.n + lane as usize;
         if half {
@@ -525,14 +535,15 @@ impl Group {
     ) -> Result<u32, String> {
         let step = |r: bool| if r { k as i32 } else { 0 };
         let li = lane as usize;
+        let file = self.kfile.as_deref().unwrap_or(l.consts);
         let konst = |num: i32| -> Result<u32, String> {
             let c = usize::try_from(num)
                 .ok()
-                .and_then(|n| l.consts.get(n))
+                .and_then(|n| file.get(n))
                 .ok_or_else(|| {
                     format!(
                         "constant c[{num}] outside the {}-dword constant file",
-                        l.consts.len()
+                        file.len()
                     )
                 })?;
             Ok(if half {

@@ -478,6 +478,46 @@ pub enum ExtKind {
     /// `sam (TY)(MASK)dst, coord, s#S, t#T` (2-D, no flags): the texture sampled at the float coordinates in
     /// `coord`, `coord+1` as sampler S says (docs/hw/adreno-kgsl-pm4.md §16.10).
     Sam(SamArgs),
+    /// `ldc[.u].offsetK.N.MODE dst, off, slot` (not bindless): dst+i ← dword 4·off + K + i of UBO `slot`,
+    /// i < N; `off` counts vec4s (docs/hw/adreno-kgsl-pm4.md §16.12).
+    Ldc {
+        dst: RegNum,
+        off: Opnd,
+        slot: Opnd,
+        comp: u8,
+        n: u8,
+    },
+    /// `ldc.N.k.MODE c[a1.x], off, slot` (not bindless): N vec4s of UBO `slot` from vec4 `off` into the
+    /// constant file from dword a1.x.
+    LdcK { off: Opnd, slot: Opnd, vec4s: u16 },
+    /// `ldg.k.TY c[dst], g[addr+off], size`: `size` dwords from the 64-bit address in `addr`, `addr+1` plus the
+    /// byte offset `off` into the constant file at `dst`.
+    LdgK {
+        dst: ConstDst,
+        addr: RegNum,
+        off: i32,
+        size: u8,
+    },
+    /// `stc.TY c[dst], src, size`: registers src … src+size−1 into the constant file at `dst`.
+    Stc {
+        dst: ConstDst,
+        src: RegNum,
+        size: u8,
+    },
+}
+
+/// A cat6 operand that is a full register or an 8-bit immediate (`ldc`'s offset and UBO slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opnd {
+    Imm(u32),
+    Reg(RegNum),
+}
+
+/// A constant-file destination in dwords: `off`, or a1.x + `off` when `a1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstDst {
+    pub a1: bool,
+    pub off: u16,
 }
 
 /// The operands of [`ExtKind::Sam`]: those of `isam` (same fields, same `.s2en` rule).

@@ -1,8 +1,8 @@
 //! A dispatch's inputs and report: [`Launch`] (constants, grid, id registers — Mesa's and CL mode's —, images,
-//! shared memory) and what
+//! uniform buffers, shared memory) and what
 //! a run returns, [`Dispatched`] with its [`RunStats`] (docs/hw/adreno-kgsl-pm4.md §16.5).
 use super::instr::RegNum;
-use super::memory::Image;
+use super::memory::{Image, Ubo};
 
 /// Everything one dispatch provides besides the program.
 #[derive(Clone, Debug)]
@@ -25,6 +25,9 @@ pub struct Launch<'a> {
     pub uavs: &'a [Image],
     /// Sampler descriptors (4 dwords each, A6XX_TEX_SAMP_0…3), indexed like `s#N`; read by `sam`.
     pub samplers: &'a [[u32; 4]],
+    /// Uniform buffers by slot (the CP_LOAD_STATE6 ST6_UBO load of the compute stage), read by `ldc` and
+    /// `ldc.k` (docs/hw/adreno-kgsl-pm4.md §16.12).
+    pub ubos: &'a [Ubo],
     /// Bytes of work-group shared memory (`l[…]`).
     pub shared_bytes: usize,
 }

@@ -8,7 +8,8 @@
 //! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
 //! local atomics), `blob_decode_wave` with `blob_wave` (the 64-fiber wave model and the wave-level instructions),
 //! `blob_atomic` (local inc/dec/cmpxchg, global atomics), `blob_ibo` (`resinfo`, 1-D `ldib`) and `blob_sam`
-//! (`sam` under its sampler descriptor),
+//! (`sam` under its sampler descriptor), `blob_decode_ubo` with `blob_ubo` (`ldc`, `ldc.k`, `ldg.k`, `stc`: uniform
+//! buffers and the per-dispatch writable constant file),
 //! `alu_qcom` (the cat3 integer operations only Qualcomm's compiler emits: `sad`, `madsh.u16`),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
@@ -26,10 +27,12 @@ mod alu_qcom;
 mod blob;
 mod blob_atomic;
 mod blob_decode;
+mod blob_decode_ubo;
 mod blob_decode_wave;
 mod blob_exec;
 mod blob_ibo;
 mod blob_sam;
+mod blob_ubo;
 mod blob_wave;
 pub mod decode;
 mod disasm;
@@ -45,6 +48,6 @@ pub mod program;
 pub use disasm::disasm_word;
 pub use exec::{run, run_threads};
 pub use launch::{Dispatched, Launch, RunStats};
-pub use memory::{GpuMemory, Image, SharedMemory};
+pub use memory::{GpuMemory, Image, SharedMemory, Ubo};
 pub use parallel::{default_threads, THREADS_ENV};
 pub use program::Program;

@@ -40,3 +40,23 @@ pub struct Image {
     /// RGBA16F (true) or RGBA32F.
     pub half: bool,
 }
+
+/// A uniform buffer as its a6xx UBO descriptor describes it (docs/hw/adreno-kgsl-pm4.md §16.12): what `ldc`
+/// and `ldc.k` read. Reads past `size_vec4` × 16 bytes are GPU faults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ubo {
+    pub base: u64,
+    /// Size in vec4 (16-byte) units.
+    pub size_vec4: u32,
+}
+
+impl Ubo {
+    /// The two descriptor dwords: dword 0 = address bits 0–31; dword 1 = address bits 32–48 (bits 0–16) and
+    /// the size in vec4 units (bits 17–31).
+    pub fn from_descriptor(d: [u32; 2]) -> Ubo {
+        Ubo {
+            base: d[0] as u64 | ((d[1] & 0x1_FFFF) as u64) << 32,
+            size_vec4: d[1] >> 17,
+        }
+    }
+}

@@ -137,6 +137,7 @@ fn a_shader_with_a_global_atomic_runs_its_work_groups_in_order_even_with_threads
             textures: &[],
             uavs: &[],
             samplers: &[],
+            ubos: &[],
             wgsize_reg: None,
             wgoffset_reg: None,
             shared_bytes: 0,

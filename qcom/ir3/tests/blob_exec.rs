@@ -142,6 +142,7 @@ fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<
         textures: &[],
         uavs,
         samplers: &[],
+        ubos: &[],
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;

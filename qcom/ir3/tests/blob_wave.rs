@@ -235,11 +235,11 @@ fn quad_shuffle_reads_within_groups_of_four_fibers() {
 
 #[test]
 fn the_blob_forms_left_unexecuted_are_refused_by_name() {
-    // From the blob vectors: brac (no public description of its condition), ldc (UBO state the model does not
-    // keep), a bindless resinfo; each refused at load with kernel, offset and text.
+    // From the blob vectors: brac (no public description of its condition), a bindless ldc and a bindless
+    // resinfo (descriptor sets the model does not keep); each refused at load with kernel, offset and text.
     for (w, text) in [
         (0x00800063_0000001e_u64, "brac.3 #30"),
-        (0xc0260000_00478000, "ldc.offset0.1.imm r0.x, r0.x, 0"),
+        (0xc02600c1_00c7a900, "ldc.u.offset0.3.imm.base0 r48.y, 0, 0"),
         (
             0xc0260000_0063c300,
             "resinfo.b.untyped.2d.u32.1.imm.base0 r0.x, 0",

@@ -154,6 +154,7 @@ fn exec(words: &[u64], lanes: u32, consts: &[u32], init: &[u8]) -> Result<Vec<u3
         textures: &[],
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 1024,
     };
     run(&prog, &launch, &mut mem)?;
@@ -554,6 +555,7 @@ fn shared_memory_is_per_work_group_and_bar_orders_it() {
         textures: &[],
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 16,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -639,6 +641,7 @@ fn images_fetch_with_border_and_store_converted_to_half() {
         textures: &[src],
         uavs: &[dst],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -726,6 +729,7 @@ fn isam_s2en_takes_the_texture_index_per_fiber_from_a_half_register() {
         textures: &textures,
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -778,6 +782,7 @@ fn run_groups(
         textures: &[],
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 0,
     };
     let r = run_threads(&prog, &launch, &mut mem, threads);

@@ -93,6 +93,7 @@ fn exec(words: &[u64], consts: &[(usize, u32)], init: &[(usize, u8)]) -> Vec<u8>
         textures: &[],
         uavs: &[],
         samplers: &[],
+        ubos: &[],
         shared_bytes: 1024,
     };
     run(&prog, &launch, &mut mem).unwrap();

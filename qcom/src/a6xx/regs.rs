@@ -65,6 +65,8 @@ pub const REG_TO_MEM_ALWAYS_ON_64: u32 = 0x4008_0980;
 pub mod load_state {
     pub const ST_SHADER: u32 = 0;
     pub const ST_CONSTANTS: u32 = 1;
+    /// UBO descriptors (2 dwords each, docs/hw/adreno-kgsl-pm4.md §16.12).
+    pub const ST6_UBO: u32 = 2;
     pub const ST6_UAV: u32 = 3;
     pub const SS6_INDIRECT: u32 = 2;
     pub const SB6_CS_TEX: u32 = 5;

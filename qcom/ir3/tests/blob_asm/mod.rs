@@ -4,7 +4,7 @@
 //! read-only view for threaded runs, and a runner that stores chosen registers per fiber.
 // Each test crate uses a different subset of the builders.
 #![allow(dead_code)]
-use modelrt_ir3::{run, GpuMemory, Image, Launch, Program, SharedMemory};
+use modelrt_ir3::{run, GpuMemory, Image, Launch, Program, SharedMemory, Ubo};
 
 pub const OUT: u64 = 0x10_0000;
 pub const WORDS: usize = 2048;
@@ -197,6 +197,33 @@ pub fn exec_tex(
     uavs: &[Image],
     (textures, samplers): (&[Image], &[[u32; 4]]),
 ) -> Result<Vec<u32>, String> {
+    exec_all(
+        words,
+        (local, groups),
+        init,
+        (uavs, textures, samplers),
+        &[],
+    )
+}
+
+/// `exec` with uniform buffers bound to the UBO slots (`ldc`, `ldc.k`).
+pub fn exec_ubo(
+    words: &[u64],
+    (local, groups): (u32, u32),
+    init: &[u32],
+    ubos: &[Ubo],
+) -> Result<Vec<u32>, String> {
+    exec_all(words, (local, groups), init, (&[], &[], &[]), ubos)
+}
+
+#[allow(clippy::type_complexity)]
+fn exec_all(
+    words: &[u64],
+    (local, groups): (u32, u32),
+    init: &[u32],
+    (uavs, textures, samplers): (&[Image], &[Image], &[[u32; 4]]),
+    ubos: &[Ubo],
+) -> Result<Vec<u32>, String> {
     let image: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let prog = Program::decode("wave", &image)?;
     let mut c = vec![OUT as u32, 0, 0, 0];
@@ -214,6 +241,7 @@ pub fn exec_tex(
         textures,
         uavs,
         samplers,
+        ubos,
         wgsize_reg: None,
         wgoffset_reg: None,
         shared_bytes: 256,

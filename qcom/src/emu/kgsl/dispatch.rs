@@ -19,6 +19,8 @@ pub struct Dispatch {
     pub textures: Vec<[u32; 16]>,
     pub uavs: Vec<[u32; 16]>,
     pub samplers: Vec<[u32; 4]>,
+    /// UBO descriptors of the ST6_UBO load (A6XX_UBO: address, size in vec4; §16.12), by slot.
+    pub ubos: Vec<[u32; 2]>,
     pub cs_cntl_0: u32,
     pub const_config_0: u32,
     /// Launched by CP_RUN_OPENCL (a Qualcomm-compiled kernel in CL mode, §16.11) instead of CP_EXEC_CS.
@@ -219,6 +221,7 @@ impl KgslModel {
                 .collect(),
             None => Vec::new(),
         };
+        let ubos = self.ubos(st.ubo).map_err(e)?;
         Ok(Dispatch {
             global: groups,
             local,
@@ -229,10 +232,26 @@ impl KgslModel {
             textures,
             uavs,
             samplers,
+            ubos,
             cs_cntl_0: cntl0,
             const_config_0: cc0,
             cl,
         })
+    }
+
+    /// The UBO descriptors of a ST6_UBO load, each buffer checked to lie inside a GPU object (§16.12).
+    fn ubos(&self, l: Option<Load>) -> R<Vec<[u32; 2]>> {
+        let Some(l) = l else { return Ok(Vec::new()) };
+        let dws = self.dwords(l.addr, 2 * l.units as usize)?;
+        let mut v = Vec::new();
+        for (n, c) in dws.chunks_exact(2).enumerate() {
+            let u = modelrt_ir3::Ubo::from_descriptor([c[0], c[1]]);
+            if u.size_vec4 > 0 {
+                self.check_range(&format!("UBO {n}"), u.base, u.size_vec4 as u64 * 16)?;
+            }
+            v.push([c[0], c[1]]);
+        }
+        Ok(v)
     }
 
     pub(super) fn check_descriptor(&self, d: &[u32; 16]) -> R<()> {

@@ -1,7 +1,7 @@
 //! Executing a validated dispatch with the IR3 interpreter (docs/hw/adreno-kgsl-pm4.md §16.5): the shader at
 //! SP_CS_BASE (decoded once per address and image), the constant file of the CP_LOAD_STATE6 constant load,
 //! work groups and the local size from the NDRANGE registers, work-group/local-id registers from
-//! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs from their descriptors, and every
+//! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs and UBOs from their descriptors, and every
 //! memory access checked against the model's GPU objects (an address outside them is a GPU fault). The work
 //! groups run on [`KgslModel::set_ir3_threads`] threads, else `$MODELRT_IR3_THREADS`, else every core
 //! ([`ir3::default_threads`]); workers read the objects through a shared view and the model is written after
@@ -9,7 +9,7 @@
 use super::memory::ObjView;
 use super::{Dispatch, KgslModel, R};
 use crate::a6xx::regs;
-use modelrt_ir3::{self as ir3, GpuMemory, Image, Launch, Program, SharedMemory};
+use modelrt_ir3::{self as ir3, GpuMemory, Image, Launch, Program, SharedMemory, Ubo};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
@@ -128,6 +128,7 @@ impl KgslModel {
             .map_err(e)?;
         let textures: Vec<Image> = d.textures.iter().map(image).collect();
         let uavs: Vec<Image> = d.uavs.iter().map(image).collect();
+        let ubos: Vec<Ubo> = d.ubos.iter().map(|u| Ubo::from_descriptor(*u)).collect();
         let shared = ((self.r(regs::SP_CS_CNTL_1) & 0x1F) as usize + 1) * 1024;
         let cc0 = d.const_config_0;
         let launch = Launch {
@@ -146,6 +147,7 @@ impl KgslModel {
             textures: &textures,
             uavs: &uavs,
             samplers: &d.samplers,
+            ubos: &ubos,
             shared_bytes: shared,
         };
         let threads = *self.exec.threads.get_or_insert_with(ir3::default_threads);

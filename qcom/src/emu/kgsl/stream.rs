@@ -20,6 +20,8 @@ pub(super) struct PerDispatch {
     pub(super) tex: Option<Load>,
     pub(super) samp: Option<Load>,
     pub(super) uav: Option<Load>,
+    /// UBO descriptors (ST6_UBO, docs/hw/adreno-kgsl-pm4.md §16.12).
+    pub(super) ubo: Option<Load>,
 }
 
 impl KgslModel {
@@ -240,6 +242,7 @@ impl KgslModel {
             (ls::ST_CONSTANTS, ls::SB6_CS_TEX) => (&mut st.tex, units as u64 * 64, "textures"),
             (ls::ST_SHADER, ls::SB6_CS_TEX) => (&mut st.samp, units as u64 * 16, "samplers"),
             (ls::ST6_UAV, ls::SB6_CS_SHADER) => (&mut st.uav, units as u64 * 64, "UAVs"),
+            (ls::ST6_UBO, ls::SB6_CS_SHADER) => (&mut st.ubo, units as u64 * 8, "UBO descriptors"),
             _ => {
                 return Err(format!(
                     "dword {at}: CP_LOAD_STATE6 type {ty} block {block} not used by compute"

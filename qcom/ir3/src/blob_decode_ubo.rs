@@ -1,0 +1,103 @@
+//! Bits → [`Ext`] for the constant-file forms the interpreter executes (field layouts in
+//! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.12): `ldc` and `ldc.k` on a UBO bound by slot (not
+//! bindless), `ldg.k` and `stc` with 32-bit types. Like `blob_decode_wave`, only words `blob::describe` names
+//! are taken, so whatever is accepted prints exactly as Mesa prints it.
+use super::blob::describe;
+use super::instr::*;
+
+fn bits(w: u64, lo: u32, hi: u32) -> u64 {
+    (w >> lo) & ((1u64 << (hi - lo + 1)) - 1)
+}
+
+fn bit(w: u64, b: u32) -> bool {
+    (w >> b) & 1 == 1
+}
+
+/// A plain GPR (not a0/p0) that leaves room for `n` consecutive registers.
+fn gpr(v: u64, n: u64) -> Option<RegNum> {
+    (v + n <= 61 * 4).then_some((v & 0xFF) as RegNum)
+}
+
+/// An 8-bit cat6 operand: the immediate when `imm`, else a full register.
+fn opnd(v: u64, imm: bool) -> Option<Opnd> {
+    Some(if imm {
+        Opnd::Imm(v as u32)
+    } else {
+        Opnd::Reg(gpr(v, 1)?)
+    })
+}
+
+/// A `#const-dst` field (bits 32–40): bit 8 selects a1.x + the low 8 bits.
+fn const_dst(w: u64) -> ConstDst {
+    let v = bits(w, 32, 40);
+    ConstDst {
+        a1: v & 0x100 != 0,
+        off: (v & 0xFF) as u16,
+    }
+}
+
+/// The executed `ldc`/`ldc.k`/`ldg.k`/`stc` form of a cat6 word, if it is one.
+pub fn cat6(w: u64) -> Option<Ext> {
+    let ty = Ty::from_bits(bits(w, 49, 51));
+    let kind = if bit(w, 53) {
+        ldc(w, ty)?
+    } else {
+        // 32-bit types only: the XML notes 16-bit `stc` packs halves, and the blob uses the 32-bit forms.
+        if !matches!(ty, Ty::U32 | Ty::S32 | Ty::F32) {
+            return None;
+        }
+        match bits(w, 54, 58) {
+            0 if bit(w, 52) && bit(w, 0) && !bit(w, 22) => ExtKind::LdgK {
+                dst: const_dst(w),
+                addr: gpr(bits(w, 14, 21), 2)?,
+                off: (((bits(w, 1, 13) << 51) as i64) >> 51) as i32,
+                size: bits(w, 23, 26) as u8,
+            },
+            28 if bits(w, 9, 13) == 0 && bits(w, 27, 31) == 0 && bits(w, 41, 48) == 0 => {
+                let size = bits(w, 24, 26);
+                ExtKind::Stc {
+                    dst: const_dst(w),
+                    src: gpr(bits(w, 1, 8), size)?,
+                    size: size as u8,
+                }
+            }
+            _ => return None,
+        }
+    };
+    describe(w)?;
+    Some(Ext { raw: w, kind })
+}
+
+/// `ldc.offsetK.N.MODE` / `ldc.N.k.MODE` (a6xx opcode 30): not bindless (bit 8 clear, no base bits), u32.
+fn ldc(w: u64, ty: Ty) -> Option<ExtKind> {
+    let mode = bits(w, 6, 7);
+    if bits(w, 54, 58) != 0
+        || bits(w, 14, 19) != 30
+        || bits(w, 1, 3) != 0
+        || bit(w, 8)
+        || bits(w, 4, 5) != 0
+        || bit(w, 40)
+        || mode > 2
+        || ty != Ty::U32
+    {
+        return None;
+    }
+    let off = opnd(bits(w, 24, 31), bit(w, 23))?;
+    let slot = opnd(bits(w, 41, 48), mode == 0)?;
+    Some(if bit(w, 52) {
+        ExtKind::LdcK {
+            off,
+            slot,
+            vec4s: bits(w, 32, 39) as u16 + 1,
+        }
+    } else {
+        let n = bits(w, 12, 13) + 1;
+        ExtKind::Ldc {
+            dst: gpr(bits(w, 32, 39), n)?,
+            off,
+            slot,
+            comp: bits(w, 9, 10) as u8,
+            n: n as u8,
+        }
+    })
+}
