@@ -1,6 +1,8 @@
 //! UBOs through the KGSL model: a hand-written PM4 stream (docs/hw/adreno-kgsl-pm4.md §7, CL mode as in
 //! `qcom_cl/kgsl_run.rs`) loads two UBO descriptors with CP_LOAD_STATE6 (ST6_UBO, SB6_CS_SHADER; the A6XX_UBO
 //! layout of §16.12: address, then size in vec4 from bit 17), and a hand-assembled kernel reads them with `ldc`.
+//! The same kernel in its bindless form reads the descriptors from a descriptor set whose address the stream
+//! writes to SP_CS_BINDLESS_BASE[0] (§16.13).
 //! Expected values from the buffer contents by hand: UBO data dword j = 0x2000 + j, UBO 1 starts 16 dwords in,
 //! so fiber l gets UBO 1 dword 4·l + 1 = 0x2011 + 4·l and UBO 0 dword 4·l = 0x2000 + 4·l.
 use modelrt_qcom::a6xx::regs::{self, load_state as ls};
@@ -65,9 +67,17 @@ const FIBERS: u32 = 4;
 /// Run the kernel over one work group of [`FIBERS`] with the UBO descriptors `desc(data address)`; the output
 /// buffer (2 dwords per fiber) or the submission's error.
 fn run(desc: impl Fn(u64) -> Vec<u32>) -> Result<Vec<u32>, String> {
+    run_as(desc, false)
+}
+
+/// [`run`] with the UBO descriptors in bindless descriptor set 0 instead (64-byte entries, the set address
+/// written to SP_CS_BINDLESS_BASE[0] with DESC_SIZE 3) and the kernel's `ldc`s in their `.base0` form.
+fn run_as(desc: impl Fn(u64) -> Vec<u32>, bindless: bool) -> Result<Vec<u32>, String> {
+    // Bit 8 = bindless, base bits 1–3 = 0.
+    let b = if bindless { 1 << 8 } else { 0 };
     let words = [
-        ldc(r(1, 0), 1, r(0, 0), 1),
-        ldc(r(1, 1), 0, r(0, 0), 0),
+        ldc(r(1, 0), 1, r(0, 0), 1) | b,
+        ldc(r(1, 1), 0, r(0, 0), 0) | b,
         alu_ri(MULL_U, r(4, 0), r(0, 0), 8),
         mov_c(r(3, 0), 0),
         alu_rr(ADD_U, r(3, 0), r(3, 0), r(4, 0)),
@@ -97,7 +107,17 @@ fn run(desc: impl Fn(u64) -> Vec<u32>) -> Result<Vec<u32>, String> {
         data.write(0, &words).map_err(e)?;
         let descs = alloc_obj(m, 4096).map_err(e)?;
         let d = desc(data.gpu_addr());
-        let d_bytes: Vec<u8> = d.iter().flat_map(|v| v.to_le_bytes()).collect();
+        // Bindless: descriptor k at byte 64·k of the set.
+        let entry = if bindless { 16 } else { 2 };
+        let d_bytes: Vec<u8> = d
+            .chunks_exact(2)
+            .flat_map(|u| {
+                let mut e = vec![0u32; entry];
+                e[..2].copy_from_slice(u);
+                e
+            })
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         descs.write(0, &d_bytes).map_err(e)?;
         let lib = alloc_obj(m, 128).map_err(e)?;
         lib.write(0, &isa).map_err(e)?;
@@ -161,12 +181,17 @@ fn run(desc: impl Fn(u64) -> Vec<u32>) -> Result<Vec<u32>, String> {
         );
         ib.load(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256, args.gpu_addr());
         ib.load(ls::ST_SHADER, ls::SB6_CS_SHADER, 1, l);
-        ib.load(
-            ls::ST6_UBO,
-            ls::SB6_CS_SHADER,
-            d.len() as u32 / 2,
-            descs.gpu_addr(),
-        );
+        if bindless {
+            let set = descs.gpu_addr() | 3;
+            ib.reg(regs::SP_CS_BINDLESS_BASE, &[set as u32, (set >> 32) as u32]);
+        } else {
+            ib.load(
+                ls::ST6_UBO,
+                ls::SB6_CS_SHADER,
+                d.len() as u32 / 2,
+                descs.gpu_addr(),
+            );
+        }
         ib.reg(
             regs::SP_REG_PROG_ID_0,
             &[
@@ -196,10 +221,8 @@ fn run(desc: impl Fn(u64) -> Vec<u32>) -> Result<Vec<u32>, String> {
             ..Default::default()
         };
         m.gpu_command(1, &[cmd]).map_err(e)?;
-        assert_eq!(
-            m.dispatches().last().map(|d| d.ubos.len()),
-            Some(d.len() / 2)
-        );
+        let loaded = if bindless { 0 } else { d.len() / 2 };
+        assert_eq!(m.dispatches().last().map(|d| d.ubos.len()), Some(loaded));
         let mut res = vec![0u8; 8 * FIBERS as usize];
         out.read(0, &mut res).map_err(e)?;
         Ok(res
@@ -217,6 +240,23 @@ fn ubo_desc(base: u64, vec4s: u32) -> [u32; 2] {
 #[test]
 fn ldc_reads_the_ubos_the_stream_loaded() {
     let out = run(|data| [ubo_desc(data, 4), ubo_desc(data + 64, 4)].concat()).unwrap();
+    for l in 0..FIBERS {
+        let l_ = l as usize;
+        assert_eq!(
+            out[2 * l_..2 * l_ + 2],
+            [0x2011 + 4 * l, 0x2000 + 4 * l],
+            "fiber {l}"
+        );
+    }
+}
+
+#[test]
+fn bindless_ldc_reads_the_ubos_of_the_descriptor_set_the_stream_set() {
+    let out = run_as(
+        |data| [ubo_desc(data, 4), ubo_desc(data + 64, 4)].concat(),
+        true,
+    )
+    .unwrap();
     for l in 0..FIBERS {
         let l_ = l as usize;
         assert_eq!(

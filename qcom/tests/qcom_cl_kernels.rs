@@ -220,6 +220,7 @@ fn interpret(c: &Case, k: &ClContainer<'_>, bufs: &mut [Vec<u8>]) -> Result<RunS
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 1024,
     };
     let mut mem = Mem(addrs.into_iter().zip(bufs.iter().cloned()).collect());

@@ -7,13 +7,17 @@ use super::instr::*;
 use super::memory::GpuMemory;
 use super::program::Program;
 
-/// Whether `prog` must run serially: global atomics read what other work groups wrote.
+/// Whether `prog` must run serially: global and UAV atomics read what other work groups wrote.
 pub(super) fn needs_serial(prog: &Program) -> bool {
     prog.instrs.iter().any(|i| {
         matches!(
             i.op,
             Op::Ext(Ext {
-                kind: ExtKind::Atomic { global: true, .. },
+                kind: ExtKind::Atomic { global: true, .. }
+                    | ExtKind::Ibo(IboArgs {
+                        op: IboOp::Atomic(_),
+                        ..
+                    }),
                 ..
             })
         )

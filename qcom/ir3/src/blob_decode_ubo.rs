@@ -1,6 +1,6 @@
 //! Bits → [`Ext`] for the constant-file forms the interpreter executes (field layouts in
-//! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.12): `ldc` and `ldc.k` on a UBO bound by slot (not
-//! bindless), `ldg.k` and `stc` with 32-bit types. Like `blob_decode_wave`, only words `blob::describe` names
+//! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.12): `ldc` and `ldc.k` on a UBO bound by slot or taken
+//! from a bindless descriptor set (§16.13), `ldg.k` and `stc` with 32-bit types. Like `blob_decode_wave`, only words `blob::describe` names
 //! are taken, so whatever is accepted prints exactly as Mesa prints it.
 use super::blob::describe;
 use super::instr::*;
@@ -68,13 +68,13 @@ pub fn cat6(w: u64) -> Option<Ext> {
     Some(Ext { raw: w, kind })
 }
 
-/// `ldc.offsetK.N.MODE` / `ldc.N.k.MODE` (a6xx opcode 30): not bindless (bit 8 clear, no base bits), u32.
+/// `ldc.offsetK.N.MODE[.baseB]` / `ldc.N.k.MODE[.baseB]` (a6xx opcode 30), u32; bindless with bit 8 (base bits
+/// 1–3, else zero).
 fn ldc(w: u64, ty: Ty) -> Option<ExtKind> {
     let mode = bits(w, 6, 7);
     if bits(w, 54, 58) != 0
         || bits(w, 14, 19) != 30
-        || bits(w, 1, 3) != 0
-        || bit(w, 8)
+        || (!bit(w, 8) && bits(w, 1, 3) != 0)
         || bits(w, 4, 5) != 0
         || bit(w, 40)
         || mode > 2
@@ -83,7 +83,10 @@ fn ldc(w: u64, ty: Ty) -> Option<ExtKind> {
         return None;
     }
     let off = opnd(bits(w, 24, 31), bit(w, 23))?;
-    let slot = opnd(bits(w, 41, 48), mode == 0)?;
+    let slot = Desc {
+        base: bit(w, 8).then_some(bits(w, 1, 3) as u8),
+        index: opnd(bits(w, 41, 48), mode == 0)?,
+    };
     Some(if bit(w, 52) {
         ExtKind::LdcK {
             off,

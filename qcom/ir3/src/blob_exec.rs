@@ -82,6 +82,8 @@ impl Group {
             ExtKind::Atomic { .. } => self.atomic_rmw(e.kind, lanes, mem),
             ExtKind::Resinfo { .. } | ExtKind::Ldib1d { .. } => self.ibo_ext(e.kind, lanes, l, mem),
             ExtKind::Sam(s) => self.sam(&s, lanes, l, mem),
+            ExtKind::NoEffect => Ok(()),
+            ExtKind::Ibo(_) | ExtKind::ResinfoB { .. } => self.bindless_ext(e.kind, lanes, l, mem),
             ExtKind::Ldc { .. }
             | ExtKind::LdcK { .. }
             | ExtKind::LdgK { .. }

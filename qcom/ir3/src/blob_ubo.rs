@@ -26,7 +26,7 @@ impl Group {
                 n,
             } => {
                 for &i in lanes {
-                    let ubo = self.ubo(slot, i, l)?;
+                    let ubo = self.ubo(slot, i, l, mem)?;
                     let first = self.opnd(off, i) as u64 * 4 + comp as u64;
                     let mut vals = [0u32; 4];
                     ubo_read(&ubo, first, &mut vals[..n as usize], mem)
@@ -38,7 +38,7 @@ impl Group {
             }
             ExtKind::LdcK { off, slot, vec4s } => {
                 for &i in lanes {
-                    let ubo = self.ubo(slot, i, l)?;
+                    let ubo = self.ubo(slot, i, l, mem)?;
                     let (from, to) = (self.opnd(off, i), self.a1_of(i));
                     // The XML: UBO offset and constant offset are multiples of 4 vec4s.
                     if from % 4 != 0 || to % 16 != 0 {
@@ -90,15 +90,25 @@ impl Group {
         Ok(())
     }
 
-    fn opnd(&self, o: Opnd, lane: u32) -> u32 {
+    pub(super) fn opnd(&self, o: Opnd, lane: u32) -> u32 {
         match o {
             Opnd::Imm(v) => v,
             Opnd::Reg(r) => self.reg_raw(r, lane, false),
         }
     }
 
-    fn ubo(&self, slot: Opnd, lane: u32, l: &Launch<'_>) -> Result<Ubo, String> {
-        let s = self.opnd(slot, lane);
+    fn ubo(
+        &self,
+        slot: Desc,
+        lane: u32,
+        l: &Launch<'_>,
+        mem: &mut dyn GpuMemory,
+    ) -> Result<Ubo, String> {
+        let s = self.opnd(slot.index, lane);
+        if let Some(set) = slot.base {
+            let d = self.bindless_dwords(l, set, s, 2, mem)?;
+            return Ok(Ubo::from_descriptor([d[0], d[1]]));
+        }
         l.ubos.get(s as usize).copied().ok_or_else(|| {
             format!(
                 "fiber {lane}: UBO {s} is not bound ({} loaded)",

@@ -64,10 +64,18 @@ pub fn decode(w: u64) -> D<Instr> {
                 super::blob_decode::cat6(w)
                     .or_else(|| super::blob_decode_wave::cat6(w))
                     .or_else(|| super::blob_decode_ubo::cat6(w))
+                    .or_else(|| super::blob_decode_ibo::cat6(w))
                     .ok_or(e)?,
             )),
         },
-        _ => cat7(w)?,
+        _ => match cat7(w) {
+            Ok(i) => i,
+            Err(e) => {
+                let mut i = Instr::new(Op::Ext(super::blob_cache::cat7(w).ok_or(e)?));
+                i.ss = bit(w, 44);
+                i
+            }
+        },
     };
     i.jp = bit(w, 59);
     i.sy = bit(w, 60);

@@ -478,18 +478,18 @@ pub enum ExtKind {
     /// `sam (TY)(MASK)dst, coord, s#S, t#T` (2-D, no flags): the texture sampled at the float coordinates in
     /// `coord`, `coord+1` as sampler S says (docs/hw/adreno-kgsl-pm4.md §16.10).
     Sam(SamArgs),
-    /// `ldc[.u].offsetK.N.MODE dst, off, slot` (not bindless): dst+i ← dword 4·off + K + i of UBO `slot`,
+    /// `ldc[.u].offsetK.N.MODE[.baseB] dst, off, slot`: dst+i ← dword 4·off + K + i of UBO `slot`,
     /// i < N; `off` counts vec4s (docs/hw/adreno-kgsl-pm4.md §16.12).
     Ldc {
         dst: RegNum,
         off: Opnd,
-        slot: Opnd,
+        slot: Desc,
         comp: u8,
         n: u8,
     },
-    /// `ldc.N.k.MODE c[a1.x], off, slot` (not bindless): N vec4s of UBO `slot` from vec4 `off` into the
+    /// `ldc.N.k.MODE[.baseB] c[a1.x], off, slot`: N vec4s of UBO `slot` from vec4 `off` into the
     /// constant file from dword a1.x.
-    LdcK { off: Opnd, slot: Opnd, vec4s: u16 },
+    LdcK { off: Opnd, slot: Desc, vec4s: u16 },
     /// `ldg.k.TY c[dst], g[addr+off], size`: `size` dwords from the 64-bit address in `addr`, `addr+1` plus the
     /// byte offset `off` into the constant file at `dst`.
     LdgK {
@@ -504,6 +504,42 @@ pub enum ExtKind {
         src: RegNum,
         size: u8,
     },
+    /// Untyped `ldib.b`/`stib.b` and `atomic.b.OP` (docs/hw/adreno-kgsl-pm4.md §16.13).
+    Ibo(IboArgs),
+    /// Bindless `resinfo.b…baseB dst, index`: the descriptor's width, height and depth into dst … dst+2.
+    ResinfoB { dst: RegNum, desc: Desc },
+    /// `sleep`, `dccln`, `dcflu`: nothing a coherent memory model can see (docs/hw/adreno-kgsl-pm4.md §16.14).
+    NoEffect,
+}
+
+/// Where a UAV/UBO descriptor comes from: slot `index` of the dispatch's loaded table (`base` None), or
+/// descriptor `index` of bindless descriptor set `base` (docs/hw/adreno-kgsl-pm4.md §16.13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Desc {
+    pub base: Option<u8>,
+    pub index: Opnd,
+}
+
+/// What an [`IboArgs`] access does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IboOp {
+    Load,
+    Store,
+    Atomic(AtomicOp),
+}
+
+/// `ldib.b`/`stib.b` (untyped 1-D) and `atomic.b.OP` on a buffer or image descriptor (§16.13): `val` is the
+/// loaded/stored register (and an atomic's operand and result), `coord` the element (x[, y]) coordinate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IboArgs {
+    pub op: IboOp,
+    pub ty: Ty,
+    pub n: u8,
+    pub dims: u8,
+    pub typed: bool,
+    pub val: RegNum,
+    pub coord: RegNum,
+    pub desc: Desc,
 }
 
 /// A cat6 operand that is a full register or an 8-bit immediate (`ldc`'s offset and UBO slot).

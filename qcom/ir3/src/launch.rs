@@ -28,6 +28,9 @@ pub struct Launch<'a> {
     /// Uniform buffers by slot (the CP_LOAD_STATE6 ST6_UBO load of the compute stage), read by `ldc` and
     /// `ldc.k` (docs/hw/adreno-kgsl-pm4.md §16.12).
     pub ubos: &'a [Ubo],
+    /// SP_CS_BINDLESS_BASE[0…4] as the stream wrote them (bits 0–1 DESC_SIZE, the rest the address of the
+    /// descriptor set; 0 = not set), read by the bindless (`.baseN`) forms (docs/hw/adreno-kgsl-pm4.md §16.13).
+    pub bindless: [u64; 5],
     /// Bytes of work-group shared memory (`l[…]`).
     pub shared_bytes: usize,
 }

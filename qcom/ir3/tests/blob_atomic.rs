@@ -138,6 +138,7 @@ fn a_shader_with_a_global_atomic_runs_its_work_groups_in_order_even_with_threads
             uavs: &[],
             samplers: &[],
             ubos: &[],
+            bindless: [0; 5],
             wgsize_reg: None,
             wgoffset_reg: None,
             shared_bytes: 0,

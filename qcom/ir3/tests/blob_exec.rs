@@ -143,6 +143,7 @@ fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<
         uavs,
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 256,
     };
     run(&prog, &launch, &mut mem)?;

@@ -235,15 +235,15 @@ fn quad_shuffle_reads_within_groups_of_four_fibers() {
 
 #[test]
 fn the_blob_forms_left_unexecuted_are_refused_by_name() {
-    // From the blob vectors: brac (no public description of its condition), a bindless ldc and a bindless
-    // resinfo (descriptor sets the model does not keep); each refused at load with kernel, offset and text.
+    // From the blob vectors: brac (no public description of its condition), a bindless sam (not modelled) and
+    // getspid (a hardware placement id); each refused at load with kernel, offset and text.
     for (w, text) in [
         (0x00800063_0000001e_u64, "brac.3 #30"),
-        (0xc02600c1_00c7a900, "ldc.u.offset0.3.imm.base0 r48.y, 0, 0"),
         (
-            0xc0260000_0063c300,
-            "resinfo.b.untyped.2d.u32.1.imm.base0 r0.x, 0",
+            0xa0c89f04_c4600005,
+            "sam.base1 (f32)(xyzw)r1.x, r0.z, s#3, t#2",
         ),
+        (0xc0260004_00490000, "getspid.u32 r1.x"),
     ] {
         let mut img = 0u64.to_le_bytes().to_vec();
         img.extend(w.to_le_bytes());

@@ -155,6 +155,7 @@ fn exec(words: &[u64], lanes: u32, consts: &[u32], init: &[u8]) -> Result<Vec<u3
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 1024,
     };
     run(&prog, &launch, &mut mem)?;
@@ -556,6 +557,7 @@ fn shared_memory_is_per_work_group_and_bar_orders_it() {
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 16,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -642,6 +644,7 @@ fn images_fetch_with_border_and_store_converted_to_half() {
         uavs: &[dst],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -730,6 +733,7 @@ fn isam_s2en_takes_the_texture_index_per_fiber_from_a_half_register() {
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 0,
     };
     run(&prog, &launch, &mut mem).unwrap();
@@ -783,6 +787,7 @@ fn run_groups(
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 0,
     };
     let r = run_threads(&prog, &launch, &mut mem, threads);

@@ -94,6 +94,7 @@ fn exec(words: &[u64], consts: &[(usize, u32)], init: &[(usize, u8)]) -> Vec<u8>
         uavs: &[],
         samplers: &[],
         ubos: &[],
+        bindless: [0; 5],
         shared_bytes: 1024,
     };
     run(&prog, &launch, &mut mem).unwrap();

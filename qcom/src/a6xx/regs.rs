@@ -28,6 +28,8 @@ pub const SP_CS_CONST_CONFIG: u32 = 0xB987; // HLSQ_CS_CNTL
 pub const SP_CS_SAMPLER_BASE: u32 = 0xA9E2; // SP_CS_TEX_SAMP
 pub const SP_CS_TEXMEMOBJ_BASE: u32 = 0xA9E6; // SP_CS_TEX_CONST
 pub const SP_CS_UAV_BASE: u32 = 0xA9F2; // SP_CS_IBO
+/// SP_CS_BINDLESS_BASE[0…4] (64-bit each, stride 2): DESC_SIZE bits 0–1, set address above (a6xx.xml).
+pub const SP_CS_BINDLESS_BASE: u32 = 0xA9E8;
 pub const TPL1_CS_BORDER_COLOR_BASE: u32 = 0xB180; // SP_PS_TP_BORDER_COLOR_BASE_ADDR
 pub const CP_ALWAYS_ON_COUNTER: u32 = 0x980;
 

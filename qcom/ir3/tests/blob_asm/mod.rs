@@ -202,7 +202,7 @@ pub fn exec_tex(
         (local, groups),
         init,
         (uavs, textures, samplers),
-        &[],
+        (&[], [0; 5]),
     )
 }
 
@@ -213,7 +213,30 @@ pub fn exec_ubo(
     init: &[u32],
     ubos: &[Ubo],
 ) -> Result<Vec<u32>, String> {
-    exec_all(words, (local, groups), init, (&[], &[], &[]), ubos)
+    exec_all(
+        words,
+        (local, groups),
+        init,
+        (&[], &[], &[]),
+        (ubos, [0; 5]),
+    )
+}
+
+/// `exec` with UAVs by slot and SP_CS_BINDLESS_BASE[0…4] register values.
+pub fn exec_bindless(
+    words: &[u64],
+    (local, groups): (u32, u32),
+    init: &[u32],
+    uavs: &[Image],
+    bindless: [u64; 5],
+) -> Result<Vec<u32>, String> {
+    exec_all(
+        words,
+        (local, groups),
+        init,
+        (uavs, &[], &[]),
+        (&[], bindless),
+    )
 }
 
 #[allow(clippy::type_complexity)]
@@ -222,7 +245,7 @@ fn exec_all(
     (local, groups): (u32, u32),
     init: &[u32],
     (uavs, textures, samplers): (&[Image], &[Image], &[[u32; 4]]),
-    ubos: &[Ubo],
+    (ubos, bindless): (&[Ubo], [u64; 5]),
 ) -> Result<Vec<u32>, String> {
     let image: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let prog = Program::decode("wave", &image)?;
@@ -242,6 +265,7 @@ fn exec_all(
         uavs,
         samplers,
         ubos,
+        bindless,
         wgsize_reg: None,
         wgoffset_reg: None,
         shared_bytes: 256,

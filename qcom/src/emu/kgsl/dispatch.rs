@@ -21,6 +21,8 @@ pub struct Dispatch {
     pub samplers: Vec<[u32; 4]>,
     /// UBO descriptors of the ST6_UBO load (A6XX_UBO: address, size in vec4; §16.12), by slot.
     pub ubos: Vec<[u32; 2]>,
+    /// SP_CS_BINDLESS_BASE[0…4] at the dispatch (descriptor-set address | DESC_SIZE; §16.13).
+    pub bindless: [u64; 5],
     pub cs_cntl_0: u32,
     pub const_config_0: u32,
     /// Launched by CP_RUN_OPENCL (a Qualcomm-compiled kernel in CL mode, §16.11) instead of CP_EXEC_CS.
@@ -233,6 +235,7 @@ impl KgslModel {
             uavs,
             samplers,
             ubos,
+            bindless: [0, 1, 2, 3, 4].map(|n| self.r64(regs::SP_CS_BINDLESS_BASE + 2 * n)),
             cs_cntl_0: cntl0,
             const_config_0: cc0,
             cl,

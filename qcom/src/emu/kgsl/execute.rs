@@ -148,6 +148,7 @@ impl KgslModel {
             uavs: &uavs,
             samplers: &d.samplers,
             ubos: &ubos,
+            bindless: d.bindless,
             shared_bytes: shared,
         };
         let threads = *self.exec.threads.get_or_insert_with(ir3::default_threads);
