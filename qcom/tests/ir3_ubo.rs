@@ -92,13 +92,15 @@ fn run_as(desc: impl Fn(u64) -> Vec<u32>, bindless: bool) -> Result<Vec<u32>, St
         ..Default::default()
     });
     let dev = AdrenoDevice::open(model, AdrenoOptions::default()).map_err(|e| e.to_string())?;
+    // The model takes a dispatch's closing CACHE_FLUSH_TS only into the dummy object (the bring-up's first).
+    let dummy = dev
+        .address_map()
+        .into_iter()
+        .find(|(n, _, _)| n == "dummy")
+        .map(|(_, a, _)| a)
+        .ok_or("no dummy object")?;
     dev.with_kgsl(|m| {
         let e = |x: modelrt_qcom::kgsl::KgslError| x.to_string();
-        let dummy = m
-            .memory_snapshot()
-            .first()
-            .map(|(a, _)| *a)
-            .ok_or("no dummy object")?;
         let out = alloc_obj(m, 4096).map_err(e)?;
         let data = alloc_obj(m, 4096).map_err(e)?;
         let words: Vec<u8> = (0..64u32)
