@@ -8,7 +8,7 @@
 use super::exec::Group;
 use super::instr::*;
 use super::launch::Launch;
-use super::memory::GpuMemory;
+use super::memory::{GpuMemory, Image};
 
 /// A UAV as its descriptor (A6XX_TEX_CONST layout, §8.3) describes it.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +68,45 @@ impl Group {
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect())
+    }
+
+    /// Texture descriptor `tex` and sampler descriptor `samp` of bindless set `set`, for `sam`: the texture
+    /// must be a 2-D RGBA32F/RGBA16F image (what the model samples, §16.10).
+    pub(super) fn bindless_texture(
+        &self,
+        l: &Launch<'_>,
+        set: u8,
+        tex: u32,
+        samp: u32,
+        mem: &mut dyn GpuMemory,
+    ) -> Result<(Image, [u32; 4]), String> {
+        let d = self.bindless_dwords(l, set, tex, 6, mem)?;
+        let r = resource(&d);
+        let fmt = (d[0] >> 22) & 0xFF;
+        let half = match fmt {
+            0x82 => false,
+            0x62 => true,
+            _ => {
+                return Err(format!(
+                    "bindless texture {tex} of base {set}: format {fmt:#x} is not RGBA32F/RGBA16F"
+                ))
+            }
+        };
+        if d[2] >> 29 != 1 {
+            return Err(format!(
+                "bindless texture {tex} of base {set}: type {} is not 2-D",
+                d[2] >> 29
+            ));
+        }
+        let s = self.bindless_dwords(l, set, samp, 4, mem)?;
+        let img = Image {
+            base: r.base,
+            width: r.width,
+            height: r.height,
+            pitch: r.pitch,
+            half,
+        };
+        Ok((img, [s[0], s[1], s[2], s[3]]))
     }
 
     fn resource_of(

@@ -117,3 +117,48 @@ pub fn cat6(w: u64) -> Option<Ext> {
     describe(w)?;
     Some(Ext { raw: w, kind })
 }
+
+/// Bindless `sam.baseN (TY)(MASK)dst, coord, s#S, t#T` (DESC_MODE 6: sampler = src3 bits 0–3, texture = bits
+/// 4–7) and `sam.baseN …, s#S, a1.x` (DESC_MODE 7: sampler = src3, texture index in a1.x): 2-D, no flags, one
+/// coordinate register pair (§16.9, §16.13).
+pub fn sam_bindless(w: u64) -> Option<Ext> {
+    let mode = bits(w, 29, 31);
+    if bits(w, 54, 58) != 3
+        || !bit(w, 51)
+        || !matches!(mode, 6 | 7)
+        || bit(w, 18)
+        || bits(w, 48, 50) != 0
+        || bits(w, 52, 53) != 0
+        || bits(w, 9, 17) != 0
+    {
+        return None;
+    }
+    let ty = Ty::from_bits(bits(w, 44, 46));
+    let wrmask = bits(w, 40, 43) as u8;
+    if !matches!(ty, Ty::F32 | Ty::F16) || wrmask == 0 {
+        return None;
+    }
+    let src3 = bits(w, 21, 28);
+    let (samp, tex) = if mode == 6 {
+        (src3 & 15, src3 >> 4)
+    } else {
+        (src3, 0)
+    };
+    let n = wrmask.count_ones() as u64;
+    let kind = ExtKind::Sam(SamArgs {
+        ty,
+        wrmask,
+        dst: gpr(bits(w, 32, 39), n)?,
+        coord: gpr(bits(w, 1, 8), 2)?,
+        coord_half: !bit(w, 0),
+        samp: samp as u8,
+        tex: tex as u8,
+        s2en: None,
+        bindless: Some(SamBindless {
+            base: ((bits(w, 19, 20) * 2) | bits(w, 47, 47)) as u8,
+            tex_a1: mode == 7,
+        }),
+    });
+    describe(w)?;
+    Some(Ext { raw: w, kind })
+}

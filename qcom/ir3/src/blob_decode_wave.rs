@@ -99,6 +99,7 @@ fn sam(w: u64) -> Option<Ext> {
             samp,
             tex,
             s2en,
+            bindless: None,
         }),
     })
 }
@@ -107,7 +108,7 @@ fn sam(w: u64) -> Option<Ext> {
 /// component whose source and destination precision agree.
 pub fn cat5(w: u64) -> Option<Ext> {
     if bits(w, 54, 58) == 3 {
-        return sam(w);
+        return sam(w).or_else(|| super::blob_decode_ibo::sam_bindless(w));
     }
     if bits(w, 54, 58) != 31 || !bit(w, 53) || bits(w, 40, 43) != 1 {
         return None;

@@ -84,19 +84,29 @@ impl Group {
                 ),
                 None => (u32::from(a.samp), u32::from(a.tex)),
             };
-            let img = *l.textures.get(ti as usize).ok_or_else(|| {
-                fault(format!(
-                    "texture t#{ti} is not bound ({} loaded)",
-                    l.textures.len()
-                ))
-            })?;
-            let s = l.samplers.get(si as usize).ok_or_else(|| {
-                fault(format!(
-                    "sampler s#{si} is not bound ({} loaded)",
-                    l.samplers.len()
-                ))
-            })?;
-            let s = sampler(s).map_err(fault)?;
+            let (img, s) = match a.bindless {
+                Some(b) => {
+                    let ti = if b.tex_a1 { self.a1_of(i) as u32 } else { ti };
+                    self.bindless_texture(l, b.base, ti, si, mem)
+                        .map_err(fault)?
+                }
+                None => {
+                    let img = *l.textures.get(ti as usize).ok_or_else(|| {
+                        fault(format!(
+                            "texture t#{ti} is not bound ({} loaded)",
+                            l.textures.len()
+                        ))
+                    })?;
+                    let s = *l.samplers.get(si as usize).ok_or_else(|| {
+                        fault(format!(
+                            "sampler s#{si} is not bound ({} loaded)",
+                            l.samplers.len()
+                        ))
+                    })?;
+                    (img, s)
+                }
+            };
+            let s = sampler(&s).map_err(fault)?;
             let coord = |k: u16| {
                 let raw = self.reg_raw(a.coord + k, i, a.coord_half);
                 if a.coord_half {

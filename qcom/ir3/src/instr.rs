@@ -567,6 +567,16 @@ pub struct SamArgs {
     pub samp: u8,
     pub tex: u8,
     pub s2en: Option<S2en>,
+    /// Bindless (`.baseN`, docs/hw/adreno-kgsl-pm4.md §16.13): texture and sampler descriptors from set N.
+    pub bindless: Option<SamBindless>,
+}
+
+/// Where a bindless `sam` finds its descriptors in set `base`: sampler `samp`, texture `tex` (DESC_MODE 6,
+/// immediate) or the texture index in a1.x (DESC_MODE 7, `tex_a1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SamBindless {
+    pub base: u8,
+    pub tex_a1: bool,
 }
 
 /// The wave-level operations of [`ExtKind::Wave`] (docs/hw/adreno-kgsl-pm4.md §16.10).

@@ -386,3 +386,101 @@ fn sleep_dccln_and_dcflu_change_nothing_and_dcinv_stays_refused() {
     let e = modelrt_ir3::Program::decode("k", &w("e2880000_00000000").to_le_bytes()).unwrap_err();
     assert!(e.contains("`dcinv.all` is not executed"), "{e}");
 }
+
+/// A 4x2 RGBA32F texture at dword `at` (pitch 64): texel (x, y) = (x + 10·y, 100 + x, −1, 0.5), and its 2-D
+/// descriptor (FMT6_32_32_32_32_FLOAT = 0x82 in dword 0 bits 22–29).
+fn texture(m: &mut [u32], at: usize) -> [u32; 16] {
+    for y in 0..2 {
+        for x in 0..4 {
+            let t = [(x + 10 * y) as f32, 100.0 + x as f32, -1.0, 0.5];
+            let o = at + 16 * y + 4 * x;
+            m[o..o + 4].copy_from_slice(&t.map(f32::to_bits));
+        }
+    }
+    let mut d = image_desc(at, 4, 2, 64);
+    d[0] = 0x82 << 22;
+    d
+}
+
+/// tinygrad's sampler (nearest, unnormalised, clamp to border: §8.4) as a set entry.
+fn sampler_entry() -> [u32; 16] {
+    let mut d = [0u32; 16];
+    d[0] = 0x1B60;
+    d[1] = 0x30;
+    d
+}
+
+#[test]
+fn bindless_sam_takes_texture_and_sampler_from_the_set() {
+    let texel =
+        |x: u32, y: u32| [(x + 10 * y) as f32, 100.0 + x as f32, -1.0, 0.5].map(f32::to_bits);
+    // sam.base1 (f32)(xyzw)r1.x, r0.z, s#3, t#2: set 1 entry 2 = the texture, entry 3 = the sampler; at
+    // (2.5, 1.5) nearest gives texel (2, 1).
+    let mut m = memory(SET1, &[[0; 16], [0; 16], [0; 16], sampler_entry()]);
+    let t = texture(&mut m, BUF);
+    m[SET1 + 32..SET1 + 48].copy_from_slice(&t);
+    let p = vec![
+        mov_imm(F32, r(0, 2), 2.5f32.to_bits()),
+        mov_imm(F32, r(0, 3), 1.5f32.to_bits()),
+        w("a0c89f04_c4600005"),
+    ];
+    let regs = [r(1, 0), r(1, 1), r(1, 2), r(1, 3)];
+    let out = exec_bindless(&store(p, &regs), (2, 1), &m, &[], [0, base(SET1), 0, 0, 0]).unwrap();
+    for (c, v) in texel(2, 1).into_iter().enumerate() {
+        assert_eq!(col(&out, c, 2), [v; 2], "component {c}");
+    }
+    // sam.base0 (f32)(xyzw)r0.x, r0.z, s#1, a1.x with a1.x = 2: texture = set 0 entry 2, sampler entry 1; at
+    // (1.5, 0.5) → texel (1, 0).
+    let mut m = memory(SET0, &[[0; 16], sampler_entry()]);
+    let t = texture(&mut m, BUF);
+    m[SET0 + 32..SET0 + 48].copy_from_slice(&t);
+    let mut p = vec![
+        cov(U32, U32, r(2, 0), r(0, 0)),
+        mova1(2),
+        mov_imm(F32, r(0, 2), 1.5f32.to_bits()),
+        mov_imm(F32, r(0, 3), 0.5f32.to_bits()),
+        w("a0c81f00_e0200005"),
+    ];
+    p.extend((0..4).map(|c| cov(U32, U32, r(3, c), r(0, c))));
+    p.push(cov(U32, U32, r(0, 0), r(2, 0)));
+    let regs = [r(3, 0), r(3, 1), r(3, 2), r(3, 3)];
+    let out = exec_bindless(&store(p, &regs), (2, 1), &m, &[], [base(SET0), 0, 0, 0, 0]).unwrap();
+    for (c, v) in texel(1, 0).into_iter().enumerate() {
+        assert_eq!(col(&out, c, 2), [v; 2], "component {c}");
+    }
+    // sam.base0 (f32)(x)r2.x, r0.x, s#16, a1.x: sampler entry 16 (the set at dword 512 so it fits), texture
+    // a1.x = 0; coordinates (lid + 0.5, 1.5) → x component of texel (lid, 1) = lid + 10, and 0 (the border)
+    // for lid 4.
+    let mut m = memory(512, &[]);
+    let t = texture(&mut m, BUF);
+    m[512..528].copy_from_slice(&t);
+    m[512 + 256..512 + 272].copy_from_slice(&sampler_entry());
+    // lid is kept in r6.x (the sam writes r2.x, where `around_r0` would keep it).
+    let p = vec![
+        cov(U32, U32, r(6, 0), r(0, 0)),
+        cov(U32, F32, r(0, 0), r(0, 0)),
+        mov_imm(F32, r(5, 0), 0.5f32.to_bits()),
+        r(0, 0) | r(5, 0) << 16 | r(0, 0) << 32 | 1 << 52 | 2 << 61, // add.f r0.x, r0.x, r5.x
+        mov_imm(F32, r(0, 1), 1.5f32.to_bits()),
+        w("a0c81108_e2000001"),
+        cov(U32, U32, r(0, 0), r(6, 0)),
+    ];
+    let out = exec_bindless(
+        &store(p, &[r(2, 0)]),
+        (5, 1),
+        &m,
+        &[],
+        [base(512), 0, 0, 0, 0],
+    )
+    .unwrap();
+    let want: Vec<u32> = (0..5)
+        .map(|l| {
+            if l < 4 {
+                (l as f32 + 10.0).to_bits()
+            } else {
+                0
+            }
+        })
+        .collect();
+    assert_eq!(col(&out, 0, 5), want);
+}

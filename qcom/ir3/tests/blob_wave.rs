@@ -235,13 +235,14 @@ fn quad_shuffle_reads_within_groups_of_four_fibers() {
 
 #[test]
 fn the_blob_forms_left_unexecuted_are_refused_by_name() {
-    // From the blob vectors: brac (no public description of its condition), a bindless sam (not modelled) and
-    // getspid (a hardware placement id); each refused at load with kernel, offset and text.
+    // From the blob vectors: brac (no public description of its condition), a bindless sam with per-fiber
+    // indices (their register layout is not documented) and getspid (a hardware placement id); each refused at
+    // load with kernel, offset and text.
     for (w, text) in [
         (0x00800063_0000001e_u64, "brac.3 #30"),
         (
-            0xa0c89f04_c4600005,
-            "sam.base1 (f32)(xyzw)r1.x, r0.z, s#3, t#2",
+            0xa0c81f00_40000005_u64,
+            "sam.s2en.nonuniform.base0 (f32)(xyzw)r0.x, r0.z, r0.x",
         ),
         (0xc0260004_00490000, "getspid.u32 r1.x"),
     ] {
@@ -279,6 +280,25 @@ fn dump_mutations() {
         ldib1d(F32, r(0, 0), r(0, 3), 1),
         0xa0c01f04_0cc00005,
         0xa0c00f00_04400002,
+        // §16.12–§16.14: the blob's ldc, ldc.k, ldg.k, stc, bindless/buffer UAV, sam and cat7 words.
+        0xc0260000_00478200,
+        0xc0260201_00c78080,
+        0xc02600c1_00c7a900,
+        0xc0360003_00c78100,
+        0xc0160188_00b01261,
+        0xc7060120_03800000,
+        0xc0260200_03676100,
+        0xc0240402_00674100,
+        0xc0260c0a_0a61b180,
+        0xd0260e0a_09677180,
+        0xc0260000_0063c382,
+        0xc03a0003_01640000,
+        0xc0360000_0365c800,
+        0xd0360c04_02640b80,
+        0xa0c89f04_c4600005,
+        0xa0c81108_e2000001,
+        0xe1080000_00000000,
+        0xe2080000_00000000,
     ];
     let mut x = 0x2545_F491_4F6C_DD1D_u64;
     for s in seeds {
