@@ -1,7 +1,8 @@
 //! Bits → [`Ext`] for the a6xx UAV forms on buffer descriptors and the bindless `resinfo` (field layouts in
 //! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.13): untyped 1-D `ldib.b`/`stib.b` (no immediate offset,
 //! no `.rck`) and `atomic.b.OP` (32-bit, one component, untyped 1-D or typed 1-D/2-D), by UAV slot or from a
-//! bindless descriptor set; `resinfo.b…baseN`. Only words `blob::describe` names are taken.
+//! bindless descriptor set; `resinfo.b…baseN`; and the bindless `sam.baseN` with immediate or a1.x indices
+//! ([`sam_bindless`]). Only words `blob::describe` names are taken.
 use super::blob::describe;
 use super::instr::*;
 

@@ -1,7 +1,7 @@
 //! Bits → [`Ext`] for the constant-file forms the interpreter executes (field layouts in
 //! docs/hw/adreno-kgsl-pm4.md §16.9, semantics in §16.12): `ldc` and `ldc.k` on a UBO bound by slot or taken
-//! from a bindless descriptor set (§16.13), `ldg.k` and `stc` with 32-bit types. Like `blob_decode_wave`, only words `blob::describe` names
-//! are taken, so whatever is accepted prints exactly as Mesa prints it.
+//! from a bindless descriptor set (§16.13), `ldg.k` and `stc` with 32-bit types. Like `blob_decode_wave`, only
+//! words `blob::describe` names are taken, so whatever is accepted prints exactly as Mesa prints it.
 use super::blob::describe;
 use super::instr::*;
 

@@ -8,10 +8,10 @@
 //! `blob_decode`/`blob_exec` (the blob-compiler cat6 forms that are executed: `ldg.a`/`stg.a`, `ldlw`/`stlw`,
 //! local atomics), `blob_decode_wave` with `blob_wave` (the 64-fiber wave model and the wave-level instructions),
 //! `blob_atomic` (local inc/dec/cmpxchg, global atomics), `blob_ibo` (`resinfo`, 1-D `ldib`) and `blob_sam`
-//! (`sam` under its sampler descriptor), `blob_decode_ubo` with `blob_ubo` (`ldc`, `ldc.k`, `ldg.k`, `stc`: uniform
-//! buffers and the per-dispatch writable constant file), `blob_decode_ibo` with `blob_bindless` (bindless
-//! descriptor sets, untyped `ldib`/`stib` and `atomic.b` on buffers, bindless `resinfo`), `blob_cache` (`sleep`,
-//! `dccln`, `dcflu` as no-ops),
+//! (`sam` under its sampler descriptor), `blob_decode_ubo` with `blob_ubo` (`ldc`, `ldc.k`, `ldg.k`, `stc`:
+//! uniform buffers and the per-dispatch writable constant file), `blob_decode_ibo` with `blob_bindless` (bindless
+//! descriptor sets, untyped `ldib`/`stib` and `atomic.b` on buffers, bindless `resinfo` and `sam`),
+//! `blob_cache` (`sleep`, `dccln`, `dcflu` as no-ops),
 //! `alu_qcom` (the cat3 integer operations only Qualcomm's compiler emits: `sad`, `madsh.u16`),
 //! `program` (a pre-decoded shader), `float` (binary16 widening as half registers see it, on top of
 //! `modelrt_core::half`), `alu` (per-fiber value semantics), `alu_exec` (the cat1–cat4 executor: moves and
