@@ -213,3 +213,70 @@ fn ldg_k_loads_global_dwords_into_the_constant_file() {
     let e = exec_ubo(&store(p, &[]), (1, 1), &[], &[]).unwrap_err();
     assert!(e.contains("GPU fault"), "{e}");
 }
+
+#[test]
+fn every_batch_of_work_groups_starts_from_the_dispatchs_constants() {
+    // 16 work groups of 64 fibers = two batches of 8 work groups. Every fiber reads c[64] (the dispatch
+    // has 0x64 there), then `stc.f32 c[64], r5.x, 1` with r5.x = 7, then reads c[64] again. The second batch must
+    // not see the first batch's write: 0x64 then 7 for every fiber, on 1 and on 3 threads.
+    let stc = w("c7020020_01800000") & !(0x1FF << 32 | 0xFF << 1) | 64 << 32 | r(5, 0) << 1;
+    assert_eq!(disasm_word(stc), "stc.f32 c[64], r5.x, 1");
+    let add_u =
+        |dst: u64, a: u64, b: u64| a | b << 16 | dst << 32 | 1 << 52 | ADD_U << 53 | 2 << 61;
+    let mut p = vec![
+        mov_c(r(1, 0), 64),
+        mov_imm(U32, r(5, 0), 7),
+        stc,
+        mov_c(r(1, 1), 64),
+        // r7.x = wgid · 64 + lid, r7.y = r7.x + 1024.
+        alu_ri(MULL_U, r(7, 0), r(48, 0), 64),
+        add_u(r(7, 0), r(7, 0), r(0, 0)),
+        alu_ri(ADD_U, r(7, 1), r(7, 0), 1000),
+        alu_ri(ADD_U, r(7, 1), r(7, 1), 24),
+    ];
+    p.extend(addr_in(r(40, 0), 0));
+    p.extend([
+        stg_idx(r(40, 0), r(7, 0), r(1, 0)),
+        stg_idx(r(40, 0), r(7, 1), r(1, 1)),
+        END,
+    ]);
+    let image: Vec<u8> = p.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let prog = modelrt_ir3::Program::decode("stc", &image).unwrap();
+    let mut c = vec![OUT as u32, 0, 0, 0];
+    c.resize(1024, 0);
+    c[64] = 0x64;
+    for threads in [1, 3] {
+        let mut mem = Mem(vec![0u8; 4 * 2048]);
+        let launch = modelrt_ir3::Launch {
+            consts: &c,
+            groups: [16, 1, 1],
+            local: [64, 1, 1],
+            wgid_reg: Some(192),
+            lid_reg: Some(0),
+            wgsize_reg: None,
+            wgoffset_reg: None,
+            textures: &[],
+            uavs: &[],
+            samplers: &[],
+            ubos: &[],
+            bindless: [0; 5],
+            shared_bytes: 0,
+        };
+        modelrt_ir3::run_threads(&prog, &launch, &mut mem, threads).unwrap();
+        let words: Vec<u32> = mem
+            .0
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(
+            words[..1024],
+            [0x64; 1024][..],
+            "before the write, {threads} threads"
+        );
+        assert_eq!(
+            words[1024..],
+            [7; 1024][..],
+            "after the write, {threads} threads"
+        );
+    }
+}
