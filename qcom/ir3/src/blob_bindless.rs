@@ -53,6 +53,13 @@ impl Group {
                 "bindless base {set} (SP_CS_BINDLESS_BASE[{set}]) is not set"
             ));
         }
+        // The XML's a6xx_bindless_descriptor_size: 1 = 16-byte, 3 = 64-byte descriptors (2 << N dwords).
+        if !matches!(reg & 3, 1 | 3) {
+            return Err(format!(
+                "bindless base {set}: DESC_SIZE {} is neither 1 (16-byte) nor 3 (64-byte descriptors)",
+                reg & 3
+            ));
+        }
         let size = 8u64 << (reg & 3);
         if 4 * n as u64 > size {
             return Err(format!(

@@ -244,6 +244,14 @@ fn bindless_resinfo_reads_width_height_depth_from_the_descriptor() {
         e.contains("bindless base 1 (SP_CS_BINDLESS_BASE[1]) is not set"),
         "{e}"
     );
+    // DESC_SIZE 2 is not a value the XML defines; 1 (16-byte entries) is too small for an image descriptor.
+    for (size, want) in [
+        (2, "DESC_SIZE 2 is neither"),
+        (1, "16-byte descriptors, 24 bytes needed"),
+    ] {
+        let e = exec_bindless(&p, (3, 1), &m, &[], [0, addr(SET1) | size, 0, 0, 0]).unwrap_err();
+        assert!(e.contains(want), "{e}");
+    }
 }
 
 #[test]
