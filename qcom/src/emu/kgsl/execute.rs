@@ -1,8 +1,9 @@
 //! Executing a validated dispatch with the IR3 interpreter (docs/hw/adreno-kgsl-pm4.md §16.5): the shader at
 //! SP_CS_BASE (decoded once per address and image), the constant file of the CP_LOAD_STATE6 constant load,
 //! work groups and the local size from the NDRANGE registers, work-group/local-id registers from
-//! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs and UBOs from their descriptors, and every
-//! memory access checked against the model's GPU objects (an address outside them is a GPU fault). The work
+//! SP_CS_CONST_CONFIG_0, shared memory from SP_CS_CNTL_1, textures/UAVs and UBOs from their descriptors, the
+//! bindless descriptor-set bases from SP_CS_BINDLESS_BASE, and every memory access checked against the model's
+//! GPU objects (an address outside them is a GPU fault). The work
 //! groups run on [`KgslModel::set_ir3_threads`] threads, else `$MODELRT_IR3_THREADS`, else every core
 //! ([`ir3::default_threads`]); workers read the objects through a shared view and the model is written after
 //! the dispatch, in work-group order.
