@@ -30,7 +30,7 @@ fn desc(w: u64) -> Option<Desc> {
     Some(Desc {
         base: bit(w, 8).then_some(bits(w, 1, 3) as u8),
         index: if mode == 0 {
-            Opnd::Imm(v as u32)
+            Opnd::Imm(v as u8)
         } else {
             Opnd::Reg(gpr(v, 1)?)
         },

@@ -21,7 +21,7 @@ fn gpr(v: u64, n: u64) -> Option<RegNum> {
 /// An 8-bit cat6 operand: the immediate when `imm`, else a full register.
 fn opnd(v: u64, imm: bool) -> Option<Opnd> {
     Some(if imm {
-        Opnd::Imm(v as u32)
+        Opnd::Imm(v as u8)
     } else {
         Opnd::Reg(gpr(v, 1)?)
     })

@@ -92,7 +92,7 @@ impl Group {
 
     pub(super) fn opnd(&self, o: Opnd, lane: u32) -> u32 {
         match o {
-            Opnd::Imm(v) => v,
+            Opnd::Imm(v) => v as u32,
             Opnd::Reg(r) => self.reg_raw(r, lane, false),
         }
     }

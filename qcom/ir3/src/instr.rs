@@ -545,7 +545,7 @@ pub struct IboArgs {
 /// A cat6 operand that is a full register or an 8-bit immediate (`ldc`'s offset and UBO slot).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Opnd {
-    Imm(u32),
+    Imm(u8),
     Reg(RegNum),
 }
 
