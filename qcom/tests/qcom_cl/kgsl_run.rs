@@ -56,11 +56,20 @@ pub fn run_with(
     });
     // The device's bring-up (tinygrad's order, §3): dummy object first, draw context 1, border colours.
     let dev = AdrenoDevice::open(model, AdrenoOptions::default()).map_err(|e| e.to_string())?;
-    dev.with_kgsl(|m| submit(m, k, groups, local, bufs, sp_mode_cntl))
+    // The model takes a dispatch's closing CACHE_FLUSH_TS only into the dummy object (the bring-up's first
+    // allocation); its address comes from the device's own address map, not from the mapping order.
+    let dummy = dev
+        .address_map()
+        .into_iter()
+        .find(|(n, _, _)| n == "dummy")
+        .map(|(_, a, _)| a)
+        .ok_or("no dummy object")?;
+    dev.with_kgsl(|m| submit(m, dummy, k, groups, local, bufs, sp_mode_cntl))
 }
 
 fn submit(
     m: &mut KgslModel,
+    dummy: u64,
     k: &ClContainer<'_>,
     groups: [u32; 3],
     local: [u32; 3],
@@ -68,13 +77,6 @@ fn submit(
     sp_mode_cntl: u32,
 ) -> Result<ExecStats, String> {
     let e = |x: modelrt_qcom::kgsl::KgslError| x.to_string();
-    // The model takes a dispatch's closing CACHE_FLUSH_TS only into the dummy object: the bring-up's first
-    // allocation, the lowest mapped address.
-    let dummy = m
-        .memory_snapshot()
-        .first()
-        .map(|(a, _)| *a)
-        .ok_or("no dummy object")?;
     let objs: Vec<_> = bufs
         .iter()
         .map(|b| alloc_obj(m, b.len() as u64))
