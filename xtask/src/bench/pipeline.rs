@@ -132,7 +132,13 @@ fn prepare(
     })
 }
 
-fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<Value> {
+fn worker(
+    ctx: &Ctx<'_>,
+    runtime: &str,
+    p: &Prepared,
+    frames: usize,
+    threads: usize,
+) -> Result<Value> {
     let warmup = ctx.opts.warmup.to_string();
     let mut cmd = if runtime == "tinygrad" {
         let mut c = crate::exporter_python::command(ctx.python);
@@ -152,7 +158,7 @@ fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<V
             "--warmup",
             &warmup,
             "--threads",
-            &ctx.threads.to_string(),
+            &threads.to_string(),
         ]);
         for name in &p.inputs {
             c.arg("--input").arg(format!(
@@ -174,16 +180,22 @@ fn median_of(docs: &[Value], key: &str) -> Value {
     summarize(&v).map_or(Value::Null, |(_, m, _)| json!(m))
 }
 
-/// Benchmark one pipeline; its results object.
-pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str) -> Result<Value> {
+/// Benchmark one pipeline with its kernels split over `threads` cores; its results object.
+pub(super) fn bench_pipeline(
+    ctx: &Ctx<'_>,
+    root: &Path,
+    name: &str,
+    spec: &str,
+    threads: usize,
+) -> Result<Value> {
     // `--iters` is the frame count here: at least 20, like the golden test (10 in the quick check).
     let frames = if ctx.opts.quick {
         10
     } else {
         ctx.opts.iters.max(20)
     };
-    let dir = ctx.out_dir.join(format!("{name}-t{}", ctx.threads));
-    let p = prepare(root, ctx.python, spec, &dir, ctx.threads, frames)?;
+    let dir = ctx.out_dir.join(format!("{name}-t{threads}"));
+    let p = prepare(root, ctx.python, spec, &dir, threads, frames)?;
     let mut accs: [Acc; 3] = Default::default();
     let mut modelrt_docs: [Vec<Value>; 2] = Default::default();
     for r in 0..ctx.opts.rounds {
@@ -191,11 +203,12 @@ pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str)
         order.rotate_left(r % RUNTIMES.len());
         for rt in order {
             eprintln!(
-                "[bench] {name}: round {}/{} {rt} ({frames} frames)",
+                "[bench] {name}: round {}/{} {rt}, {threads} thread(s) ({frames} frames)",
                 r + 1,
                 ctx.opts.rounds
             );
-            let v = worker(ctx, rt, &p, frames).with_context(|| format!("{name}: {rt}"))?;
+            let v =
+                worker(ctx, rt, &p, frames, threads).with_context(|| format!("{name}: {rt}"))?;
             let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
             accs[i].add(&v)?;
             if i < 2 {
@@ -219,7 +232,7 @@ pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str)
         .last()
         .map_or(Value::Null, |d| d["input_paths"].clone());
     Ok(json!({
-        "pipeline": name, "spec": spec, "frames": frames, "frames_bytes": frames_bytes, "kernels": p.kernels, "launches": p.launches,
+        "pipeline": name, "threads": threads, "spec": spec, "frames": frames, "frames_bytes": frames_bytes, "kernels": p.kernels, "launches": p.launches,
         "same_kernels_as_tinygrad": true,
         "modelrt": stats_json(&m), "modelrt_zero_copy": stats_json(&z), "tinygrad": stats_json(&t),
         "modelrt_enqueue_median_ns": median_of(&modelrt_docs[0], "enqueue_median_ns"),
