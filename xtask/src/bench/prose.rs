@@ -47,7 +47,7 @@ fn carried_by(table: &Value) -> Option<String> {
                 (Some(p), Some(w)) => {
                     let _ = write!(t, ", {p:.0}% of its {w} peak");
                 }
-                _ => t.push_str(", no packed FMA"),
+                _ => t.push_str(", no FMA instructions"),
             }
             t.push(')');
             t

@@ -244,7 +244,7 @@ fn kernel_tables_markdown(s: &mut String, doc: &Value) {
                 let _ = writeln!(
                     s,
                     "\nPer-kernel evidence for each bundle that missed its goal (every v3 bundle in `--quick`): the \
-                     median over {} traced steps (`modelrt bench --trace`, one warm step per process) of each kernel \
+                     median over {} traced step(s) (`modelrt bench --trace`, one warm step per process) of each kernel \
                      holding at least {:.0}% of the traced step; FLOPs are {}; FMA instructions by register width from \
                      `llvm-objdump-19 -d` of the kernel's object code; the peak is the {}, times the cores the kernel's \
                      `core_id` split runs on, for the widest width the kernel uses.",
@@ -277,7 +277,7 @@ fn kernel_tables_markdown(s: &mut String, doc: &Value) {
                         f(&row["peak_gflops"], 1.0, 0),
                         row["cores"]
                     ),
-                    None => "- (no packed FMA)".into(),
+                    None => "- (no FMA)".into(),
                 };
                 let _ = writeln!(
                     s,
@@ -465,7 +465,9 @@ mod tests {
         assert!(md.contains("| m | 4 / 6 | tinygrad | 3 | 3.999 | 4.000 | 4.001 |"));
         // median 1.0/0.5 and 1.0/4.0 ms; min 0.999/0.499 and 0.999/3.999; the goal judged as recorded
         assert!(
-            md.contains("| m | 2.000 | 2.002 | ≤ 1.8: **missed** | - | - | - | - | 0.250 | 0.250 |"),
+            md.contains(
+                "| m | 2.000 | 2.002 | ≤ 1.8: **missed** | - | - | - | - | 0.250 | 0.250 |"
+            ),
             "{md}"
         );
         // a document from before the thread list: its single count heads the table
