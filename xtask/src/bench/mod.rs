@@ -341,9 +341,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     let mut pipelines = Vec::new();
     for (name, spec) in PIPELINES {
         if opts.models.is_empty() && !opts.quick || opts.models.iter().any(|m| m == name) {
-            for &t in &counts {
-                pipelines.push(pipeline::bench_pipeline(&ctx, &root, name, spec, t)?);
-            }
+            pipelines.extend(pipeline::bench_pipeline(&ctx, &root, name, spec, &counts)?);
         }
     }
     let mut overhead = vec![bench_overhead(&ctx, &out_dir, 1)?];
