@@ -72,17 +72,19 @@ fn objdump(obj: &[u8], scratch: &Path) -> Result<String> {
 /// One launch of a traced step: (kernel index in the bundle, µs, `core_id` slices).
 pub type Launch = (usize, f64, u64);
 
-/// One traced step: its launches in order, and the whole traced step in µs.
-pub fn parse_trace(doc: &Value) -> Result<(Vec<Launch>, f64)> {
+/// One traced step: its launches in order, and the µs of its other slices (input uploads, arena copies, output
+/// downloads) in order.
+pub fn parse_trace(doc: &Value) -> Result<(Vec<Launch>, Vec<f64>)> {
     let events = doc["traceEvents"]
         .as_array()
         .context("trace has no traceEvents")?;
     let mut launches = Vec::new();
-    let mut total = 0.0;
+    let mut others = Vec::new();
     for e in events.iter().filter(|e| e["ph"] == "X") {
         let dur = e["dur"].as_f64().context("trace slice without dur")?;
-        total += dur;
-        if e["cat"] == "launch" {
+        if e["cat"] != "launch" {
+            others.push(dur);
+        } else {
             let k = e["args"]["kernel"]
                 .as_u64()
                 .context("launch slice without its kernel index")?;
@@ -93,7 +95,7 @@ pub fn parse_trace(doc: &Value) -> Result<(Vec<Launch>, f64)> {
             ));
         }
     }
-    Ok((launches, total))
+    Ok((launches, others))
 }
 
 /// Median of `v` (upper median); 0 for an empty list.
@@ -134,7 +136,7 @@ pub(super) fn kernel_table(
     let trace_file = ctx.out_dir.join(format!("{label}.kernels.trace.json"));
     let mut per_launch: Vec<Vec<f64>> = Vec::new();
     let mut launch_info: Vec<(usize, u64)> = Vec::new();
-    let mut totals = Vec::new();
+    let mut per_other: Vec<Vec<f64>> = Vec::new();
     for run in 0..runs.max(1) {
         eprintln!(
             "[bench] {label}: traced step {}/{} for the per-kernel table",
@@ -155,12 +157,13 @@ pub(super) fn kernel_table(
         proc::run_json(&mut c, "modelrt bench --trace", TRACE_TIMEOUT)?;
         let doc: Value = serde_json::from_slice(&std::fs::read(&trace_file)?)
             .with_context(|| format!("{} is not JSON", trace_file.display()))?;
-        let (launches, total) = parse_trace(&doc)?;
+        let (launches, others) = parse_trace(&doc)?;
         if run == 0 {
             per_launch = vec![Vec::new(); launches.len()];
             launch_info = launches.iter().map(|l| (l.0, l.2)).collect();
+            per_other = vec![Vec::new(); others.len()];
         }
-        if launches.len() != per_launch.len() {
+        if launches.len() != per_launch.len() || others.len() != per_other.len() {
             anyhow::bail!(
                 "{}: traced runs differ in their launches",
                 trace_file.display()
@@ -169,9 +172,13 @@ pub(super) fn kernel_table(
         for (i, l) in launches.iter().enumerate() {
             per_launch[i].push(l.1);
         }
-        totals.push(total);
+        for (i, d) in others.iter().enumerate() {
+            per_other[i].push(*d);
+        }
     }
-    let step_us = median_f(&totals);
+    // every slice's median over the runs (one slow upload in one process does not make the step), summed
+    let transfers_us: f64 = per_other.iter().map(|v| median_f(v)).sum();
+    let step_us = transfers_us + per_launch.iter().map(|v| median_f(v)).sum::<f64>();
     // kernel index -> (µs, launches, core_id slices)
     let mut by_kernel: BTreeMap<usize, (f64, u64, u64)> = BTreeMap::new();
     for (samples, (k, slices)) in per_launch.iter().zip(&launch_info) {
@@ -211,7 +218,7 @@ pub(super) fn kernel_table(
     let _ = std::fs::remove_file(&scratch);
     Ok(
         json!({"column": column, "bundle": p.bundle.display().to_string(), "threads": threads,
-              "traced_runs": runs.max(1), "step_us": step_us, "share_min": SHARE_MIN,
+              "traced_runs": runs.max(1), "step_us": step_us, "transfers_us": transfers_us, "share_min": SHARE_MIN,
               "flops_source": "tinygrad's Estimates.ops of each compiled kernel (jit.pkl.json)",
               "peak_source": PEAK_SOURCE, "rows": rows}),
     )
@@ -234,14 +241,14 @@ mod tests {
     }
 
     #[test]
-    fn trace_launches_carry_their_kernel_and_the_step_sums_every_slice() {
+    fn trace_launches_carry_their_kernel_and_the_other_slices_are_kept() {
         let doc = json!({"traceEvents": [
             {"name": "process_name", "ph": "M"},
             {"name": "upload", "cat": "upload", "ph": "X", "dur": 1.5, "args": {"bytes": 4}},
             {"name": "r_4", "cat": "launch", "ph": "X", "dur": 10.0, "args": {"kernel": 1, "global": [2, 1, 1]}},
             {"name": "E_4", "cat": "launch", "ph": "X", "dur": 2.5, "args": {"kernel": 0, "global": [1, 1, 1]}}]});
-        let (l, total) = parse_trace(&doc).unwrap();
+        let (l, others) = parse_trace(&doc).unwrap();
         assert_eq!(l, vec![(1, 10.0, 2), (0, 2.5, 1)]);
-        assert_eq!(total, 14.0);
+        assert_eq!(others, vec![1.5]);
     }
 }

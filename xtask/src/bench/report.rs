@@ -107,7 +107,7 @@ pub fn markdown(doc: &Value) -> String {
     let _ = writeln!(
         s,
         "Machine: {} ({} cores, {} {}), {}; load average (1/5/15 min) {} at start, {} at end. \
-         Thread counts {list}, each given to every runtime; {} rounds, each a fresh process per (runtime, thread \
+         Thread counts {list}, each given to every runtime; {} round(s), each a fresh process per (runtime, thread \
          count) pair in rotated order, so every thread count's figures come from the same rounds; \
          {} warm-up steps per process; the first round times {} steps, later rounds enough for ~1.5 s \
          of the slowest runtime (the `steps` column is the pooled total).\n",
@@ -257,11 +257,12 @@ fn kernel_tables_markdown(s: &mut String, doc: &Value) {
             }
             let _ = writeln!(
                 s,
-                "\n{}, {}, {} (traced step {:.1} µs):\n",
+                "\n{}, {}, {} (traced step {:.1} µs, of which {:.1} µs input upload and output download):\n",
                 r["model"].as_str().unwrap_or("?"),
                 threads_text(entry_threads(doc, r)),
                 column_label(&k["column"]),
-                k["step_us"].as_f64().unwrap_or(f64::NAN)
+                k["step_us"].as_f64().unwrap_or(f64::NAN),
+                k["transfers_us"].as_f64().unwrap_or(f64::NAN)
             );
             s.push_str("| kernel | launches | share of step | µs | MFLOP | GFLOP/s | FMA zmm / ymm / xmm / scalar | peak (width × cores) | % of peak |\n");
             s.push_str("|---|---:|---:|---:|---:|---:|---|---|---:|\n");
@@ -417,6 +418,8 @@ fn pipelines_markdown(s: &mut String, doc: &Value) {
                 mib(g("peak_rss_bytes"))
             );
         }
+    }
+    for r in rows {
         let q = |a: &str| ratio(&r[a]["median_ns"], &r["tinygrad"]["median_ns"]);
         let _ = writeln!(
             s,
