@@ -64,8 +64,9 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   export.prepare_cpu_compiler(cfg, flags)
   from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
-  from mrt.winograd import configure as winograd  # the compile's default Winograd pass, so the bundles match
-  winograd(getattr(ap, "winograd", None) or "auto", cfg.name, export.log)
+  # the Winograd pass as a plain compile sets it (export.py: `--winograd`, default off), so the bundles match
+  from mrt.winograd import configure as winograd
+  winograd(getattr(ap, "winograd", None) or "off", cfg.name, export.log)
   mod = importlib.import_module(module)
   kept, orig = {}, getattr(mod, capture)
 

@@ -509,6 +509,40 @@ mod tests {
     }
 
     #[test]
+    fn markdown_lists_the_per_kernel_tables_of_a_miss() {
+        let st = crate::bench::stats::fixture;
+        let row = json!({"kernel": "r_64_16", "launches": 2, "share": 0.456, "us": 410.04, "flops": 28_740_000u64,
+            "gflops": 70.09, "fma": {"zmm": 24, "ymm": 0, "xmm": 1, "scalar": 2}, "peak_width": "zmm", "cores": 2,
+            "peak_gflops": 580.0, "pct_of_peak": 12.08});
+        let bare = json!({"kernel": "E_4", "launches": 1, "share": 0.05, "us": 45.0, "flops": null, "gflops": null,
+            "fma": {"zmm": 0, "ymm": 0, "xmm": 0, "scalar": 0}, "peak_width": null, "cores": 1, "peak_gflops": null,
+            "pct_of_peak": null});
+        let doc = json!({"machine": {}, "threads": [2], "overhead": [], "models": [{"model": "vision", "threads": 2,
+            "modelrt": st(2_000_000), "tinygrad": st(4_000_000), "onnxruntime": st(1_000_000),
+            "kernel_tables": [{"column": "modelrt-v4", "traced_runs": 3, "step_us": 900.0, "transfers_us": 150.5,
+                               "share_min": 0.05, "flops_source": "FS", "peak_source": "PS", "rows": [row, bare]}]}]});
+        let md = markdown(&doc);
+        assert!(md.contains("the median over 3 traced step(s)"), "{md}");
+        assert!(
+            md.contains("at least 5% of the traced step; FLOPs are FS;"),
+            "{md}"
+        );
+        assert!(md.contains("the peak is the PS, times the cores"), "{md}");
+        assert!(
+            md.contains("vision, 2 threads, modelrt x86-64-v4 (traced step 900.0 µs, of which 150.5 µs input upload and output download):"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `r_64_16` | 2 | 45.6% | 410.0 | 28.74 | 70.1 | 24 / 0 / 1 / 2 | 580 GFLOP/s (zmm × 2) | 12.1 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `E_4` | 1 | 5.0% | 45.0 | - | - | 0 / 0 / 0 / 0 | - (no FMA) | - |"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn markdown_lists_pipelines_per_frame() {
         let st = |med: u64| {
             json!({"min_ns": med / 2, "median_ns": med, "max_ns": med * 2, "samples": 200,
