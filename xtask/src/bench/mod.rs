@@ -2,11 +2,13 @@
 //!
 //! For each model, one capture (`xtask/bench/export_with_pickle.py`, the exporter unchanged plus a
 //! compile3-style pickle of the same TinyJit) yields both the bundle and the pickle, so modelrt and
-//! tinygrad replay the very same kernels (checked by hashing every kernel binary). Each round
-//! starts one fresh process per runtime (so each reports its own load time and peak RSS), in an
-//! order rotated per round; step samples are pooled over rounds. Results go to
-//! `target/bench/results.{json,md}` (`results-quick.*` for `--quick`), one Perfetto trace per
-//! model to `target/bench/NAME.trace.json`; the dispatch-overhead figure comes from [`overhead`], and
+//! tinygrad replay the very same kernels (checked by hashing every kernel binary); models are exported
+//! once per thread count of the list. Each round starts one fresh process per (runtime, thread count)
+//! pair (so each reports its own load time and peak RSS), in an order rotated per round; step samples
+//! are pooled over rounds. Results go to `target/bench/results.{json,md}` (`results-quick.*` for
+//! `--quick`), one Perfetto trace per model and thread count to `target/bench/NAME-tT.trace.json`;
+//! [`goals`] judges the ratios, [`kernels`] tabulates the kernels of a bundle that misses, [`prose`]
+//! writes the closing sentences; the dispatch-overhead figure comes from [`overhead`], and
 //! the per-call cost from Python (modelrt's wheel vs onnxruntime vs tinygrad's unpickled jit, on the policy
 //! model) from [`pycall`].
 //!
