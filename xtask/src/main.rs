@@ -217,7 +217,8 @@ enum Cmd {
         /// Replace the generated section of docs/bench.md with the report.
         #[arg(long)]
         write_doc: bool,
-        /// Only regenerate the Markdown report (tables and prose) from a results JSON file; runs nothing.
+        /// Only regenerate the Markdown report (tables and prose) from a results JSON file (with --write-doc: into
+        /// docs/bench.md too); runs nothing.
         #[arg(long, value_name = "RESULTS.json")]
         report: Option<std::path::PathBuf>,
     },
@@ -480,7 +481,11 @@ fn run(cli: Cli) -> Result<()> {
             report,
         } => {
             if let Some(path) = report {
-                print!("{}", xtask::bench::report_from_json(&path)?);
+                let md = xtask::bench::report_from_json(&path)?;
+                print!("{md}");
+                if write_doc {
+                    xtask::bench::write_doc(&md)?;
+                }
                 return Ok(());
             }
             let mut o = if quick {

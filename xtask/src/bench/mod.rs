@@ -210,6 +210,14 @@ impl BenchOptions {
 /// The generated section of docs/bench.md (`--write-doc`).
 pub const DOC_SECTION: &str = "bench-results";
 
+/// Replace the generated section of docs/bench.md with `md` (a report of [`markdown`]).
+pub fn write_doc(md: &str) -> Result<()> {
+    let bench_md = crate::setup::workspace_root().join("docs").join("bench.md");
+    crate::doc_section::write(&bench_md, DOC_SECTION, md)?;
+    println!("updated {}", bench_md.display());
+    Ok(())
+}
+
 /// The report of a results document read back from its JSON file: the tables and the generated prose come from
 /// the file, not from the run's memory, so `cargo xtask bench --report FILE.json` regenerates the same text.
 pub fn report_from_json(path: &std::path::Path) -> Result<String> {
@@ -373,9 +381,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     println!("{md}");
     println!("wrote {} and {}", json_path.display(), md_path.display());
     if opts.write_doc {
-        let bench_md = root.join("docs").join("bench.md");
-        crate::doc_section::write(&bench_md, DOC_SECTION, &md)?;
-        println!("updated {}", bench_md.display());
+        write_doc(&md)?;
     }
     Ok(doc)
 }
