@@ -317,6 +317,19 @@ mod tests {
     use crate::bench::{BEAM_RUNTIMES, RUNTIMES};
 
     #[test]
+    fn every_runtime_and_thread_count_pair_takes_every_position() {
+        let pairs: Vec<(&str, usize)> = (0..2)
+            .flat_map(|t| RUNTIMES.iter().map(move |rt| (*rt, t)))
+            .collect();
+        for p in &pairs {
+            let positions: BTreeSet<usize> = (0..pairs.len())
+                .map(|r| round_order(&pairs, r).iter().position(|x| x == p).unwrap())
+                .collect();
+            assert_eq!(positions.len(), pairs.len(), "{p:?}");
+        }
+    }
+
+    #[test]
     fn every_runtime_takes_every_position_over_as_many_rounds() {
         let five: Vec<&str> = RUNTIMES.iter().chain(&BEAM_RUNTIMES).copied().collect();
         for list in [&RUNTIMES[..], &five[..]] {

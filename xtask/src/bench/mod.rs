@@ -385,3 +385,43 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
     }
     Ok(doc)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn thread_counts_default_to_one_and_two_capped_at_the_cores() {
+        assert_eq!(thread_counts(&[], 8), vec![1, 2]);
+        assert_eq!(thread_counts(&[], 1), vec![1]);
+        assert_eq!(thread_counts(&[2, 0, 1, 2], 4), vec![1, 2, 4]);
+    }
+
+    #[test]
+    fn the_quick_check_fails_without_every_thread_count_table_and_sentence() {
+        let st = stats::fixture;
+        let entry = |t: u64, rows: serde_json::Value| {
+            json!({"model": "policy", "threads": t, "modelrt": st(2_000), "tinygrad": st(9_000),
+                   "onnxruntime": st(1_000), "goals": [goals::goals_for("policy")[0].judge(2.0)],
+                   "kernel_tables": [{"column": "modelrt", "rows": rows}]})
+        };
+        let row = json!([{"kernel": "r_1", "share": 0.9, "us": 1.0}]);
+        let doc = json!({"machine": {}, "threads": [1, 2], "models": [entry(1, row.clone()), entry(2, row.clone())]});
+        check_quick(&doc, &markdown(&doc)).unwrap();
+        let e = check_quick(&doc, "no prose").unwrap_err().to_string();
+        assert!(e.contains("- **policy, 1 thread**:"), "{e}");
+        let one = json!({"machine": {}, "threads": [1, 2], "models": [entry(1, row.clone())]});
+        let e = check_quick(&one, &markdown(&one)).unwrap_err().to_string();
+        assert!(e.contains("1 thread-count entries for 2"), "{e}");
+        let bare = json!({"machine": {}, "threads": [1, 2], "models": [entry(1, row), entry(2, json!([]))]});
+        let e = check_quick(&bare, &markdown(&bare))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("policy, 2 thread(s) has no per-kernel rows"),
+            "{e}"
+        );
+    }
+}
