@@ -6,8 +6,8 @@ kernels that went into the bundle.
   export_with_pickle.py --pickle-out JIT.pkl [export.py arguments: --onnx M --target cpu-x86_64 --out DIR --threads N ...]
 
 Next to JIT.pkl it writes JIT.pkl.json: the environment tinygrad must be started with to load the pickle (the exporter's
-pinned flags and DEV string), the JIT's input specs, the seed, and the sha256 of every kernel binary in capture order
-(the bench compares those with the bundle's kernels). Exit codes follow export.py (2 = user error).
+pinned flags and DEV string), the JIT's input specs, the seed, and the sha256 and tinygrad's op count of every kernel
+binary in capture order (the bench compares the hashes with the bundle's kernels and uses the op counts for GFLOP/s). Exit codes follow export.py (2 = user error).
 Imports the exporter (export.py, mrt/): run with PYTHONPATH=xtask/exporter, as `cargo xtask bench` does.
 """
 import hashlib
@@ -38,8 +38,17 @@ def kernel_hashes(cap) -> list[dict]:
     digest = hashlib.sha256(prg.to_elf().lib).hexdigest()
     if digest in seen: continue
     seen.add(digest)
-    out.append({"name": prg.arg.function_name, "sha256": digest})
+    out.append({"name": prg.arg.function_name, "sha256": digest, "ops": kernel_ops(prg)})
   return out
+
+
+def kernel_ops(prg):
+  """tinygrad's own operation count of one compiled kernel (its `Estimates.ops` over every core_id slice, a multiply-add
+  counted as 2), or None when tinygrad has no concrete figure for it. The bench divides it by the traced time."""
+  info = prg.src[0].arg if prg.src else None
+  est = getattr(info, "estimates", None)
+  ops = getattr(est, "ops", None)
+  return int(ops) if isinstance(ops, int) else None
 
 
 def export_keeping_capture(ap, module: str, capture: str, run: str):
@@ -55,8 +64,9 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   export.prepare_cpu_compiler(cfg, flags)
   from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
-  from mrt.winograd import configure as winograd  # the compile's default Winograd pass, so the bundles match
-  winograd(getattr(ap, "winograd", None) or "auto", cfg.name, export.log)
+  # the Winograd pass as a plain compile sets it (export.py: `--winograd`, default off), so the bundles match
+  from mrt.winograd import configure as winograd
+  winograd(getattr(ap, "winograd", None) or "off", cfg.name, export.log)
   mod = importlib.import_module(module)
   kept, orig = {}, getattr(mod, capture)
 

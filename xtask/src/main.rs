@@ -210,9 +210,17 @@ enum Cmd {
         /// Timed steps per process (modeld_pipeline: consecutive frames, at least 20).
         #[arg(long)]
         iters: Option<usize>,
-        /// Threads for every runtime (0 = all cores).
+        /// Thread counts, comma-separated, each for every runtime and all measured in the same rounds (0 = all
+        /// cores; default 1,2 capped at the host's cores).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Replace the generated section of docs/bench.md with the report.
         #[arg(long)]
-        threads: Option<usize>,
+        write_doc: bool,
+        /// Only regenerate the Markdown report (tables and prose) from a results JSON file (with --write-doc: into
+        /// docs/bench.md too); runs nothing.
+        #[arg(long, value_name = "RESULTS.json")]
+        report: Option<std::path::PathBuf>,
     },
     /// The Hexagon DSP path on the MobileNetV2-1.0-shaped QDQ model at 224×224 (and the 64×64 CI net): compile,
     /// run under qemu-hexagon, compare with tinygrad's CPU result and onnxruntime; writes docs/hexagon.md.
@@ -469,7 +477,17 @@ fn run(cli: Cli) -> Result<()> {
             rounds,
             iters,
             threads,
+            write_doc,
+            report,
         } => {
+            if let Some(path) = report {
+                let md = xtask::bench::report_from_json(&path)?;
+                print!("{md}");
+                if write_doc {
+                    xtask::bench::write_doc(&md)?;
+                }
+                return Ok(());
+            }
             let mut o = if quick {
                 xtask::bench::BenchOptions::quick()
             } else {
@@ -480,7 +498,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             o.rounds = rounds.unwrap_or(o.rounds);
             o.iters = iters.unwrap_or(o.iters);
-            o.threads = threads.unwrap_or(o.threads);
+            if !threads.is_empty() {
+                o.threads = threads;
+            }
+            o.write_doc = write_doc;
             xtask::bench::run(&o).map(|_| ())
         }
         Cmd::Zoo {

@@ -49,6 +49,15 @@ pub(super) fn search_cache(
     Ok(Some((path, info)))
 }
 
+/// `policy, 2 threads` (the bare name for entries from before the thread list).
+fn label(r: &Value) -> String {
+    let name = r["model"].as_str().unwrap_or("?");
+    match r["threads"].as_u64() {
+        Some(t) => format!("{name}, {}", super::report::threads_text(t)),
+        None => name.to_string(),
+    }
+}
+
 fn ratio_f(a: &Value, b: &Value) -> Option<f64> {
     match (a.as_u64(), b.as_u64()) {
         (Some(x), Some(y)) if y > 0 => Some(x as f64 / y as f64),
@@ -78,8 +87,8 @@ pub(super) fn markdown(s: &mut String, doc: &Value) {
             ("tinygrad BEAM", &b["tinygrad"]),
             ("onnxruntime", &r["onnxruntime"]),
         ] {
-            let model = r["model"].as_str().unwrap_or("?");
-            s.push_str(&stats_row(model, &b["kernels"], &b["launches"], rt, st));
+            let model = label(r);
+            s.push_str(&stats_row(&model, &b["kernels"], &b["launches"], rt, st));
         }
     }
     s.push_str("\n| model | search cache | modelrt BEAM / onnxruntime (median) | goal | met | modelrt BEAM=0 / onnxruntime (median) | modelrt BEAM / BEAM=0 (median) | modelrt BEAM / tinygrad BEAM (median) |\n");
@@ -87,6 +96,7 @@ pub(super) fn markdown(s: &mut String, doc: &Value) {
     for r in &rows {
         let b = &r["beam"];
         let name = r["model"].as_str().unwrap_or("?");
+        let shown = label(r);
         let searched = ratio_f(&b["modelrt"]["median_ns"], &r["onnxruntime"]["median_ns"]);
         let goal = GOALS.iter().find(|(m, _)| *m == name).map(|g| g.1);
         let met = match (searched, goal) {
@@ -96,7 +106,7 @@ pub(super) fn markdown(s: &mut String, doc: &Value) {
         };
         let _ = writeln!(
             s,
-            "| {name} | BEAM={} ({} kernels, searched in {} s) | {} | {} | {met} | {} | {} | {} |",
+            "| {shown} | BEAM={} ({} kernels, searched in {} s) | {} | {} | {met} | {} | {} | {} |",
             b["cache"]["beam"],
             b["cache"]["kernels"],
             b["cache"]["search_s"],

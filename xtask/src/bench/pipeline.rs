@@ -2,9 +2,10 @@
 //! vision, policy, on-device queues) timed frame by frame. One capture (`xtask/bench/export_pipeline_with_pickle.py`,
 //! the exporter's `--tinygrad` path unchanged plus a compile_modeld-style pickle of the same jit) gives the bundle,
 //! the pickle and the frames, so both runtimes replay the same kernels (checked by hashing every kernel binary) on
-//! the same inputs. Each round starts fresh processes in rotated order: `modelrt bench --steps N` (inputs copied),
-//! the same with `--zero-copy` (frames read in place), and tinygrad's own replay (`xtask/bench/refbench_pipeline.py`);
-//! every process times N consecutive frames from the initial state. There is no onnxruntime column: the pipeline is
+//! the same inputs; it is exported per thread count. Each round starts one fresh process per (runtime, thread count)
+//! pair in rotated order: `modelrt bench --steps N` (inputs copied), the same with `--zero-copy` (frames read in
+//! place), and tinygrad's own replay (`xtask/bench/refbench_pipeline.py`); every process times N consecutive frames
+//! from the initial state. There is no onnxruntime column: the pipeline is
 //! a tinygrad program, not an ONNX model.
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -132,7 +133,13 @@ fn prepare(
     })
 }
 
-fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<Value> {
+fn worker(
+    ctx: &Ctx<'_>,
+    runtime: &str,
+    p: &Prepared,
+    frames: usize,
+    threads: usize,
+) -> Result<Value> {
     let warmup = ctx.opts.warmup.to_string();
     let mut cmd = if runtime == "tinygrad" {
         let mut c = crate::exporter_python::command(ctx.python);
@@ -152,7 +159,7 @@ fn worker(ctx: &Ctx<'_>, runtime: &str, p: &Prepared, frames: usize) -> Result<V
             "--warmup",
             &warmup,
             "--threads",
-            &ctx.threads.to_string(),
+            &threads.to_string(),
         ]);
         for name in &p.inputs {
             c.arg("--input").arg(format!(
@@ -174,36 +181,46 @@ fn median_of(docs: &[Value], key: &str) -> Value {
     summarize(&v).map_or(Value::Null, |(_, m, _)| json!(m))
 }
 
-/// Benchmark one pipeline; its results object.
-pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str) -> Result<Value> {
+/// Benchmark one pipeline for each thread count of `counts` (exported per count); one results object per count.
+/// Each round starts one fresh process per (runtime, thread count) pair in rotated order, as for the models.
+pub(super) fn bench_pipeline(
+    ctx: &Ctx<'_>,
+    root: &Path,
+    name: &str,
+    spec: &str,
+    counts: &[usize],
+) -> Result<Vec<Value>> {
     // `--iters` is the frame count here: at least 20, like the golden test (10 in the quick check).
     let frames = if ctx.opts.quick {
         10
     } else {
         ctx.opts.iters.max(20)
     };
-    let dir = ctx.out_dir.join(format!("{name}-t{}", ctx.threads));
-    let p = prepare(root, ctx.python, spec, &dir, ctx.threads, frames)?;
-    let mut accs: [Acc; 3] = Default::default();
-    let mut modelrt_docs: [Vec<Value>; 2] = Default::default();
+    let mut prepared = Vec::new();
+    for &t in counts {
+        let dir = ctx.out_dir.join(format!("{name}-t{t}"));
+        prepared.push(prepare(root, ctx.python, spec, &dir, t, frames)?);
+    }
+    let pairs: Vec<(&str, usize)> = (0..counts.len())
+        .flat_map(|i| RUNTIMES.iter().map(move |rt| (*rt, i)))
+        .collect();
+    let mut accs: Vec<Acc> = pairs.iter().map(|_| Acc::default()).collect();
+    let mut docs: Vec<Vec<Value>> = vec![Vec::new(); pairs.len()];
     for r in 0..ctx.opts.rounds {
-        let mut order = RUNTIMES;
-        order.rotate_left(r % RUNTIMES.len());
-        for rt in order {
+        for (rt, i) in super::round_order(&pairs, r) {
+            let threads = counts[i];
             eprintln!(
-                "[bench] {name}: round {}/{} {rt} ({frames} frames)",
+                "[bench] {name}: round {}/{} {rt}, {threads} thread(s) ({frames} frames)",
                 r + 1,
                 ctx.opts.rounds
             );
-            let v = worker(ctx, rt, &p, frames).with_context(|| format!("{name}: {rt}"))?;
-            let i = RUNTIMES.iter().position(|x| *x == rt).unwrap_or(0);
-            accs[i].add(&v)?;
-            if i < 2 {
-                modelrt_docs[i].push(v);
-            }
+            let v = worker(ctx, rt, &prepared[i], frames, threads)
+                .with_context(|| format!("{name}: {rt}, {threads} thread(s)"))?;
+            let k = pairs.iter().position(|x| *x == (rt, i)).unwrap_or(0);
+            accs[k].add(&v)?;
+            docs[k].push(v);
         }
     }
-    let [m, z, t] = [accs[0].stats()?, accs[1].stats()?, accs[2].stats()?];
     let ratio = |a: u64, b: u64| {
         if b == 0 {
             Value::Null
@@ -211,23 +228,30 @@ pub(super) fn bench_pipeline(ctx: &Ctx<'_>, root: &Path, name: &str, spec: &str)
             json!(a as f64 / b as f64)
         }
     };
-    let mut frames_bytes = 0u64;
-    for name in &p.inputs {
-        frames_bytes += std::fs::metadata(p.frames_dir.join(format!("{name}.npy")))?.len();
+    let mut out = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let k = |rt: &str| pairs.iter().position(|x| *x == (rt, i)).unwrap_or(0);
+        let (km, kz, kt) = (k(RUNTIMES[0]), k(RUNTIMES[1]), k(RUNTIMES[2]));
+        let [m, z, t] = [accs[km].stats()?, accs[kz].stats()?, accs[kt].stats()?];
+        let mut frames_bytes = 0u64;
+        for name in &p.inputs {
+            frames_bytes += std::fs::metadata(p.frames_dir.join(format!("{name}.npy")))?.len();
+        }
+        let paths = docs[kz]
+            .last()
+            .map_or(Value::Null, |d| d["input_paths"].clone());
+        out.push(json!({
+            "pipeline": name, "threads": counts[i], "spec": spec, "frames": frames, "frames_bytes": frames_bytes,
+            "kernels": p.kernels, "launches": p.launches, "same_kernels_as_tinygrad": true,
+            "modelrt": stats_json(&m), "modelrt_zero_copy": stats_json(&z), "tinygrad": stats_json(&t),
+            "modelrt_enqueue_median_ns": median_of(&docs[km], "enqueue_median_ns"),
+            "modelrt_device_median_ns": median_of(&docs[km], "device_median_ns"),
+            "zero_copy_enqueue_median_ns": median_of(&docs[kz], "enqueue_median_ns"),
+            "zero_copy_device_median_ns": median_of(&docs[kz], "device_median_ns"),
+            "zero_copy_input_paths": paths,
+            "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
+            "ratio_zero_copy_over_tinygrad": ratio(z.median_ns, t.median_ns),
+        }));
     }
-    let paths = modelrt_docs[1]
-        .last()
-        .map_or(Value::Null, |d| d["input_paths"].clone());
-    Ok(json!({
-        "pipeline": name, "spec": spec, "frames": frames, "frames_bytes": frames_bytes, "kernels": p.kernels, "launches": p.launches,
-        "same_kernels_as_tinygrad": true,
-        "modelrt": stats_json(&m), "modelrt_zero_copy": stats_json(&z), "tinygrad": stats_json(&t),
-        "modelrt_enqueue_median_ns": median_of(&modelrt_docs[0], "enqueue_median_ns"),
-        "modelrt_device_median_ns": median_of(&modelrt_docs[0], "device_median_ns"),
-        "zero_copy_enqueue_median_ns": median_of(&modelrt_docs[1], "enqueue_median_ns"),
-        "zero_copy_device_median_ns": median_of(&modelrt_docs[1], "device_median_ns"),
-        "zero_copy_input_paths": paths,
-        "ratio_modelrt_over_tinygrad": ratio(m.median_ns, t.median_ns),
-        "ratio_zero_copy_over_tinygrad": ratio(z.median_ns, t.median_ns),
-    }))
+    Ok(out)
 }

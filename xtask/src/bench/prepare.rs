@@ -195,6 +195,15 @@ pub(super) fn export_model(
         && bundle.is_file()
         && pickle.is_file()
         && meta.is_file();
+    // an export the exporter refused (exit 2: a search cache that does not fit the model) is refused again for the
+    // same inputs: remember it instead of repeating the whole capture on every run
+    let refused = dir.join("refused");
+    if let Some(reason) = std::fs::read_to_string(&refused)
+        .ok()
+        .and_then(|s| s.strip_prefix(&format!("{key}\n")).map(str::to_string))
+    {
+        bail!("{} (refused for these inputs before)", reason.trim());
+    }
     if !fresh {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let manifest_dir = dir.join("manifest");
@@ -233,7 +242,11 @@ pub(super) fn export_model(
             .status()
             .context("cannot start the exporter")?;
         if !status.success() {
-            bail!("export of {} failed ({status})", onnx.display());
+            let reason = format!("export of {} failed ({status})", onnx.display());
+            if status.code() == Some(2) && beam_cache.is_some() {
+                std::fs::write(&refused, format!("{key}\n{reason}\n"))?;
+            }
+            bail!("{reason}");
         }
         let manifest = Manifest::load(&manifest_dir)?;
         let bytes = crate::bundle_build::build(&manifest)?;

@@ -72,15 +72,43 @@ pub(super) fn stats_row(
     )
 }
 
+/// The thread counts of a results document: the `threads` list (a single number in documents before the list).
+pub(super) fn thread_list(doc: &Value) -> Vec<u64> {
+    match &doc["threads"] {
+        Value::Array(a) => a.iter().filter_map(Value::as_u64).collect(),
+        v => v.as_u64().into_iter().collect(),
+    }
+}
+
+/// The thread count of one model entry (documents before the list: the document's).
+pub(super) fn entry_threads(doc: &Value, r: &Value) -> u64 {
+    r["threads"]
+        .as_u64()
+        .or_else(|| thread_list(doc).last().copied())
+        .unwrap_or(0)
+}
+
+/// `1 thread` / `2 threads`.
+pub(super) fn threads_text(t: u64) -> String {
+    format!("{t} thread{}", if t == 1 { "" } else { "s" })
+}
+
 /// The Markdown report of a results document produced by [`super::run`].
 pub fn markdown(doc: &Value) -> String {
     let mut s = String::new();
     let m = &doc["machine"];
     let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let counts = thread_list(doc);
+    let list = counts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = writeln!(
         s,
         "Machine: {} ({} cores, {} {}), {}; load average (1/5/15 min) {} at start, {} at end. \
-         {} threads per runtime; {} rounds, each a fresh process per runtime in rotated order; \
+         Thread counts {list}, each given to every runtime; {} round(s), each a fresh process per (runtime, thread \
+         count) pair in rotated order, so every thread count's figures come from the same rounds; \
          {} warm-up steps per process; the first round times {} steps, later rounds enough for ~1.5 s \
          of the slowest runtime (the `steps` column is the pooled total).\n",
         text(&m["cpu"]),
@@ -90,7 +118,6 @@ pub fn markdown(doc: &Value) -> String {
         text(&m["date"]),
         text(&doc["loadavg_start"]),
         text(&doc["loadavg_end"]),
-        doc["threads"],
         doc["rounds"],
         doc["warmup"],
         doc["iters"]
@@ -98,77 +125,44 @@ pub fn markdown(doc: &Value) -> String {
     if doc["modelrt_build"] == "debug" {
         s.push_str("**Quick harness check with a debug modelrt build: these numbers are not representative.**\n\n");
     }
-    s.push_str("| model | kernels / launches | runtime | steps | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
-    s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
-    for r in doc["models"].as_array().into_iter().flatten() {
-        for rt in RUNTIMES {
-            s.push_str(&stats_row(
-                &text(&r["model"]),
-                &r["kernels"],
-                &r["launches"],
-                rt,
-                &r[rt],
-            ));
+    let models: Vec<&Value> = doc["models"].as_array().into_iter().flatten().collect();
+    for &t in &counts {
+        let rows: Vec<&Value> = models
+            .iter()
+            .copied()
+            .filter(|r| entry_threads(doc, r) == t)
+            .collect();
+        if rows.is_empty() {
+            continue;
         }
-        if r["v4"].is_object() {
-            s.push_str(&stats_row(
-                &text(&r["model"]),
-                &r["v4"]["kernels"],
-                &r["v4"]["launches"],
-                "modelrt x86-64-v4",
-                &r["v4"]["modelrt"],
-            ));
+        let _ = writeln!(s, "**{}**\n", threads_text(t));
+        s.push_str("| model | kernels / launches | runtime | steps | step min (ms) | step median (ms) | step max (ms) | load (ms) | peak RSS (MiB) |\n");
+        s.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+        for r in &rows {
+            for rt in RUNTIMES {
+                s.push_str(&stats_row(
+                    &text(&r["model"]),
+                    &r["kernels"],
+                    &r["launches"],
+                    rt,
+                    &r[rt],
+                ));
+            }
+            if r["v4"].is_object() {
+                s.push_str(&stats_row(
+                    &text(&r["model"]),
+                    &r["v4"]["kernels"],
+                    &r["v4"]["launches"],
+                    "modelrt x86-64-v4",
+                    &r["v4"]["modelrt"],
+                ));
+            }
         }
-    }
-    s.push_str("\n| model | modelrt / tinygrad (median) | modelrt / tinygrad (min) | modelrt / onnxruntime (median) | modelrt / onnxruntime (min) |\n");
-    s.push_str("|---|---:|---:|---:|---:|\n");
-    for r in doc["models"].as_array().into_iter().flatten() {
-        let q = |a: &str, b: &str, k: &str| ratio(&r[a][k], &r[b][k]);
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} |",
-            text(&r["model"]),
-            q("modelrt", "tinygrad", "median_ns"),
-            q("modelrt", "tinygrad", "min_ns"),
-            q("modelrt", "onnxruntime", "median_ns"),
-            q("modelrt", "onnxruntime", "min_ns")
-        );
-    }
-    let v4: Vec<&Value> = doc["models"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["v4"].is_object())
-        .collect();
-    if !v4.is_empty() {
-        s.push_str(
-            "
-x86-64-v4 bundles (AVX-512, 512-bit vectors; docs/cpu-kernels.md) on this host, same rounds:
-
-",
-        );
-        s.push_str("| model | v4 / onnxruntime (median) | v4 / onnxruntime (min) | v4 / v3 modelrt (median) |
-");
-        s.push_str(
-            "|---|---:|---:|---:|
-",
-        );
-        for r in v4 {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} |",
-                text(&r["model"]),
-                ratio(
-                    &r["v4"]["modelrt"]["median_ns"],
-                    &r["onnxruntime"]["median_ns"]
-                ),
-                ratio(&r["v4"]["modelrt"]["min_ns"], &r["onnxruntime"]["min_ns"]),
-                ratio(&r["v4"]["modelrt"]["median_ns"], &r["modelrt"]["median_ns"])
-            );
-        }
+        ratio_table(&mut s, &rows);
     }
     super::beam::markdown(&mut s, doc);
     pipelines_markdown(&mut s, doc);
+    kernel_tables_markdown(&mut s, doc);
     for v in doc["pycall"].as_array().into_iter().flatten() {
         pycall_markdown(&mut s, v);
     }
@@ -183,7 +177,127 @@ x86-64-v4 bundles (AVX-512, 512-bit vectors; docs/cpu-kernels.md) on this host, 
             o["median_step_short_ns"].as_u64().unwrap_or(0) as f64 / 1e3
         );
     }
+    s.push_str(&super::prose::prose(doc));
     s
+}
+
+/// The ratio table of one thread count: modelrt v3 and v4 over onnxruntime (median and min) against the goals
+/// ([`super::goals`], judged on the median), and modelrt over tinygrad.
+fn ratio_table(s: &mut String, rows: &[&Value]) {
+    s.push_str("\n| model | v3 / onnxruntime (median) | v3 / onnxruntime (min) | v3 goal | v4 / onnxruntime (median) | v4 / onnxruntime (min) | v4 goal | v4 / v3 (median) | modelrt / tinygrad (median) | modelrt / tinygrad (min) |\n");
+    s.push_str("|---|---:|---:|---|---:|---:|---|---:|---:|---:|\n");
+    for r in rows {
+        let name = r["model"].as_str().unwrap_or("?");
+        let q = |a: &Value, b: &Value, k: &str| ratio(&a[k], &b[k]);
+        let (o, m4) = (&r["onnxruntime"], &r["v4"]["modelrt"]);
+        let judged = |column: &str| {
+            r["goals"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|g| g["column"] == column)
+                .map_or("-".to_string(), |g| {
+                    let bound = format!(
+                        "{} {}",
+                        if g["strict"] == true { "<" } else { "≤" },
+                        g["bound"]
+                    );
+                    if g["met"] == true {
+                        format!("{bound}: met")
+                    } else {
+                        format!("{bound}: **missed**")
+                    }
+                })
+        };
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            q(&r["modelrt"], o, "median_ns"),
+            q(&r["modelrt"], o, "min_ns"),
+            judged("modelrt"),
+            q(m4, o, "median_ns"),
+            q(m4, o, "min_ns"),
+            judged(super::V4_RUNTIME),
+            q(m4, &r["modelrt"], "median_ns"),
+            q(&r["modelrt"], &r["tinygrad"], "median_ns"),
+            q(&r["modelrt"], &r["tinygrad"], "min_ns"),
+        );
+    }
+    s.push('\n');
+}
+
+/// The column label of a per-kernel table.
+pub(super) fn column_label(column: &Value) -> &'static str {
+    if column == super::V4_RUNTIME {
+        "modelrt x86-64-v4"
+    } else {
+        "modelrt v3"
+    }
+}
+
+/// The per-kernel tables ([`super::kernels`]) of the bundles that missed their goal.
+fn kernel_tables_markdown(s: &mut String, doc: &Value) {
+    let mut first = true;
+    for r in doc["models"].as_array().into_iter().flatten() {
+        for k in r["kernel_tables"].as_array().into_iter().flatten() {
+            if first {
+                let _ = writeln!(
+                    s,
+                    "\nPer-kernel evidence for each bundle that missed its goal (every v3 bundle in `--quick`): the \
+                     median over {} traced step(s) (`modelrt bench --trace`, one warm step per process) of each kernel \
+                     holding at least {:.0}% of the traced step; FLOPs are {}; FMA instructions by register width from \
+                     `llvm-objdump-19 -d` of the kernel's object code; the peak is the {}, times the cores the kernel's \
+                     `core_id` split runs on, for the widest width the kernel uses.",
+                    k["traced_runs"],
+                    k["share_min"].as_f64().unwrap_or(0.0) * 100.0,
+                    k["flops_source"].as_str().unwrap_or("?"),
+                    k["peak_source"].as_str().unwrap_or("?")
+                );
+                first = false;
+            }
+            let _ = writeln!(
+                s,
+                "\n{}, {}, {} (traced step {:.1} µs, of which {:.1} µs input upload and output download):\n",
+                r["model"].as_str().unwrap_or("?"),
+                threads_text(entry_threads(doc, r)),
+                column_label(&k["column"]),
+                k["step_us"].as_f64().unwrap_or(f64::NAN),
+                k["transfers_us"].as_f64().unwrap_or(f64::NAN)
+            );
+            s.push_str("| kernel | launches | share of step | µs | MFLOP | GFLOP/s | FMA zmm / ymm / xmm / scalar | peak (width × cores) | % of peak |\n");
+            s.push_str("|---|---:|---:|---:|---:|---:|---|---|---:|\n");
+            for row in k["rows"].as_array().into_iter().flatten() {
+                let f = |v: &Value, scale: f64, digits: usize| {
+                    v.as_f64()
+                        .map_or("-".to_string(), |x| format!("{:.*}", digits, x * scale))
+                };
+                let fma = &row["fma"];
+                let peak = match row["peak_width"].as_str() {
+                    Some(w) => format!(
+                        "{} GFLOP/s ({w} × {})",
+                        f(&row["peak_gflops"], 1.0, 0),
+                        row["cores"]
+                    ),
+                    None => "- (no FMA)".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {}% | {} | {} | {} | {} / {} / {} / {} | {peak} | {} |",
+                    row["kernel"].as_str().unwrap_or("?"),
+                    row["launches"],
+                    f(&row["share"], 100.0, 1),
+                    f(&row["us"], 1.0, 1),
+                    f(&row["flops"], 1e-6, 2),
+                    f(&row["gflops"], 1.0, 1),
+                    fma["zmm"],
+                    fma["ymm"],
+                    fma["xmm"],
+                    fma["scalar"],
+                    f(&row["pct_of_peak"], 1.0, 1)
+                );
+            }
+        }
+    }
 }
 
 /// Per-call cost from Python on the policy model (`pycall.py`): one row per caller, then the ratios and goals.
@@ -251,6 +365,15 @@ fn pycall_markdown(s: &mut String, v: &Value) {
     );
 }
 
+/// `modeld_pipeline, 2 threads` (the bare name in documents before the thread list).
+pub(super) fn pipeline_label(r: &Value) -> String {
+    let name = r["pipeline"].as_str().unwrap_or("?");
+    match r["threads"].as_u64() {
+        Some(t) => format!("{name}, {}", threads_text(t)),
+        None => name.to_string(),
+    }
+}
+
 /// The stateful pipelines: per-frame time of modelrt (inputs copied, and read in place) and of tinygrad's own replay
 /// of the same capture, plus modelrt's per-frame host overhead (enqueue) and device time.
 fn pipelines_markdown(s: &mut String, doc: &Value) {
@@ -282,7 +405,7 @@ fn pipelines_markdown(s: &mut String, doc: &Value) {
             let _ = writeln!(
                 s,
                 "| {} | {} / {} | {rt} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                r["pipeline"].as_str().unwrap_or("?"),
+                pipeline_label(r),
                 r["kernels"],
                 r["launches"],
                 g("samples"),
@@ -295,12 +418,14 @@ fn pipelines_markdown(s: &mut String, doc: &Value) {
                 mib(g("peak_rss_bytes"))
             );
         }
+    }
+    for r in rows {
         let q = |a: &str| ratio(&r[a]["median_ns"], &r["tinygrad"]["median_ns"]);
         let _ = writeln!(
             s,
             "\n{}: modelrt / tinygrad (median frame) {} with inputs copied, {} with inputs read in place ({}). \
              Peak RSS includes the {} MiB of stacked frames every process holds.",
-            r["pipeline"].as_str().unwrap_or("?"),
+            pipeline_label(r),
             q("modelrt"),
             q("modelrt_zero_copy"),
             r["zero_copy_input_paths"]
@@ -324,7 +449,8 @@ mod tests {
         let doc = json!({"machine": {"cpu": "Test CPU", "cores": 2, "os": "linux", "arch": "x86_64", "date": "2026-01-01 00:00 UTC"},
             "threads": 2, "rounds": 1, "iters": 3, "warmup": 1, "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "1.00 2.00 3.00",
             "models": [{"model": "m", "kernels": 4, "launches": 6, "modelrt": st(1_000_000), "tinygrad": st(4_000_000),
-                        "onnxruntime": st(500_000), "ratio_modelrt_over_tinygrad": 0.25, "ratio_modelrt_over_onnxruntime": 2.0}],
+                        "onnxruntime": st(500_000), "ratio_modelrt_over_tinygrad": 0.25, "ratio_modelrt_over_onnxruntime": 2.0,
+                        "goals": [crate::bench::goals::goals_for("m")[0].judge(2.0)]}],
             "overhead": [{"threads": 1, "ns_per_kernel": 123.4, "median_step_long_ns": 30000, "median_step_short_ns": 5000, "launches_long": 201}]});
         let md = markdown(&doc);
         assert!(
@@ -340,8 +466,15 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| m | 4 / 6 | tinygrad | 3 | 3.999 | 4.000 | 4.001 |"));
-        // median 1.0/4.0 and 2.0 ms; min 0.999/3.999 and 0.999/0.499
-        assert!(md.contains("| m | 0.250 | 0.250 | 2.000 | 2.002 |"), "{md}");
+        // median 1.0/0.5 and 1.0/4.0 ms; min 0.999/0.499 and 0.999/3.999; the goal judged as recorded
+        assert!(
+            md.contains(
+                "| m | 2.000 | 2.002 | ≤ 1.8: **missed** | - | - | - | - | 0.250 | 0.250 |"
+            ),
+            "{md}"
+        );
+        // a document from before the thread list: its single count heads the table
+        assert!(md.contains("**2 threads**\n"), "{md}");
         assert!(md.contains("1-thread kernel: 123 ns per kernel launch (median step 30 µs with 201 launches vs 5 µs with 1"));
         assert!(
             !md.contains("Stateful pipelines"),
@@ -373,6 +506,40 @@ mod tests {
         );
         assert!(md.contains("modelrt median call 30.0 µs, of which the runtime's step is 15.0 µs (new outputs), 25.0 µs, of which the runtime's step is 12.5 µs (preallocated)"), "{md}");
         assert!(md.contains("0.300 with new outputs, 0.250 preallocated (goal ≤ 0.5); modelrt / tinygrad: 0.030 and 0.025 (goal ≤ 0.1)."), "{md}");
+    }
+
+    #[test]
+    fn markdown_lists_the_per_kernel_tables_of_a_miss() {
+        let st = crate::bench::stats::fixture;
+        let row = json!({"kernel": "r_64_16", "launches": 2, "share": 0.456, "us": 410.04, "flops": 28_740_000u64,
+            "gflops": 70.09, "fma": {"zmm": 24, "ymm": 0, "xmm": 1, "scalar": 2}, "peak_width": "zmm", "cores": 2,
+            "peak_gflops": 580.0, "pct_of_peak": 12.08});
+        let bare = json!({"kernel": "E_4", "launches": 1, "share": 0.05, "us": 45.0, "flops": null, "gflops": null,
+            "fma": {"zmm": 0, "ymm": 0, "xmm": 0, "scalar": 0}, "peak_width": null, "cores": 1, "peak_gflops": null,
+            "pct_of_peak": null});
+        let doc = json!({"machine": {}, "threads": [2], "overhead": [], "models": [{"model": "vision", "threads": 2,
+            "modelrt": st(2_000_000), "tinygrad": st(4_000_000), "onnxruntime": st(1_000_000),
+            "kernel_tables": [{"column": "modelrt-v4", "traced_runs": 3, "step_us": 900.0, "transfers_us": 150.5,
+                               "share_min": 0.05, "flops_source": "FS", "peak_source": "PS", "rows": [row, bare]}]}]});
+        let md = markdown(&doc);
+        assert!(md.contains("the median over 3 traced step(s)"), "{md}");
+        assert!(
+            md.contains("at least 5% of the traced step; FLOPs are FS;"),
+            "{md}"
+        );
+        assert!(md.contains("the peak is the PS, times the cores"), "{md}");
+        assert!(
+            md.contains("vision, 2 threads, modelrt x86-64-v4 (traced step 900.0 µs, of which 150.5 µs input upload and output download):"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `r_64_16` | 2 | 45.6% | 410.0 | 28.74 | 70.1 | 24 / 0 / 1 / 2 | 580 GFLOP/s (zmm × 2) | 12.1 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `E_4` | 1 | 5.0% | 45.0 | - | - | 0 / 0 / 0 / 0 | - (no FMA) | - |"),
+            "{md}"
+        );
     }
 
     #[test]
