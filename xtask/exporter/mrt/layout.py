@@ -6,8 +6,9 @@ produced by a rewritten convolution channel-last:
 - Conv (2-D, group 1, weight an initializer, explicit pads) -> MrtConvNhwc with the weight prepacked once here into
   [ky][kx][ci][co]; a conv with a large weight (mrt/conv_rule.py block_plan) is computed channel-block-major
   (attribute co_block b, weight prepacked [cb][ky][kx][ci][b]) so one block of weights is reused by every output
-  position, and hands the usual channel-last value on. A conv whose input is NCHW (a graph input, or a value the pass could not keep channel-last) reads it
-  NCHW directly (attribute input_nchw), which costs less than a separate transpose kernel.
+  position, and hands the usual channel-last value on. A conv whose input is NCHW (a graph input, or a value the pass
+  could not keep channel-last) reads it NCHW directly (attribute input_nchw), which costs less than a separate
+  transpose kernel.
 - elementwise ops on channel-last values stay channel-last; a constant operand is permuted here to match; an op
   joining two computed values (a residual Add) reads each from its own buffer (MrtRealize), as does every
   convolution's channel-last input, so each convolution stays its own kernel;
