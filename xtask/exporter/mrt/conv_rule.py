@@ -10,7 +10,7 @@ x86-64-v4, 4 for aarch64 NEON) and R the accumulator budget (12 vector registers
    several output columns; with fewer than 4 accumulators (x not divisible, e.g. 13x13 maps), more channel
    vectors are taken instead, up to R, if they divide the channel count;
 3. threads: split over the outermost output axis (the rows) the way the beam module's THREAD rule does.
-A convolution whose weight is large (>= BLOCK_MIN_BYTES) is computed channel-block-major instead (block_plan; the
+A convolution whose weight is large (> BLOCK_MIN_BYTES) is computed channel-block-major instead (block_plan; the
 layout pass prepacks its weight [cb][ky][kx][ci][b] and mrt/nhwc_ops.py stores (N, C/b, H, W, b)): its output axes
 are (channel blocks, rows, x, b) and the rule upcasts all b channels and the largest divisor of x (up to 16) that
 keeps b/V * x within the blocked budget (all vector registers but two), so one block of weights stays in L2 while
@@ -27,9 +27,10 @@ from dataclasses import replace
 RULE_VERSION = 2  # bump when the layout pass or this rule changes what is compiled; search caches record it
 CONVS: set[tuple[int, int]] = set()  # (output channels, ky*kx*input channels) of every rewritten convolution
 BLOCKED: set[tuple[int, int]] = set()  # (channel block b, ky*kx*input channels) of the channel-block-major ones
-# a weight of at least this many bytes is computed channel-block-major (a quarter of the 2 MiB L2 of the machine the
-# rule was measured on: from 590 KiB up it was faster, docs/cpu-kernels.md section 3)
-BLOCK_MIN_BYTES = 512 << 10
+# a weight of more than this many bytes is computed channel-block-major (half the 2 MiB L2 of the machine the rule was
+# measured on: at 1 MiB it was even, at 590 KiB slower with AVX2, from 1.95 MiB up 2.5-8x faster, docs/cpu-kernels.md
+# section 3)
+BLOCK_MIN_BYTES = 1 << 20
 BLOCK_MAX_BYTES = 512 << 10  # one block of weights (b * ky*kx*ci floats) should stay in L2 with the input map
 _CFG: dict = {}
 
@@ -91,7 +92,7 @@ def block_plan(co: int, red: int, ow: int | None) -> int | None:
   shape is unknown), or None when it keeps the channel-last form. Candidates: 1-4 whole vectors dividing the channel
   count, else half a vector (1000 channels on x86-64-v4); among those whose weight block fits BLOCK_MAX_BYTES, the
   one with the most accumulated floats (b * positions), then the fewest loads per reduction step."""
-  if co * red * 4 < BLOCK_MIN_BYTES:
+  if co * red * 4 <= BLOCK_MIN_BYTES:
     return None
   vec, _ = _CFG.get("vec", (8, 12))
   budget = _CFG.get("blocked", 14)
