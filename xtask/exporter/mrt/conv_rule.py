@@ -28,7 +28,7 @@ RULE_VERSION = 2  # bump when the layout pass or this rule changes what is compi
 CONVS: set[tuple[int, int]] = set()  # (output channels, ky*kx*input channels) of every rewritten convolution
 BLOCKED: set[tuple[int, int]] = set()  # (channel block b, ky*kx*input channels) of the channel-block-major ones
 # a weight of more than this many bytes is computed channel-block-major (half the 2 MiB L2 of the machine the rule was
-# measured on: at 1 MiB it was even, at 590 KiB slower with AVX2, from 1.95 MiB up 2.5-8x faster, docs/cpu-kernels.md
+# measured on: at 1 MiB it was even, at 590 KiB slower with AVX2, from 1.95 MiB up 2-11x faster, docs/cpu-kernels.md
 # section 3)
 BLOCK_MIN_BYTES = 1 << 20
 BLOCK_MAX_BYTES = 512 << 10  # one block of weights (b * ky*kx*ci floats) should stay in L2 with the input map
