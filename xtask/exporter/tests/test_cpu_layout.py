@@ -47,6 +47,7 @@ class RuleTable(unittest.TestCase):
     # docs/cpu-kernels.md section 3: weights over 1 MiB are computed channel-block-major; the block b is 1-4 vectors
     # (half a vector when no whole one divides the channels), chosen for the most accumulated floats b * positions
     # within the blocked budget (14 ymm for v3, 30 zmm for v4)
+    saved = dict(conv_rule._CFG)
     try:
       for vec, blocked, co, red, ow, want in [
         ((8, 12), 14, 1000, 512, 13, 8),  # squeezenet's classifier: 1 ymm x 13 positions
@@ -61,6 +62,7 @@ class RuleTable(unittest.TestCase):
         self.assertEqual(conv_rule.block_plan(co, red, ow), want, (vec, co, red, ow))
     finally:
       conv_rule._CFG.clear()
+      conv_rule._CFG.update(saved)
 
   def test_positions_upcast_takes_any_divisor_within_budget(self):
     self.assertEqual(conv_rule.positions_upcast(13, 1, 14), 13)
@@ -207,6 +209,7 @@ class LayoutPass(unittest.TestCase):
       [h.make_tensor_value_info("y", T.FLOAT, [1, 1024, 7, 7]), h.make_tensor_value_info("g", T.FLOAT, [1, 1024, 1, 1])],
       [nh.from_array(w1, "w1"), nh.from_array(w2, "w2"), nh.from_array(b2, "b2")],
     )
+    saved = dict(conv_rule._CFG)
     try:
       conv_rule._CFG.update(vec=(8, 12), blocked=14)
       with tempfile.TemporaryDirectory() as d:
@@ -233,6 +236,7 @@ class LayoutPass(unittest.TestCase):
           np.testing.assert_allclose(got[n].numpy(), want[n], atol=1e-4, rtol=1e-4, err_msg=n)
     finally:
       conv_rule._CFG.clear()
+      conv_rule._CFG.update(saved)
 
   def test_graph_without_rewritable_conv_is_left_alone(self):
     from mrt.layout import rewrite
