@@ -5,6 +5,10 @@
 //! match onnxruntime (on this CPU, and for aarch64 under qemu-aarch64), the producer flags name the compiler, and
 //! the loader's refusal of a bundle needing missing CPU features names them.
 //!
+//! A second net (a stride-2 3×3 first conv on a 3-channel NCHW input, then a 512→1024 1×1 conv with 2 MiB of
+//! weights on a 7×7 map) checks the channel-block-major form of large-weight convolutions (docs/cpu-kernels.md §3):
+//! the 1×1 kernel has the blocked tile (16 channels × 7 positions, ymm FMAs) and the outputs match onnxruntime.
+//!
 //! tinygrad 0.14's own CLANG kernels for this net have no ymm/zmm FMA at all (float4 loads, docs/cpu-kernels.md
 //! §2), so a behaviour change of the undocumented `DMC` switch or of the layout pass fails the width checks.
 use std::path::{Path, PathBuf};
@@ -33,13 +37,33 @@ g = h.make_graph(nodes, "conv25", [h.make_tensor_value_info("x", T.FLOAT, [1, 16
 onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
 "#;
 
+const BLOCKED_SCRIPT: &str = r#"
+import sys, numpy as np, onnx
+from onnx import TensorProto as T, helper as h, numpy_helper as nh
+rng = np.random.default_rng(26)
+w1 = nh.from_array((rng.standard_normal((512, 3, 3, 3)) * 0.3).astype(np.float32), "w1")
+w2 = nh.from_array((rng.standard_normal((1024, 512, 1, 1)) / np.sqrt(512)).astype(np.float32), "w2")
+b2 = nh.from_array(rng.standard_normal(1024).astype(np.float32), "b2")
+nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+         h.make_node("Relu", ["c1"], ["r1"]),
+         h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[1, 1]),
+         h.make_node("Relu", ["c2"], ["y"])]
+g = h.make_graph(nodes, "blocked25", [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 14, 14])],
+                 [h.make_tensor_value_info("y", T.FLOAT, [1, 1024, 7, 7])], [w1, w2, b2])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
+"#;
+
 fn model(py: &Path) -> PathBuf {
+    model_from(py, SCRIPT, "conv25")
+}
+
+fn model_from(py: &Path, script: &str, name: &str) -> PathBuf {
     let dir = root().join("target/e2e/cpu_layout");
     std::fs::create_dir_all(&dir).unwrap();
-    let onnx = dir.join("conv25.onnx");
+    let onnx = dir.join(format!("{name}.onnx"));
     let st = Command::new(py)
         .arg("-c")
-        .arg(SCRIPT)
+        .arg(script)
         .arg(&onnx)
         .status()
         .expect("the exporter Python runs");
@@ -208,6 +232,40 @@ fn aarch64_conv_kernels_use_neon_fmla_and_match_onnxruntime_under_qemu() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+#[test]
+fn large_weight_conv_is_channel_block_major_and_matches_onnxruntime() {
+    let Some(py) = python() else { return };
+    let mut args = ExportArgs::onnx(
+        model_from(&py, BLOCKED_SCRIPT, "blocked25"),
+        "cpu-x86_64",
+        "",
+    );
+    args.reference = true;
+    let path = modelrt_tests::compile_args(&py, args, "-blocked-v3");
+    let bytes = std::fs::read(&path).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    // the 1×1 conv reduces over 512 input channels; channel-block-major with the v3 tile: the block of 16 channels
+    // (two ymm) and 7 output positions upcast, innermost in the kernel's name (`..._16_7_512`)
+    let mut found = Vec::new();
+    for (i, k) in b.body().kernels.iter().enumerate() {
+        let k = k.unwrap();
+        if k.name.ends_with("_512") {
+            found.push((k.name.to_string(), fma_counts(k.binary, &format!("blk{i}"))));
+        }
+    }
+    assert_eq!(found.len(), 1, "one 1×1 conv kernel: {found:?}");
+    let (name, (x, y, z)) = &found[0];
+    assert!(
+        name.ends_with("_16_7_512"),
+        "{name}: blocked tile 16 channels × 7 positions"
+    );
+    assert!(
+        *y >= 14 && (*x, *z) == (0, 0),
+        "{name}: xmm {x} ymm {y} zmm {z}"
+    );
+    verify_on_this_cpu(&path);
 }
 
 #[test]

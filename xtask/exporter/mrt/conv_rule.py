@@ -10,6 +10,11 @@ x86-64-v4, 4 for aarch64 NEON) and R the accumulator budget (12 vector registers
    several output columns; with fewer than 4 accumulators (x not divisible, e.g. 13x13 maps), more channel
    vectors are taken instead, up to R, if they divide the channel count;
 3. threads: split over the outermost output axis (the rows) the way the beam module's THREAD rule does.
+A convolution whose weight is large (> BLOCK_MIN_BYTES) is computed channel-block-major instead (block_plan; the
+layout pass prepacks its weight [cb][ky][kx][ci][b] and mrt/nhwc_ops.py stores (N, C/b, H, W, b)): its output axes
+are (channel blocks, rows, x, b) and the rule upcasts all b channels and the largest divisor of x (up to 16) that
+keeps b/V * x within the blocked budget (all vector registers but two), so one block of weights stays in L2 while
+every output position is computed from it, instead of the whole weight streaming from L3 once per position.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
 keeps tinygrad's heuristic; the rule never changes what a kernel computes, only its loop structure.
 With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
@@ -19,8 +24,14 @@ import os
 import sys
 from dataclasses import replace
 
-RULE_VERSION = 1  # bump when the layout pass or this rule changes what is compiled; search caches record it
+RULE_VERSION = 2  # bump when the layout pass or this rule changes what is compiled; search caches record it
 CONVS: set[tuple[int, int]] = set()  # (output channels, ky*kx*input channels) of every rewritten convolution
+BLOCKED: set[tuple[int, int]] = set()  # (channel block b, ky*kx*input channels) of the channel-block-major ones
+# a weight of more than this many bytes is computed channel-block-major (half the 2 MiB L2 of the machine the rule was
+# measured on: at 1 MiB it was even, at 590 KiB slower with AVX2, from 1.95 MiB up 2-11x faster, docs/cpu-kernels.md
+# section 3)
+BLOCK_MIN_BYTES = 1 << 20
+BLOCK_MAX_BYTES = 512 << 10  # one block of weights (b * ky*kx*ci floats) should stay in L2 with the input map
 _CFG: dict = {}
 
 
@@ -66,6 +77,43 @@ def widen_channels(co: int, uc: int, ux: int, vec: int, budget: int) -> int:
   return uc
 
 
+def blocked_budget(arch: str, baseline: str) -> int:
+  """Accumulators of a channel-block-major kernel: all vector registers but the weight vector and the broadcast."""
+  return 14 if arch == "x86_64" and baseline != "x86-64-v4" else 30
+
+
+def positions_upcast(ow: int, regs: int, budget: int) -> int:
+  """The largest divisor of the output width (up to tinygrad's 16 per step) with regs * divisor accumulators."""
+  return next((u for u in range(16, 1, -1) if ow % u == 0 and regs * u <= budget), 1)
+
+
+def block_plan(co: int, red: int, ow: int | None) -> int | None:
+  """The channel block b of a conv with `co` output channels and `red` = ky*kx*ci, output width `ow` (None when the
+  shape is unknown), or None when it keeps the channel-last form. Candidates: 1-4 whole vectors dividing the channel
+  count, else half a vector (1000 channels on x86-64-v4); among those whose weight block fits BLOCK_MAX_BYTES, the
+  one with the most accumulated floats (b * positions), then the fewest loads per reduction step."""
+  if co * red * 4 <= BLOCK_MIN_BYTES:
+    return None
+  vec, _ = _CFG.get("vec", (8, 12))
+  budget = _CFG.get("blocked", 14)
+  cands = [n * vec for n in (4, 3, 2, 1) if co % (n * vec) == 0]
+  if not cands and vec >= 8 and co % (vec // 2) == 0:
+    cands = [vec // 2]
+  if not cands:
+    return None
+  fits = [b for b in cands if b * red * 4 <= BLOCK_MAX_BYTES] or [min(cands)]
+
+  def score(b):
+    regs = -(-b // vec)
+    ux = positions_upcast(ow, regs, budget) if ow else 1
+    if regs * ux > budget:
+      return (-1, 0)
+    return (b * ux, -(regs + ux))
+
+  best = max(fits, key=score)
+  return best if score(best)[0] > 0 else None
+
+
 def rule_opts(ast, ren) -> tuple | None:
   """The rule's options for `ast`, or None when it is not a channel-last convolution kernel."""
   from tinygrad.codegen.opt import Opt, OptOps
@@ -83,15 +131,19 @@ def rule_opts(ast, ren) -> tuple | None:
   # the channel axis is the innermost output axis (mrt/nhwc_ops.py realizes channel-last buffers); if a store ever
   # comes out transposed, the channel axis is found by its size and x is the innermost of the others
   total = prod(shape[a] for a in red)
-  co_axes = [a for a in outs if (shape[a], total) in CONVS]
+  co_axes = [a for a in outs if (shape[a], total) in CONVS | BLOCKED]
   if not co_axes:
     return None
   co_ax = co_axes[-1]
   ow_ax = [a for a in outs if a != co_ax][-1]
   vec, budget = _CFG.get("vec", (8, 12))
-  uc = channel_upcast(shape[co_ax], vec)
-  ux = x_upcast(shape[ow_ax], -(-uc // vec), budget)
-  uc = widen_channels(shape[co_ax], uc, ux, vec, budget)
+  if (shape[co_ax], total) in BLOCKED:  # channel-block-major: the whole block, positions up to the blocked budget
+    uc = shape[co_ax]
+    ux = positions_upcast(shape[ow_ax], -(-uc // vec), _CFG.get("blocked", 14))
+  else:
+    uc = channel_upcast(shape[co_ax], vec)
+    ux = x_upcast(shape[ow_ax], -(-uc // vec), budget)
+    uc = widen_channels(shape[co_ax], uc, ux, vec, budget)
   steps = _steps(uc)
   if steps is None:
     return None
@@ -106,6 +158,7 @@ def install(arch: str, baseline: str):
   import tinygrad.codegen as codegen
 
   _CFG["vec"] = vector_floats(arch, baseline)
+  _CFG["blocked"] = blocked_budget(arch, baseline)
   orig = codegen.apply_opts
   if getattr(orig, "_modelrt_rule", False):
     return

@@ -209,8 +209,8 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     from mrt.conv_rule import install
     from mrt.layout import rewrite
 
+    install(cfg.dev.split(":")[2].split(",")[0], cfg.target["baseline"])  # before the pass: it reads the vector width
     tg_path = rewrite(onnx_path, os.path.join(ap.out, "layout"), log)
-    install(cfg.dev.split(":")[2].split(",")[0], cfg.target["baseline"])
   cap, body, blobs, builder = _capture_and_build(
     cfg, onnx_path, ap.seed, ap.compile3_dtypes, renderer, device, ap.trust_tinygrad, parse_dim_args(ap.dim or []), log, tg_path
   )

@@ -4,8 +4,11 @@ ONNX convolutions are NCHW. tinygrad compiles the layout it is given, and on CPU
 vectorised across output channels (docs/cpu-kernels.md §1). This pass walks the graph in order and keeps every value
 produced by a rewritten convolution channel-last:
 - Conv (2-D, group 1, weight an initializer, explicit pads) -> MrtConvNhwc with the weight prepacked once here into
-  [ky][kx][ci][co]. A conv whose input is NCHW (a graph input, or a value the pass could not keep channel-last) reads it
-  NCHW directly (attribute input_nchw), which costs less than a separate transpose kernel.
+  [ky][kx][ci][co]; a conv with a large weight (mrt/conv_rule.py block_plan) is computed channel-block-major
+  (attribute co_block b, weight prepacked [cb][ky][kx][ci][b]) so one block of weights is reused by every output
+  position, and hands the usual channel-last value on. A conv whose input is NCHW (a graph input, or a value the pass
+  could not keep channel-last) reads it NCHW directly (attribute input_nchw), which costs less than a separate
+  transpose kernel.
 - elementwise ops on channel-last values stay channel-last; a constant operand is permuted here to match; an op
   joining two computed values (a residual Add) reads each from its own buffer (MrtRealize), as does every
   convolution's channel-last input, so each convolution stays its own kernel;
@@ -33,6 +36,29 @@ BINARY = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "PRelu", "Sum", "Wher
 TO_NHWC = (0, 2, 3, 1)
 
 
+def _widths(model) -> dict[str, int]:
+  """Last-axis size (an NCHW map's width) of every value ONNX shape inference can size; {} when it cannot run."""
+  try:
+    from onnx import shape_inference
+
+    inferred = shape_inference.infer_shapes(model)
+  except Exception:
+    return {}
+  out = {}
+  for v in list(inferred.graph.input) + list(inferred.graph.value_info):
+    dims = v.type.tensor_type.shape.dim
+    if len(dims) == 4 and dims[3].HasField("dim_value"):
+      out[v.name] = int(dims[3].dim_value)
+  return out
+
+
+def _out_width(w_in: int | None, kw: int, a: dict) -> int | None:
+  if w_in is None:
+    return None
+  pads, s, d = list(a.get("pads", [0, 0, 0, 0])), list(a.get("strides", [1, 1])), list(a.get("dilations", [1, 1]))
+  return (w_in + pads[1] + pads[3] - d[1] * (kw - 1) - 1) // s[1] + 1
+
+
 def _attrs(node) -> dict:
   return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
@@ -54,6 +80,8 @@ class _Pass:
     self.inits: list = []
     self.rewritten: dict[str, int] = {}  # op type -> count
     self.done_realize: set[str] = set()
+    self.widths = _widths(model)
+    self.blocked = 0
 
   def fresh_const(self, base: str, arr: np.ndarray) -> str:
     name = f"{base}__mrt{len(self.inits)}"
@@ -102,10 +130,16 @@ class _Pass:
     if b is not None and b not in self.consts:
       return False
     x = node.input[0]
-    from mrt.conv_rule import CONVS
+    from mrt.conv_rule import BLOCKED, CONVS, block_plan
 
-    CONVS.add((int(w.shape[0]), int(w.shape[1] * w.shape[2] * w.shape[3])))
-    packed = self.fresh_const(node.input[1], w.transpose(2, 3, 1, 0))  # [co][ci][ky][kx] -> [ky][kx][ci][co]
+    co, red = int(w.shape[0]), int(w.shape[1] * w.shape[2] * w.shape[3])
+    CONVS.add((co, red))
+    packed_w = w.transpose(2, 3, 1, 0)  # [co][ci][ky][kx] -> [ky][kx][ci][co]
+    blk = block_plan(co, red, _out_width(self.widths.get(x), int(w.shape[3]), a))
+    if blk:  # -> [cb][ky][kx][ci][b]
+      BLOCKED.add((blk, red))
+      packed_w = packed_w.reshape(*packed_w.shape[:3], co // blk, blk).transpose(3, 0, 1, 2, 4)
+    packed = self.fresh_const(node.input[1], packed_w)
     ins = [self.nhwc.get(x, x), packed] + ([b] if b else [])
     attrs = {
       "pads": list(a.get("pads", [0, 0, 0, 0])),
@@ -113,6 +147,9 @@ class _Pass:
       "dilations": list(a.get("dilations", [1, 1])),
       "input_nchw": 0 if x in self.nhwc else 1,
     }
+    if blk:
+      attrs["co_block"] = blk
+      self.blocked += 1
     self.out(node, CONV, ins, attrs)
     return True
 
@@ -243,5 +280,6 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   onnx.save(model, path)
   if log is not None:
     what = ", ".join(f"{n} {op}" for op, n in sorted(p.rewritten.items()))
-    log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]")
+    blocked = f"; {p.blocked} with large weights channel-block-major [cb][ky][kx][ci][b]" if p.blocked else ""
+    log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
   return path

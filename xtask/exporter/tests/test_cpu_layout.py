@@ -43,6 +43,34 @@ class RuleTable(unittest.TestCase):
     self.assertEqual(conv_rule._steps(16), [16])
     self.assertIsNone(conv_rule._steps(17 * 2))
 
+  def test_large_weights_are_blocked_by_output_channels(self):
+    # docs/cpu-kernels.md section 3: weights over 1 MiB are computed channel-block-major; the block b is 1-4 vectors
+    # (half a vector when no whole one divides the channels), chosen for the most accumulated floats b * positions
+    # within the blocked budget (14 ymm for v3, 30 zmm for v4)
+    saved = dict(conv_rule._CFG)
+    try:
+      for vec, blocked, co, red, ow, want in [
+        ((8, 12), 14, 1000, 512, 13, 8),  # squeezenet's classifier: 1 ymm x 13 positions
+        ((8, 12), 14, 512, 2048, 7, 16),  # resnet50 7x7 stage: 2 ymm x 7 positions
+        ((16, 24), 30, 512, 2048, 7, 64),  # v4: 4 zmm x 7 positions (a 512 KiB weight block)
+        ((16, 24), 30, 1000, 512, 13, 8),  # no multiple of 16 divides 1000: half a zmm
+        ((16, 24), 30, 512, 4608, 7, 16),  # 3x3 512->512: a 4-zmm block would be 1.2 MiB, over BLOCK_MAX_BYTES
+        ((8, 12), 14, 256, 1024, 14, None),  # exactly 1 MiB of weights: channel-last as before
+        ((8, 12), 14, 128, 1152, 28, None),  # 590 KiB
+      ]:
+        conv_rule._CFG.update(vec=vec, blocked=blocked)
+        self.assertEqual(conv_rule.block_plan(co, red, ow), want, (vec, co, red, ow))
+    finally:
+      conv_rule._CFG.clear()
+      conv_rule._CFG.update(saved)
+
+  def test_positions_upcast_takes_any_divisor_within_budget(self):
+    self.assertEqual(conv_rule.positions_upcast(13, 1, 14), 13)
+    self.assertEqual(conv_rule.positions_upcast(13, 2, 14), 1)
+    self.assertEqual(conv_rule.positions_upcast(7, 2, 14), 7)
+    self.assertEqual(conv_rule.positions_upcast(14, 2, 14), 7)
+    self.assertEqual(conv_rule.positions_upcast(28, 1, 30), 14)
+
   def test_vector_widths(self):
     self.assertEqual(conv_rule.vector_floats("x86_64", "x86-64-v3"), (8, 12))
     self.assertEqual(conv_rule.vector_floats("x86_64", "x86-64-v4"), (16, 24))
@@ -149,6 +177,66 @@ class LayoutPass(unittest.TestCase):
         g = got[n].numpy()
         self.assertEqual(g.shape, want[n].shape, n)
         np.testing.assert_allclose(g, want[n], atol=1e-4, rtol=1e-4, err_msg=n)
+
+  def test_large_conv_is_channel_block_major_and_computes_the_same(self):
+    # a stride-2 3x3 first conv on a 3-channel NCHW input, then a 512->1024 1x1 conv (2 MiB of weights) on its 7x7
+    # map and a global pool: the 1x1 conv gets co_block and a [cb][ky][kx][ci][b] weight; outputs vs onnxruntime
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    from tinygrad import Tensor
+    from tinygrad.nn.onnx import OnnxRunner
+
+    from mrt.layout import rewrite
+
+    rng = np.random.default_rng(3)
+    w1 = (rng.standard_normal((512, 3, 3, 3)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((1024, 512, 1, 1)) / np.sqrt(512)).astype(np.float32)
+    b2 = rng.standard_normal(1024).astype(np.float32)
+    nodes = [
+      h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+      h.make_node("Relu", ["c1"], ["r1"]),
+      h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[1, 1]),
+      h.make_node("Relu", ["c2"], ["y"]),
+      h.make_node("GlobalAveragePool", ["y"], ["g"]),
+    ]
+    g = h.make_graph(
+      nodes,
+      "blocked",
+      [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 14, 14])],
+      [h.make_tensor_value_info("y", T.FLOAT, [1, 1024, 7, 7]), h.make_tensor_value_info("g", T.FLOAT, [1, 1024, 1, 1])],
+      [nh.from_array(w1, "w1"), nh.from_array(w2, "w2"), nh.from_array(b2, "b2")],
+    )
+    saved = dict(conv_rule._CFG)
+    try:
+      conv_rule._CFG.update(vec=(8, 12), blocked=14)
+      with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "net.onnx")
+        onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), src)
+        said = []
+        dst = rewrite(src, os.path.join(d, "layout"), said.append)
+        self.assertIn("1 with large weights channel-block-major", said[0])
+        m = onnx.load(dst)
+        convs = [n for n in m.graph.node if n.op_type == "MrtConvNhwc"]
+        blocks = [[a.i for a in n.attribute if a.name == "co_block"] for n in convs]
+        self.assertEqual(blocks, [[], [16]])  # the first conv's 41 KiB weight stays channel-last
+        inits = {i.name: nh.to_array(i) for i in m.graph.initializer}
+        packed = inits[convs[1].input[1]]
+        self.assertEqual(packed.shape, (64, 1, 1, 512, 16))
+        # element [cb][0][0][ci][j] is the ONNX weight of output channel cb*16 + j, input channel ci
+        np.testing.assert_array_equal(packed[5, 0, 0, 17, 3], w2[5 * 16 + 3, 17, 0, 0])
+        np.testing.assert_array_equal(packed[:, 0, 0, :, :].transpose(0, 2, 1).reshape(1024, 512), w2[:, :, 0, 0])
+        x = np.random.default_rng(1).standard_normal((1, 3, 14, 14)).astype(np.float32)
+        want = dict(zip(["y", "g"], ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(["y", "g"], {"x": x})))
+        got = OnnxRunner(dst)({"x": Tensor(x)})
+        for n in ("y", "g"):
+          self.assertEqual(got[n].shape, want[n].shape, n)
+          np.testing.assert_allclose(got[n].numpy(), want[n], atol=1e-4, rtol=1e-4, err_msg=n)
+    finally:
+      conv_rule._CFG.clear()
+      conv_rule._CFG.update(saved)
 
   def test_graph_without_rewritable_conv_is_left_alone(self):
     from mrt.layout import rewrite
