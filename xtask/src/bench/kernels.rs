@@ -5,7 +5,7 @@
 //! compiled kernel, `Estimates.ops`, recorded at export in `jit.pkl.json`; index arithmetic excluded, a multiply-add
 //! counted as 2), the achieved GFLOP/s, the FMA instructions in its object code by register width (`llvm-objdump-19
 //! -d`, as `xtask/bench/conv_layers.py` counts them) and the share of the FMA peak for the widest width it uses.
-//! The peak is the documented per-core figure of docs/cpu-kernels.md §5 ([`PEAK_PER_CORE`]) times the cores the
+//! The peak is the host's per-core figure measured at the start of the run ([`super::peak`]) times the cores the
 //! kernel's `core_id` split runs on.
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,16 +22,6 @@ use super::stats::summarize;
 
 /// Kernels below this share of the traced step are left out of the table.
 pub const SHARE_MIN: f64 = 0.05;
-/// Peak FMA throughput of one core by vector width (GFLOP/s, fp32): docs/cpu-kernels.md §5 (a tight clang-19 FMA
-/// loop on the project's AMD Zen 5 EPYC machine kind); scalar FMAs (`ss`) one lane of the xmm figure's four.
-pub const PEAK_PER_CORE: [(&str, f64); 4] = [
-    ("zmm", 290.0),
-    ("ymm", 146.0),
-    ("xmm", 73.0),
-    ("scalar", 73.0 / 4.0),
-];
-/// Where [`PEAK_PER_CORE`] comes from, as the report states it.
-pub const PEAK_SOURCE: &str = "documented per-core FMA peak of docs/cpu-kernels.md §5 (290 zmm / 146 ymm / 73 xmm GFLOP/s, AMD Zen 5; scalar: a quarter of xmm), not measured on this host";
 const TRACE_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// FMA instructions of one object file by register width: (zmm, ymm, xmm packed, scalar).
@@ -202,25 +192,25 @@ pub(super) fn kernel_table(
         let flops = ops_by_hash.get(&sha256_hex(bin)).map(|ops| ops * launches);
         let gflops = flops.map(|f| f as f64 / (us * 1e3));
         let cores = slices.clamp(1, threads.max(1) as u64);
-        let width = PEAK_PER_CORE
+        let width = super::peak::WIDTHS
             .iter()
             .zip(fma)
             .find(|(_, n)| *n > 0)
-            .map(|((w, peak), _)| (*w, peak * cores as f64));
+            .map(|(w, _)| (*w, ctx.peaks.get(w).map(|p| p * cores as f64)));
         let pct = match (gflops, width) {
-            (Some(g), Some((_, peak))) => json!(100.0 * g / peak),
+            (Some(g), Some((_, Some(peak)))) => json!(100.0 * g / peak),
             _ => Value::Null,
         };
         rows.push(json!({"kernel": name, "index": k, "launches": launches, "us": us, "share": us / step_us,
             "flops": flops, "gflops": gflops, "fma": {"zmm": fma[0], "ymm": fma[1], "xmm": fma[2], "scalar": fma[3]},
-            "peak_width": width.map(|w| w.0), "cores": cores, "peak_gflops": width.map(|w| w.1), "pct_of_peak": pct}));
+            "peak_width": width.map(|w| w.0), "cores": cores, "peak_gflops": width.and_then(|w| w.1), "pct_of_peak": pct}));
     }
     let _ = std::fs::remove_file(&scratch);
     Ok(
         json!({"column": column, "bundle": p.bundle.display().to_string(), "threads": threads,
               "traced_runs": runs.max(1), "step_us": step_us, "transfers_us": transfers_us, "share_min": SHARE_MIN,
               "flops_source": "tinygrad's Estimates.ops of each compiled kernel (jit.pkl.json)",
-              "peak_source": PEAK_SOURCE, "rows": rows}),
+              "peak_source": ctx.peaks.source, "rows": rows}),
     )
 }
 

@@ -34,6 +34,8 @@ pub(super) struct Ctx<'a> {
     pub(super) opts: &'a BenchOptions,
     pub(super) threads: usize,
     pub(super) out_dir: PathBuf,
+    /// The host's FMA peak per width, measured once at the start of the run.
+    pub(super) peaks: super::peak::Peaks,
 }
 
 /// One thread count's exports of a model: the v3 bundle + pickle, the x86-64-v4 bundle (AVX-512 hosts, not in

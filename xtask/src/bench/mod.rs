@@ -25,6 +25,7 @@ pub mod goals;
 pub mod kernels;
 mod measure;
 pub mod overhead;
+pub mod peak;
 mod pipeline;
 mod prepare;
 pub mod proc;
@@ -296,6 +297,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
         opts,
         threads,
         out_dir: out_dir.clone(),
+        peaks: peak::measure(&root, &out_dir),
     };
     for m in &opts.models {
         if !MODELS.iter().any(|(n, _)| n == m) && !PIPELINES.iter().any(|(n, _)| n == m) {
@@ -363,7 +365,7 @@ pub fn run(opts: &BenchOptions) -> Result<Value> {
                      "warmup": opts.warmup, "quick": opts.quick,
                      "modelrt_build": if opts.quick { "debug" } else { "release" },
                      "loadavg_start": load_start, "loadavg_end": loadavg(), "models": results, "pipelines": pipelines,
-                     "overhead": overhead, "pycall": per_call});
+                     "overhead": overhead, "pycall": per_call, "fma_peak": ctx.peaks.to_json()});
     // The smoke run must not overwrite the last full results.
     let stem = if opts.quick {
         "results-quick"

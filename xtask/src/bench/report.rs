@@ -253,6 +253,22 @@ fn kernel_tables_markdown(s: &mut String, doc: &Value) {
                     k["flops_source"].as_str().unwrap_or("?"),
                     k["peak_source"].as_str().unwrap_or("?")
                 );
+                let per_core = &doc["fma_peak"]["per_core_gflops"];
+                if per_core.is_object() {
+                    let fig = |w: &str| {
+                        per_core[w]
+                            .as_f64()
+                            .map_or("–".to_string(), |v| format!("{v:.1}"))
+                    };
+                    let _ = writeln!(
+                        s,
+                        "Measured per-core peak (GFLOP/s): zmm {}, ymm {}, xmm {}, scalar {}.",
+                        fig("zmm"),
+                        fig("ymm"),
+                        fig("xmm"),
+                        fig("scalar")
+                    );
+                }
                 first = false;
             }
             let _ = writeln!(
