@@ -24,12 +24,14 @@ NODE_KEY = "_mrt_winograd_conv"  # added to a Conv node's opts by install(): the
 # Speed rule (version 2, measured per layer against the channel-last direct convolutions of the layout pass, for
 # x86-64-v3 and x86-64-v4: docs/bench.md "Winograd convolutions, per layer"): the rewrite trades 4x fewer
 # multiplications for two transform passes over the activations; it won on every layer with both channel counts >=
-# MIN_CHANNELS and at least MIN_TILES 4x4 output tiles (24..512 channels, 16..196 tiles), lost at 16 channels and
-# below on both baselines, and on x86-64-v3 at 4 or fewer tiles (64 channels). Measured on x86-64 only: `auto` takes
-# nothing on cpu-aarch64 (`on` still rewrites there).
+# MIN_CHANNELS and either at least MIN_TILES 4x4 output tiles (24..256 channels, 16..196 tiles) or both channel
+# counts >= WIDE_CHANNELS (128 and 512 channels at 4 tiles); it lost at 16 channels and below on both baselines, and
+# on x86-64-v3 with 64 channels at 1 and 4 tiles. Measured on x86-64 only: `auto` takes nothing on cpu-aarch64 (`on`
+# still rewrites there).
 RULE_VERSION = 2
 MIN_CHANNELS = 24
 MIN_TILES = 16
+WIDE_CHANNELS = 128
 
 _state = {"mode": "off", "log": None}
 _decided: dict[tuple, str | None] = {}  # (conv output, input shape) -> None (rewrite) or why it stays direct
@@ -61,9 +63,9 @@ def producer_flags() -> dict:
 
 
 def faster(c: int, k: int, tiles: int) -> bool:
-  """The measured speed rule (version RULE_VERSION): both channel counts >= MIN_CHANNELS and at least MIN_TILES
-  4x4 output tiles."""
-  return c >= MIN_CHANNELS and k >= MIN_CHANNELS and tiles >= MIN_TILES
+  """The measured speed rule (version RULE_VERSION): both channel counts >= MIN_CHANNELS, and at least MIN_TILES
+  4x4 output tiles or both channel counts >= WIDE_CHANNELS."""
+  return c >= MIN_CHANNELS and k >= MIN_CHANNELS and (tiles >= MIN_TILES or min(c, k) >= WIDE_CHANNELS)
 
 
 def tiles(ho: int, wo: int, n: int = 1) -> int:
@@ -227,7 +229,7 @@ def _decide(key: tuple, name: str, w: np.ndarray, b, x_shape, opts: dict, pads) 
   if ho < 1 or wo < 1:
     why = "empty output"
   elif _state["mode"] == "auto" and not faster(c, k, tiles(ho, wo, _n)):
-    why = f"rule r{RULE_VERSION}: {c}→{k} channels, {tiles(ho, wo, _n)} tiles (< {MIN_CHANNELS} channels or < {MIN_TILES} tiles)"
+    why = f"rule r{RULE_VERSION}: {c}→{k} channels at {tiles(ho, wo, _n)} 4x4 tiles is not faster as Winograd"
   else:
     err, ok = numerics_error(w, b, x_shape, opts, pads)
     if not ok:

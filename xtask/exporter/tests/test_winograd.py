@@ -126,8 +126,8 @@ class Qualify(unittest.TestCase):
 
   def test_rule_boundaries(self):
     # docs/bench.md (rule 2, vs the channel-last direct convs): 24→24 at 128 tiles won on v3 and v4, 16→16 at 512
-    # tiles lost on both, 64→64 at 4 tiles lost on v3; 16..196 tiles with >= 24 channels won
-    self.assertEqual((winograd.MIN_CHANNELS, winograd.MIN_TILES), (24, 16))
+    # tiles lost on both, 64→64 at 4 tiles lost on v3; 128→128 and 512→512 at 4 tiles won
+    self.assertEqual((winograd.MIN_CHANNELS, winograd.MIN_TILES, winograd.WIDE_CHANNELS), (24, 16, 128))
     self.assertTrue(winograd.faster(24, 24, 128))
     self.assertTrue(winograd.faster(64, 64, 16))
     self.assertTrue(winograd.faster(512, 512, 16))
@@ -135,6 +135,9 @@ class Qualify(unittest.TestCase):
     self.assertFalse(winograd.faster(3, 16, 2048))
     self.assertFalse(winograd.faster(64, 16, 196))
     self.assertFalse(winograd.faster(64, 64, 4))
+    self.assertTrue(winograd.faster(128, 128, 4))
+    self.assertTrue(winograd.faster(512, 512, 1))
+    self.assertFalse(winograd.faster(512, 64, 4))
     self.assertEqual(winograd.tiles(56, 56), 196)
     self.assertEqual(winograd.tiles(7, 7), 4)
     self.assertEqual(winograd.tiles(13, 13, 2), 32)
