@@ -100,6 +100,7 @@ class Transforms(unittest.TestCase):
     for k, c in [(0, 0), (4, 2), (2, 1)]:
       np.testing.assert_array_equal(p[:, c, k], u[:, k, c])
 
+
 class Qualify(unittest.TestCase):
   def test_refusals(self):
     f32 = np.float32

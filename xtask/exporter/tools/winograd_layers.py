@@ -183,7 +183,7 @@ def print_table(rows, baselines):
     for b in baselines:
       d, wi = r[f"direct_{SHORT[b]}_us"], r[f"winograd_{SHORT[b]}_us"]
       cells += [f"{d:.0f}", f"{wi:.0f}", f"{d / wi:.2f}x"]
-    err = "–" if r["max_abs_err"] is None else f"{r['max_abs_err']:.1e}"
+    err = "-" if r["max_abs_err"] is None else f"{r['max_abs_err']:.1e}"
     cells += [f"{r['onnxruntime_us']:.0f}", err]
     print("| " + " | ".join(cells) + " |")
 
