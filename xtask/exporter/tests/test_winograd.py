@@ -13,6 +13,7 @@
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -258,6 +259,28 @@ class Compile(unittest.TestCase):
       c = check(out, model)
       self.assertEqual(c.returncode, 0, c.stdout[-2000:] + c.stderr[-2000:])
       self.assertIn("PASS", c.stdout)
+      self._gemm_uses_ymm(os.path.join(out, "blobs"))
+
+  def _gemm_uses_ymm(self, blobs: str):
+    """The GEMM (the kernel reading U, 36*64*64 floats) is laid out channel-last and gets the kernel option rule:
+    its object code multiplies with full ymm vectors on the default x86-64-v3 baseline (llvm-objdump-19, an
+    independent disassembler; the tiles-innermost layout had xmm FMAs only, docs/cpu-kernels.md section 6)."""
+    try:
+      subprocess.run(["llvm-objdump-19", "--version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+      skip_or_fail(self, "no llvm-objdump-19 (Debian package llvm-19)")
+    gemm = []
+    for f in sorted(os.listdir(blobs)):
+      if f.endswith(".src"):
+        with open(os.path.join(blobs, f)) as src:
+          if re.search(r"restrict data\d+_147456\b", src.read()):
+            gemm.append(f)
+    self.assertEqual(len(gemm), 1, gemm)
+    asm = subprocess.run(["llvm-objdump-19", "-d", os.path.join(blobs, gemm[0][: -len(".src")] + ".bin")], capture_output=True, text=True)
+    fmas = [ln for ln in asm.stdout.splitlines() if "vfmadd" in ln or "vfnmadd" in ln]
+    ymm = [ln for ln in fmas if "ymm" in ln]
+    self.assertGreaterEqual(len(ymm), 8, fmas[:8])
+    self.assertEqual(len(fmas), len(ymm), [ln for ln in fmas if "ymm" not in ln][:4])
 
 
 # run by TinygradPass in a child (tinygrad reads its environment at import): prints one JSON line
