@@ -6,7 +6,7 @@
   export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
   export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
   cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
-  cpu-* only: [--winograd auto|on|off] stride-1 3x3 convs as Winograd F(4x4,3x3) (mrt/winograd.py; default off)
+  cpu-* only: [--winograd auto|on|off] stride-1 3x3 convs as Winograd F(4x4,3x3) (mrt/winograd.py; default auto)
 
 User errors (unsupported op, missing model, wrong target, unsupported pickle version, ...) are printed as one line on
 stderr and exit with code 2. Contract: docs/hw/tinygrad-export.md §10 (format 1). Facts: docs/hw/tinygrad-export.md.
@@ -93,8 +93,8 @@ def parse_args(argv):
     "--winograd",
     choices=("auto", "on", "off"),
     default=None,
-    help="cpu-* targets: stride-1 3x3 convs as Winograd F(4x4,3x3) instead of channel-last direct convs: auto where "
-    "the measured rule says it is faster, on for every qualifying conv, off (default) for none; each rewrite is checked "
+    help="cpu-* targets: stride-1 3x3 convs as Winograd F(4x4,3x3) instead of channel-last direct convs: auto (default) "
+    "where the measured rule says it is faster (x86-64 only), on for every qualifying conv, off for none; each rewrite is checked "
     "against onnxruntime (mrt/winograd.py)",
   )
   from mrt.beam import add_args
@@ -209,7 +209,7 @@ def main(argv) -> int:
 
     if (ap.tinygrad is not None) and ap.winograd is not None:
       raise ExportError("--winograd applies to ONNX models, not --tinygrad")
-    configure(ap.winograd or "off", cfg.name, log)
+    configure(ap.winograd or "auto", cfg.name, log)
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")

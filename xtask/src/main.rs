@@ -98,9 +98,10 @@ enum Cmd {
         )]
         beam_cache_out: Option<PathBuf>,
         /// CPU targets: stride-1 3×3 convolutions as Winograd F(4×4,3×3), weights transformed at compile time: auto
-        /// (the exporter's default) where the measured rule of docs/cpu-kernels.md says it is faster, on for every
-        /// such conv, off for none. Each rewritten conv is checked against onnxruntime and keeps the direct form if it
-        /// misses the bundle's tolerance (the compile says so).
+        /// (the exporter's default; x86-64 only) where the measured rule of docs/cpu-kernels.md §6 says it is faster
+        /// than the channel-last direct convolution, on for every such conv, off for none. Each rewritten conv is
+        /// checked against onnxruntime and keeps the direct form if it misses the bundle's tolerance (the compile
+        /// says so).
         #[arg(long, value_parser = ["auto", "on", "off"])]
         winograd: Option<String>,
         /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:

@@ -66,6 +66,7 @@ def _attrs(node) -> dict:
 class _Pass:
   def __init__(self, model):
     self.g = model.graph
+    self.model = model  # for mrt/winograd.py takes(): the input shape a conv's output size follows from
     self.consts: dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in self.g.initializer}
     for n in self.g.node:
       if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
@@ -122,9 +123,9 @@ class _Pass:
       return False
     if w.dtype != np.float32:
       return False
-    from mrt.winograd import takes
+    from mrt.winograd import takes, value_shapes
 
-    if takes(w.shape, a):
+    if takes(w.shape, a, value_shapes(self.model).get(node.input[0])):
       return False  # --winograd auto|on: this conv stays NCHW for mrt/winograd.py (docs/cpu-kernels.md section 6)
     b = node.input[2] if len(node.input) > 2 and node.input[2] else None
     if b is not None and b not in self.consts:

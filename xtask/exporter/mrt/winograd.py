@@ -21,17 +21,23 @@ FLAG = "WINOGRAD"  # producer flag: the rewritten convs (by output name), record
 TOL = 1e-4  # the bundle's fp32 reference tolerance (atol and rtol, mrt/export.py FP32_TOL)
 CHECK_SEED = 12345
 NODE_KEY = "_mrt_winograd_conv"  # added to a Conv node's opts by install(): the conv's output name
-# Speed rule (version 1, measured per layer on this project's machine kind, docs/bench.md "Winograd convolutions, per
-# layer"): the rewrite trades 4x fewer multiplications for two transform passes over the activations; against
-# tinygrad 0.14's direct kernels it won on every layer with both channel counts >= MIN_CHANNELS (16..512 channels,
-# 1..512 output tiles) and lost with 3 input channels (8: even).
-RULE_VERSION = 1
-MIN_CHANNELS = 16
+# Speed rule (version 2, measured per layer against the channel-last direct convolutions of the layout pass, for
+# x86-64-v3 and x86-64-v4: docs/bench.md "Winograd convolutions, per layer"): the rewrite trades 4x fewer
+# multiplications for two transform passes over the activations; it won on every layer with both channel counts >=
+# MIN_CHANNELS and either at least MIN_TILES 4x4 output tiles (24..256 channels, 16..196 tiles) or both channel
+# counts >= WIDE_CHANNELS (128 and 512 channels at 4 tiles); it lost at 16 channels and below on both baselines, and
+# on x86-64-v3 with 64 channels at 1 and 4 tiles. Measured on x86-64 only: `auto` takes nothing on cpu-aarch64 (`on`
+# still rewrites there).
+RULE_VERSION = 2
+MIN_CHANNELS = 24
+MIN_TILES = 16
+WIDE_CHANNELS = 128
 
 _state = {"mode": "off", "log": None}
 _decided: dict[tuple, str | None] = {}  # (conv output, input shape) -> None (rewrite) or why it stays direct
 _rewritten: dict[str, str] = {}  # conv output name -> what was rewritten, for the log and the producer flag
 _models: dict[str, dict] = {}  # onnx path -> {initializer name: numpy array}
+_shapes: dict = {}  # value_shapes' cache: the model it was computed for and its shapes
 
 
 def configure(mode: str, target_name: str, log) -> None:
@@ -42,6 +48,8 @@ def configure(mode: str, target_name: str, log) -> None:
     if mode == "on":
       raise ExportError(f"--winograd on applies to cpu-* targets, not {target_name}")
     mode = "off"
+  if mode == "auto" and target_name.startswith("cpu-aarch64"):
+    mode = "off"  # the rule is measured on x86-64 only (no aarch64 timing here: qemu does not model speed)
   _state.update(mode=mode, log=log)
   _decided.clear()
   _rewritten.clear()
@@ -54,15 +62,43 @@ def producer_flags() -> dict:
   return {FLAG: f"{_state['mode']}-r{RULE_VERSION}:" + ",".join(sorted(_rewritten))}
 
 
-def faster(c: int, k: int) -> bool:
-  """The measured speed rule (version RULE_VERSION): both channel counts >= MIN_CHANNELS (the output size did not
-  matter in the measurements: a single 4x4 tile still won at 64 channels)."""
-  return c >= MIN_CHANNELS and k >= MIN_CHANNELS
+def faster(c: int, k: int, tiles: int) -> bool:
+  """The measured speed rule (version RULE_VERSION): both channel counts >= MIN_CHANNELS, and at least MIN_TILES
+  4x4 output tiles or both channel counts >= WIDE_CHANNELS."""
+  return c >= MIN_CHANNELS and k >= MIN_CHANNELS and (tiles >= MIN_TILES or min(c, k) >= WIDE_CHANNELS)
 
 
-def takes(w_shape, opts: dict) -> bool:
-  """Whether the pass, as configured, would consider this conv (weights `w_shape`, ONNX attributes `opts`): the
-  channel-last layout pass (mrt/layout.py) leaves such convs in NCHW form for it."""
+def tiles(ho: int, wo: int, n: int = 1) -> int:
+  """4x4 output tiles of an `n`-image output of ho x wo."""
+  return n * -(-ho // 4) * -(-wo // 4)
+
+
+def value_shapes(model) -> dict:
+  """{value name: static shape tuple} of an ONNX ModelProto by ONNX shape inference (cached per model; values with
+  a symbolic or unknown dimension are left out). For `takes`, which the layout pass calls before any runner exists."""
+  if _state["mode"] != "auto":
+    return {}  # only auto's rule looks at the output size
+  key = id(model)
+  if _shapes.get("key") != key:
+    import onnx
+
+    shapes = {}
+    try:
+      g = onnx.shape_inference.infer_shapes(model).graph
+      for v in list(g.input) + list(g.value_info) + list(g.output):
+        dims = v.type.tensor_type.shape.dim
+        if dims and all(d.HasField("dim_value") and d.dim_value > 0 for d in dims):
+          shapes[v.name] = tuple(int(d.dim_value) for d in dims)
+    except Exception:  # shape inference refuses the model: no conv is known to be large enough
+      shapes = {}
+    _shapes.update(key=key, model=model, shapes=shapes)
+  return _shapes["shapes"]
+
+
+def takes(w_shape, opts: dict, x_shape=None) -> bool:
+  """Whether the pass, as configured, would rewrite this conv (weights `w_shape`, ONNX attributes `opts`, input
+  shape `x_shape` or None when unknown): the channel-last layout pass (mrt/layout.py) leaves such convs in NCHW form
+  for it. Under `auto` the rule needs the output size: an unknown input shape is not taken."""
   if _state["mode"] == "off" or len(w_shape) != 4 or tuple(int(s) for s in w_shape[2:]) != (3, 3):
     return False
 
@@ -71,7 +107,17 @@ def takes(w_shape, opts: dict) -> bool:
 
   if not ones(opts.get("strides", 1)) or not ones(opts.get("dilations", 1)) or int(opts.get("group", 1)) != 1:
     return False
-  return _state["mode"] == "on" or faster(int(w_shape[1]), int(w_shape[0]))
+  if _state["mode"] == "on":
+    return True
+  if x_shape is None or len(x_shape) != 4:
+    return False
+  auto_pad = opts.get("auto_pad", "NOTSET")
+  pads = conv_pads(auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad, opts.get("pads", 0), 0, 0)
+  if pads is None:
+    return False
+  n, _c, h, w = (int(s) for s in x_shape)
+  ho, wo = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+  return ho > 0 and wo > 0 and faster(int(w_shape[1]), int(w_shape[0]), tiles(ho, wo, n))
 
 
 def conv_pads(auto_pad: str, pads, h: int, w: int) -> tuple[int, int, int, int] | None:
@@ -149,7 +195,7 @@ def numerics_error(w: np.ndarray, b: np.ndarray | None, x_shape, opts: dict, pad
   from tinygrad.helpers import Context
 
   from mrt.winograd_math import as_array, fold_weights, transforms
-  from mrt.winograd_ops import conv3x3_winograd
+  from mrt.winograd_ops import conv3x3_winograd, pack_u
 
   x = np.random.default_rng(CHECK_SEED).standard_normal(tuple(int(s) for s in x_shape)).astype(np.float32)
   opts_ = ort.SessionOptions()
@@ -161,7 +207,7 @@ def numerics_error(w: np.ndarray, b: np.ndarray | None, x_shape, opts: dict, pad
   with Context(DEV=dev):
     got = conv3x3_winograd(
       Tensor(x),
-      Tensor(fold_weights(w, g)),
+      Tensor(pack_u(fold_weights(w, g))),
       None if b is None else Tensor(b.astype(np.float32)),
       pads,
       Tensor(at.astype(np.float32)),
@@ -184,8 +230,8 @@ def _decide(key: tuple, name: str, w: np.ndarray, b, x_shape, opts: dict, pads) 
   why = None
   if ho < 1 or wo < 1:
     why = "empty output"
-  elif _state["mode"] == "auto" and not faster(c, k):
-    why = f"rule r{RULE_VERSION}: {c}→{k} channels (< {MIN_CHANNELS}) is not faster as Winograd"
+  elif _state["mode"] == "auto" and not faster(c, k, tiles(ho, wo, _n)):
+    why = f"rule r{RULE_VERSION}: {c}→{k} channels at {tiles(ho, wo, _n)} 4x4 tiles is not faster as Winograd"
   else:
     err, ok = numerics_error(w, b, x_shape, opts, pads)
     if not ok:
@@ -228,7 +274,9 @@ class _RunnerConsts:
       from mrt.winograd_math import as_array, fold_weights, transforms
 
       g = as_array(transforms()[1])
-      self.u[name] = self.tensor(f"winograd({name}).U", fold_weights(w, g))
+      from mrt.winograd_ops import pack_u
+
+      self.u[name] = self.tensor(f"winograd({name}).U", pack_u(fold_weights(w, g)))
     return self.u[name]
 
 

@@ -13,6 +13,7 @@
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -92,6 +93,14 @@ class Transforms(unittest.TestCase):
       want = g @ w[k, c].astype(np.float64) @ g.T
       np.testing.assert_allclose(u[:, k, c].reshape(N, N), want, rtol=1e-6, atol=1e-7)
 
+    # the GEMM reads U with the output channels innermost (mrt/winograd_ops.py pack_u): [36, C, K]
+    from mrt.winograd_ops import pack_u
+
+    p = pack_u(u)
+    self.assertEqual((p.shape, p.dtype, p.flags["C_CONTIGUOUS"]), ((N * N, 3, 5), np.float32, True))
+    for k, c in [(0, 0), (4, 2), (2, 1)]:
+      np.testing.assert_array_equal(p[:, c, k], u[:, k, c])
+
 
 class Qualify(unittest.TestCase):
   def test_refusals(self):
@@ -118,13 +127,42 @@ class Qualify(unittest.TestCase):
     self.assertIsNone(winograd.conv_pads("NOTSET", [1, 1, 1], 5, 5))
 
   def test_rule_boundaries(self):
-    # docs/bench.md: 16→16 won (1.5x), 8→8 was even, 3→16 lost (0.7x)
-    self.assertEqual(winograd.MIN_CHANNELS, 16)
-    self.assertTrue(winograd.faster(16, 16))
-    self.assertTrue(winograd.faster(512, 512))
-    self.assertFalse(winograd.faster(8, 8))
-    self.assertFalse(winograd.faster(3, 16))
-    self.assertFalse(winograd.faster(64, 8))
+    # docs/bench.md (rule 2, vs the channel-last direct convs): 24→24 at 128 tiles won on v3 and v4, 16→16 at 512
+    # tiles lost on both, 64→64 at 4 tiles lost on v3; 128→128 and 512→512 at 4 tiles won
+    self.assertEqual((winograd.MIN_CHANNELS, winograd.MIN_TILES, winograd.WIDE_CHANNELS), (24, 16, 128))
+    self.assertTrue(winograd.faster(24, 24, 128))
+    self.assertTrue(winograd.faster(64, 64, 16))
+    self.assertTrue(winograd.faster(512, 512, 16))
+    self.assertFalse(winograd.faster(16, 16, 512))
+    self.assertFalse(winograd.faster(3, 16, 2048))
+    self.assertFalse(winograd.faster(64, 16, 196))
+    self.assertFalse(winograd.faster(64, 64, 4))
+    self.assertTrue(winograd.faster(128, 128, 4))
+    self.assertTrue(winograd.faster(512, 512, 1))
+    self.assertFalse(winograd.faster(512, 64, 4))
+    self.assertEqual(winograd.tiles(56, 56), 196)
+    self.assertEqual(winograd.tiles(7, 7), 4)
+    self.assertEqual(winograd.tiles(13, 13, 2), 32)
+
+  def test_takes_follows_the_rule_and_the_output_size(self):
+    pads = {"pads": [1, 1, 1, 1]}
+    try:
+      winograd.configure("auto", "cpu-x86_64", None)
+      self.assertTrue(winograd.takes((64, 64, 3, 3), pads, (1, 64, 16, 16)))  # 16 tiles
+      self.assertFalse(winograd.takes((64, 64, 3, 3), pads, (1, 64, 8, 8)))  # 4 tiles
+      self.assertFalse(winograd.takes((64, 64, 3, 3), {"pads": [0, 0, 0, 0]}, (1, 64, 14, 14)))  # 12x12: 9 tiles
+      self.assertTrue(winograd.takes((64, 64, 3, 3), {"pads": [0, 0, 0, 0]}, (1, 64, 15, 15)))  # 13x13: 16 tiles
+      self.assertFalse(winograd.takes((64, 64, 3, 3), pads, None))  # unknown size: the layout pass keeps it
+      self.assertFalse(winograd.takes((64, 64, 3, 3), {**pads, "strides": [2, 2]}, (1, 64, 56, 56)))
+      self.assertFalse(winograd.takes((16, 16, 3, 3), pads, (1, 16, 64, 64)))
+      winograd.configure("on", "cpu-x86_64", None)
+      self.assertTrue(winograd.takes((16, 16, 3, 3), pads, None))
+      winograd.configure("auto", "cpu-aarch64", None)  # not measured on aarch64: auto takes nothing there
+      self.assertFalse(winograd.takes((64, 64, 3, 3), pads, (1, 64, 56, 56)))
+      winograd.configure("on", "cpu-aarch64", None)
+      self.assertTrue(winograd.takes((64, 64, 3, 3), pads, (1, 64, 56, 56)))
+    finally:
+      winograd.configure("off", "cpu-x86_64", None)
 
   def test_mode_and_target(self):
     from mrt.targets import ExportError
@@ -207,7 +245,7 @@ class Compile(unittest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       model, out = os.path.join(tmp, "net.onnx"), os.path.join(tmp, "out")
       small_net(model)
-      r = export("--onnx", model, "--target", "cpu-x86_64", "--out", out, "--reference", "--winograd", "auto")
+      r = export("--onnx", model, "--target", "cpu-x86_64", "--out", out, "--reference")  # the default: auto
       self.assertEqual(r.returncode, 0, r.stderr[-2000:])
       self.assertIn("winograd: conv 'c2' (64→64 channels, 56x56) as F(4x4,3x3)", r.stderr)
       self.assertNotIn("winograd: conv 'c1'", r.stderr)  # 8 input channels: below the rule
@@ -221,6 +259,28 @@ class Compile(unittest.TestCase):
       c = check(out, model)
       self.assertEqual(c.returncode, 0, c.stdout[-2000:] + c.stderr[-2000:])
       self.assertIn("PASS", c.stdout)
+      self._gemm_uses_ymm(os.path.join(out, "blobs"))
+
+  def _gemm_uses_ymm(self, blobs: str):
+    """The GEMM (the kernel reading U, 36*64*64 floats) is laid out channel-last and gets the kernel option rule:
+    its object code multiplies with full ymm vectors on the default x86-64-v3 baseline (llvm-objdump-19, an
+    independent disassembler; the tiles-innermost layout had xmm FMAs only, docs/cpu-kernels.md section 6)."""
+    try:
+      subprocess.run(["llvm-objdump-19", "--version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+      skip_or_fail(self, "no llvm-objdump-19 (Debian package llvm-19)")
+    gemm = []
+    for f in sorted(os.listdir(blobs)):
+      if f.endswith(".src"):
+        with open(os.path.join(blobs, f)) as src:
+          if re.search(r"restrict data\d+_147456\b", src.read()):
+            gemm.append(f)
+    self.assertEqual(len(gemm), 1, gemm)
+    asm = subprocess.run(["llvm-objdump-19", "-d", os.path.join(blobs, gemm[0][: -len(".src")] + ".bin")], capture_output=True, text=True)
+    fmas = [ln for ln in asm.stdout.splitlines() if "vfmadd" in ln or "vfnmadd" in ln]
+    ymm = [ln for ln in fmas if "ymm" in ln]
+    self.assertGreaterEqual(len(ymm), 8, fmas[:8])
+    self.assertEqual(len(fmas), len(ymm), [ln for ln in fmas if "ymm" not in ln][:4])
 
 
 # run by TinygradPass in a child (tinygrad reads its environment at import): prints one JSON line

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Per-layer timing of the Winograd pass (docs/cpu-kernels.md, "Winograd convolutions"): one stride-1 3x3 conv per
-layer, compiled twice for cpu-x86_64 (`--winograd off` and `--winograd on`) with `cargo xtask compile`, each bundle
-timed with `modelrt bench`, and onnxruntime timed on the same conv, the three interleaved round by round; min of the
-rounds' minima. Writes a JSON results file and prints the markdown table docs/bench.md quotes.
+layer, compiled for cpu-x86_64 with `cargo xtask compile` once per baseline (x86-64-v3, x86-64-v4) and mode
+(`--winograd off`: the default export, i.e. the channel-last direct convolution of the layout pass; `--winograd on`),
+each bundle timed with `modelrt bench`, and onnxruntime timed on the same conv, all of them interleaved round by
+round; min of the rounds' minima. Writes a JSON results file (with the load average before and after) and prints the
+markdown table docs/bench.md quotes.
 
   python xtask/exporter/tools/winograd_layers.py --modelrt target/release/modelrt --out target/bench/winograd.json
-        [--threads 1] [--rounds 5] [--iters 50] [--layers r3x3,c32]      (from the repository root)
+        [--threads 1] [--rounds 5] [--iters 50] [--layers r3x3,c32] [--baselines x86-64-v3,x86-64-v4]
+                                                                             (from the repository root)
 
 The model files are made here from seeded random weights (scaled by 1/sqrt(fan-in)); nothing is downloaded.
 """
@@ -33,6 +36,7 @@ LAYERS = {
   "c24": (24, 24, 32, 64),
   "s64": (64, 64, 16, 16),
   "t64": (64, 64, 8, 8),
+  "t128": (128, 128, 8, 8),
   "c3": (3, 16, 128, 256),
   "c8": (8, 8, 32, 32),
   "t16": (16, 16, 8, 8),
@@ -57,8 +61,9 @@ def conv_model(path: str, c: int, k: int, h: int, w: int, seed: int = 0):
   save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
-def compile_bundle(xtask: list[str], model: str, out: str, mode: str, threads: int):
-  cmd = [*xtask, "compile", model, "--target", "cpu-x86_64", "--threads", str(threads), "--winograd", mode, "-o", out]
+def compile_bundle(xtask: list[str], model: str, out: str, mode: str, threads: int, baseline: str):
+  cmd = [*xtask, "compile", model, "--target", "cpu-x86_64", "--cpu-baseline", baseline, "--threads", str(threads)]
+  cmd += ["--winograd", mode, "-o", out]
   r = subprocess.run(cmd, capture_output=True, text=True)
   if r.returncode != 0:
     sys.exit(f"error: {' '.join(cmd)} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
@@ -92,6 +97,15 @@ def bench_ort(model: str, shape, threads: int, iters: int) -> float:
   return best * 1e6
 
 
+BASELINES = ("x86-64-v3", "x86-64-v4")
+SHORT = {"x86-64-v3": "v3", "x86-64-v4": "v4"}
+
+
+def loadavg() -> float:
+  with open("/proc/loadavg") as f:
+    return float(f.read().split()[0])
+
+
 def main(argv):
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   ap.add_argument("--modelrt", required=True, help="the modelrt binary (a release build)")
@@ -101,57 +115,77 @@ def main(argv):
   ap.add_argument("--rounds", type=int, default=5)
   ap.add_argument("--iters", type=int, default=50)
   ap.add_argument("--layers", default=",".join(LAYERS))
+  ap.add_argument("--baselines", default=",".join(BASELINES), help="CPU baselines to compile for (x86-64-v3,x86-64-v4)")
   a = ap.parse_args(argv)
   names = a.layers.split(",")
   if bad := [n for n in names if n not in LAYERS]:
     sys.exit(f"error: unknown layer {bad[0]} (known: {', '.join(LAYERS)})")
+  baselines = a.baselines.split(",")
+  if bad := [b for b in baselines if b not in BASELINES]:
+    sys.exit(f"error: unknown baseline {bad[0]} (known: {', '.join(BASELINES)})")
   xtask = a.xtask.split()
-  rows = []
+  rows, loads = [], [loadavg()]
   with tempfile.TemporaryDirectory() as tmp:
     built, errors = {}, {}
     for n in names:
       c, k, h, w = LAYERS[n]
       model = os.path.join(tmp, f"{n}.onnx")
       conv_model(model, c, k, h, w)
-      for mode in ("off", "on"):
-        out = os.path.join(tmp, f"{n}-{mode}.mrt")
-        rewritten, err = compile_bundle(xtask, model, out, mode, a.threads)
-        if mode == "on":
-          errors[n] = err
-        if rewritten != (mode == "on"):
-          sys.exit(f"error: {n} --winograd {mode}: the compile {'did not rewrite' if mode == 'on' else 'rewrote'} the conv")
-        built[(n, mode)] = out
+      for base in baselines:
+        for mode in ("off", "on"):
+          out = os.path.join(tmp, f"{n}-{base}-{mode}.mrt")
+          rewritten, err = compile_bundle(xtask, model, out, mode, a.threads, base)
+          if mode == "on":
+            errors[n] = err
+          if rewritten != (mode == "on"):
+            sys.exit(f"error: {n} --winograd {mode}: the compile {'did not rewrite' if mode == 'on' else 'rewrote'} the conv")
+          built[(n, base, mode)] = out
       print(f"compiled {n}", file=sys.stderr, flush=True)
+    loads.append(loadavg())
     best = {}
     for r in range(a.rounds):  # interleaved: every variant of every layer once per round
       for n in names:
         c, k, h, w = LAYERS[n]
-        times = {
-          "direct": bench_bundle(a.modelrt, built[(n, "off")], a.iters),
-          "winograd": bench_bundle(a.modelrt, built[(n, "on")], a.iters),
-          "onnxruntime": bench_ort(os.path.join(tmp, f"{n}.onnx"), (1, c, h, w), a.threads, a.iters),
-        }
+        times = {}
+        for base in baselines:
+          times[f"direct_{SHORT[base]}"] = bench_bundle(a.modelrt, built[(n, base, "off")], a.iters)
+          times[f"winograd_{SHORT[base]}"] = bench_bundle(a.modelrt, built[(n, base, "on")], a.iters)
+        times["onnxruntime"] = bench_ort(os.path.join(tmp, f"{n}.onnx"), (1, c, h, w), a.threads, a.iters)
         for key, v in times.items():
           best[(n, key)] = min(best.get((n, key), float("inf")), v)
-      print(f"round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
+      loads.append(loadavg())
+      print(f"round {r + 1}/{a.rounds} done (load average {loads[-1]:.1f})", file=sys.stderr, flush=True)
+  keys = [f"{m}_{SHORT[b]}" for b in baselines for m in ("direct", "winograd")] + ["onnxruntime"]
   for n in names:
     c, k, h, w = LAYERS[n]
-    d, wi, o = best[(n, "direct")], best[(n, "winograd")], best[(n, "onnxruntime")]
     tiles = -(-h // 4) * -(-w // 4)
-    rows.append(
-      {"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": tiles, "direct_us": d, "winograd_us": wi, "onnxruntime_us": o, "max_abs_err": errors[n]}
-    )
+    row = {"layer": n, "c": c, "k": k, "h": h, "w": w, "tiles": tiles, "max_abs_err": errors[n]}
+    row.update({f"{key}_us": best[(n, key)] for key in keys})
+    rows.append(row)
   os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+  meta = {"threads": a.threads, "rounds": a.rounds, "iters": a.iters, "baselines": baselines, "loadavg": loads}
   with open(a.out, "w") as f:
-    json.dump({"threads": a.threads, "rounds": a.rounds, "iters": a.iters, "layers": rows}, f, indent=1)
-  print("| layer | C→K | output | 4x4 tiles | direct µs | Winograd µs | onnxruntime µs | Winograd speed-up | check: max abs err |")
-  print("|---|---|---|---:|---:|---:|---:|---:|---:|")
-  for r in rows:
-    print(
-      f"| {r['layer']} | {r['c']}→{r['k']} | {r['h']}x{r['w']} | {r['tiles']} | {r['direct_us']:.0f} | {r['winograd_us']:.0f} | "
-      f"{r['onnxruntime_us']:.0f} | {r['direct_us'] / r['winograd_us']:.2f}x | {r['max_abs_err']:.1e} |"
-    )
+    json.dump({**meta, "layers": rows}, f, indent=1)
+  print_table(rows, baselines)
+  print(f"\nload average (1 min) before compiling, after compiling and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
   return 0
+
+
+def print_table(rows, baselines):
+  head = ["layer", "C→K", "output", "4x4 tiles"]
+  for b in baselines:
+    head += [f"direct {SHORT[b]} µs", f"Winograd {SHORT[b]} µs", f"{SHORT[b]} Winograd speed-up"]
+  head += ["onnxruntime µs", "check: max abs err"]
+  print("| " + " | ".join(head) + " |")
+  print("|---|---|---|" + "---:|" * (len(head) - 3))
+  for r in rows:
+    cells = [r["layer"], f"{r['c']}→{r['k']}", f"{r['h']}x{r['w']}", str(r["tiles"])]
+    for b in baselines:
+      d, wi = r[f"direct_{SHORT[b]}_us"], r[f"winograd_{SHORT[b]}_us"]
+      cells += [f"{d:.0f}", f"{wi:.0f}", f"{d / wi:.2f}x"]
+    err = "-" if r["max_abs_err"] is None else f"{r['max_abs_err']:.1e}"
+    cells += [f"{r['onnxruntime_us']:.0f}", err]
+    print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
