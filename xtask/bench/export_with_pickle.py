@@ -64,9 +64,10 @@ def export_keeping_capture(ap, module: str, capture: str, run: str):
   export.prepare_cpu_compiler(cfg, flags)
   from mrt.beam import configure  # --beam / --beam-cache: searched kernels (the pickle then holds the same ones)
   flags.update(configure(ap, cfg))
-  # the Winograd pass as a plain compile sets it (export.py: `--winograd`, default off), so the bundles match
-  from mrt.winograd import configure as winograd
-  winograd(getattr(ap, "winograd", None) or "off", cfg.name, export.log)
+  # the Winograd pass as a plain compile sets it (export.py: `--winograd`, default mrt.winograd.DEFAULT), so the
+  # bench's bundles are the product's
+  from mrt.winograd import DEFAULT, configure as winograd
+  winograd(getattr(ap, "winograd", None) or DEFAULT, cfg.name, export.log)
   mod = importlib.import_module(module)
   kept, orig = {}, getattr(mod, capture)
 

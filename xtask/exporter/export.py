@@ -205,11 +205,11 @@ def main(argv) -> int:
       from mrt.dsp import prepare
 
       flags.update(prepare(ap.out))
-    from mrt.winograd import configure
+    from mrt.winograd import DEFAULT, configure
 
     if (ap.tinygrad is not None) and ap.winograd is not None:
       raise ExportError("--winograd applies to ONNX models, not --tinygrad")
-    configure(ap.winograd or "auto", cfg.name, log)
+    configure(ap.winograd or DEFAULT, cfg.name, log)
     if ap.tinygrad is not None:
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")

@@ -17,6 +17,7 @@ import numpy as np
 from mrt.targets import ExportError
 
 MODES = ("auto", "on", "off")
+DEFAULT = "auto"  # what `--winograd` means when not given (export.py and the bench's export_with_pickle.py)
 FLAG = "WINOGRAD"  # producer flag: the rewritten convs (by output name), recorded only when there are some
 TOL = 1e-4  # the bundle's fp32 reference tolerance (atol and rtol, mrt/export.py FP32_TOL)
 CHECK_SEED = 12345
