@@ -27,9 +27,11 @@ NODE_KEY = "_mrt_winograd_conv"  # added to a Conv node's opts by install(): the
 # multiplications for two transform passes over the activations; it won on every layer with both channel counts >=
 # MIN_CHANNELS and either at least MIN_TILES 4x4 output tiles (24..256 channels, 16..196 tiles) or both channel
 # counts >= WIDE_CHANNELS (128 and 512 channels at 4 tiles); it lost at 16 channels and below on both baselines, and
-# on x86-64-v3 with 64 channels at 1 and 4 tiles. Measured on x86-64 only: `auto` takes nothing on cpu-aarch64 (`on`
-# still rewrites there).
-RULE_VERSION = 2
+# on x86-64-v3 with 64 channels at 1 and 4 tiles. Version 3: re-measured once the large-weight direct convs became
+# channel-block-major (mrt/conv_rule.py, > 1 MiB of weights): 512->512 at 4 tiles then lost on x86-64-v4 (0.84x) and
+# still won on x86-64-v3 (1.42x), so the WIDE_CHANNELS branch applies only up to 8-float (ymm) vectors. Measured on
+# x86-64 only: `auto` takes nothing on cpu-aarch64 (`on` still rewrites there).
+RULE_VERSION = 3
 MIN_CHANNELS = 24
 MIN_TILES = 16
 WIDE_CHANNELS = 128
@@ -63,10 +65,16 @@ def producer_flags() -> dict:
   return {FLAG: f"{_state['mode']}-r{RULE_VERSION}:" + ",".join(sorted(_rewritten))}
 
 
-def faster(c: int, k: int, tiles: int) -> bool:
+def faster(c: int, k: int, tiles: int, vec: int | None = None) -> bool:
   """The measured speed rule (version RULE_VERSION): both channel counts >= MIN_CHANNELS, and at least MIN_TILES
-  4x4 output tiles or both channel counts >= WIDE_CHANNELS."""
-  return c >= MIN_CHANNELS and k >= MIN_CHANNELS and (tiles >= MIN_TILES or min(c, k) >= WIDE_CHANNELS)
+  4x4 output tiles or, with vectors of at most 8 floats, both channel counts >= WIDE_CHANNELS. `vec` is the kernels'
+  vector width in floats (default: the one mrt/conv_rule.py was installed with; 8 when it was not)."""
+  if vec is None:
+    from mrt.conv_rule import _CFG
+
+    vec = int((_CFG.get("vec") or (8, 0))[0])
+  wide = vec <= 8 and min(c, k) >= WIDE_CHANNELS
+  return c >= MIN_CHANNELS and k >= MIN_CHANNELS and (tiles >= MIN_TILES or wide)
 
 
 def tiles(ho: int, wo: int, n: int = 1) -> int:
