@@ -258,6 +258,9 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
 
     load_onnx(onnx_path)  # raises the one-line "not a readable ONNX model" (or "model not found") error
     raise
+  from mrt.gemm_rule import scan
+
+  scan(model)  # matrix-vector weights for the Gemm rule (mrt/gemm_rule.py); the graph is not changed for them
   p = _Pass(model)
   p.run()
   if not p.rewritten.get("Conv"):
