@@ -1,19 +1,22 @@
 """Kernel options for matrix-vector Gemm/MatMul kernels by a fixed rule (docs/cpu-kernels.md §3, "Gemm and MatMul"),
 instead of tinygrad's hand-coded heuristic, which leaves the output features scalar (one scalar FMA chain each).
 
-The layout pass (mrt/layout.py) records every Gemm/MatMul whose weight B is a 2-D float initializer read [K][N]
-(MatMul, Gemm with transB 0) as (N, K). Its kernel has the N output features as an output axis and a reduction over
-K (tinygrad fuses MatMuls summed together into one kernel with one reduction axis each: policy's 512, 8 and 2 inputs
-into 128 features). For each reduction index one input value is broadcast against a contiguous run of weights along N,
-as for a channel-last convolution's output channels. The rule, with V and R of mrt/conv_rule.py (floats per vector,
-accumulator-register budget):
+The layout pass (mrt/layout.py) calls scan(): every Gemm/MatMul whose weight B is a 2-D float initializer is recorded
+as (N, K), read [K][N] (MatMul, Gemm with transB 0; a Gemm's transB 1 weight is prepacked to [K][N] once at export).
+Its kernel has the N output features as an output axis and the reduction over K, either as one axis, split in several
+(dmonitor's Flatten: 1600 = 32 x 50), or one axis per MatMul where tinygrad fuses MatMuls summed together (policy's
+512, 8 and 2 inputs into 128 features). For each reduction index one input value is broadcast against a contiguous
+run of weights along N, as for a channel-last convolution's output channels. The rule, with V and R of
+mrt/conv_rule.py (floats per vector, accumulator-register budget):
 1. output features: UPCAST by all N when N is whole vectors within R, else by the most whole vectors dividing N that
-   fit R (fewer features than a vector: all of them), so every reduction step loads whole weight vectors into FMAs;
-2. reduction: the longest reduction axis is UNROLLed by 4 when it divides, so each loop trip issues 4 broadcasts;
+   fit R (fewer features than a vector: all of them), so every reduction step is whole-vector loads and FMAs into
+   independent accumulators (policy's 128 features: 8 ymm x 2 trips, or 8 zmm at once);
+2. reduction: the longest reduction axis is UNROLLed by 4 when 4 divides it;
 3. threads: a THREAD split (the beam module's) only for a kernel of at least THREAD_MIN_FLOPS: a matrix-vector
-   product of policy's size takes a few microseconds, of the order of the thread pool's wake-up and join.
-A kernel is recognised when exactly one output axis is longer than 1, its size is a recorded N and every reduction
-axis is the K of a recorded (N, K); anything else keeps tinygrad's heuristic (or the convolution rule).
+   product of policy's size takes 1-3 microseconds, of the order of the thread pool's wake-up and join.
+A kernel is recognised when exactly one output axis is longer than 1, its size is a recorded N and each reduction axis
+(or their product) is a recorded K of it; anything else keeps tinygrad's heuristic (or the convolution rule). The
+rule only restructures loops.
 """
 
 GEMMS: set[tuple[int, int]] = set()  # (N output features, K reduction) of every recorded matrix-vector weight
@@ -35,6 +38,8 @@ def feature_upcast(n: int, vec: int, budget: int) -> int:
 def plan(full_shape: list[int], outs: list[int], red: list[int], vec: int, budget: int) -> list[tuple[str, int, int]] | None:
   """The rule as (op, axis, amount) triples in tinygrad's Opt numbering (UPCAST: the axis; UNROLL: the index among the
   reduction axes), or None when the kernel is not a recorded matrix-vector product."""
+  from math import prod
+
   from mrt.conv_rule import _steps
 
   big = [a for a in outs if full_shape[a] > 1]
@@ -42,7 +47,7 @@ def plan(full_shape: list[int], outs: list[int], red: list[int], vec: int, budge
   if len(big) != 1 or not red:
     return None
   ax, n = big[0], full_shape[big[0]]
-  if not all((n, full_shape[r]) in GEMMS for r in red):
+  if not all((n, full_shape[r]) in GEMMS for r in red) and (n, prod(full_shape[r] for r in red)) not in GEMMS:
     return None
   u = feature_upcast(n, vec, budget)
   steps = _steps(u)
@@ -82,14 +87,15 @@ def threaded(ast, ren) -> bool:
 
 
 def scan(model) -> int:
-  """Record the (N, K) of every Gemm/MatMul of `model` whose weight is a 2-D float initializer read [K][N]; returns
-  how many were recorded. Reads the graph only."""
+  """Record the (N, K) of every Gemm/MatMul of `model` whose weight is a 2-D float initializer, prepacking a Gemm's
+  transB 1 weight [N][K] to [K][N] (a new initializer, transB 0: the same product) so the kernel reads it along N.
+  Returns how many weights were prepacked; the graph is otherwise unchanged."""
   import numpy as np
   from onnx import helper, numpy_helper
 
   GEMMS.clear()
   inits = {i.name: i for i in model.graph.initializer}
-  count = 0
+  packed = 0
   for node in model.graph.node:
     if node.domain not in ("", "ai.onnx") or node.op_type not in ("MatMul", "Gemm") or len(node.input) < 2:
       continue
@@ -97,8 +103,17 @@ def scan(model) -> int:
     if w is None or len(w.dims) != 2 or numpy_helper.to_array(w).dtype != np.float32:
       continue
     a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
-    if node.op_type == "Gemm" and (a.get("transB", 0) or a.get("transA", 0)):
+    if node.op_type == "Gemm" and a.get("transA", 0):
       continue
+    if node.op_type == "Gemm" and a.get("transB", 0):
+      t = numpy_helper.from_array(np.ascontiguousarray(numpy_helper.to_array(w).T), f"{w.name}__mrt_kn{packed}")
+      model.graph.initializer.append(t)
+      inits[t.name] = t
+      node.input[1] = t.name
+      for x in node.attribute:
+        if x.name == "transB":
+          x.i = 0
+      w = t
+      packed += 1
     GEMMS.add((int(w.dims[1]), int(w.dims[0])))
-    count += 1
-  return count
+  return packed

@@ -260,10 +260,10 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
     raise
   from mrt.gemm_rule import scan
 
-  scan(model)  # matrix-vector weights for the Gemm rule (mrt/gemm_rule.py); the graph is not changed for them
+  packed = scan(model)  # matrix-vector weights for the Gemm rule (mrt/gemm_rule.py); transB 1 ones prepacked [K][N]
   p = _Pass(model)
   p.run()
-  if not p.rewritten.get("Conv"):
+  if not p.rewritten.get("Conv") and not packed:
     return onnx_path
   g = model.graph
   del g.node[:]
@@ -284,5 +284,8 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   if log is not None:
     what = ", ".join(f"{n} {op}" for op, n in sorted(p.rewritten.items()))
     blocked = f"; {p.blocked} with large weights channel-block-major [cb][ky][kx][ci][b]" if p.blocked else ""
-    log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
+    if p.rewritten:
+      log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
+    if packed:
+      log(f"layout pass: {packed} Gemm weight(s) prepacked [K][N] (mrt/gemm_rule.py)")
   return path
