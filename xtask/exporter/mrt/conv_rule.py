@@ -16,7 +16,8 @@ are (channel blocks, rows, x, b) and the rule upcasts all b channels and the lar
 keeps b/V * x within the blocked budget (all vector registers but two), so one block of weights stays in L2 while
 every output position is computed from it, instead of the whole weight streaming from L3 once per position.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
-keeps tinygrad's heuristic; the rule never changes what a kernel computes, only its loop structure.
+is tried by the Gemm/MatMul rule (mrt/gemm_rule.py, matrix-vector kernels) and otherwise keeps tinygrad's heuristic;
+neither rule changes what a kernel computes, only its loop structure.
 With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
 """
 

@@ -16,6 +16,8 @@ produced by a rewritten convolution channel-last:
   GlobalAveragePool / GlobalMaxPool become channel-last pools; Concat over channels concatenates the last axis.
 - any other consumer, and every graph output, gets the NCHW value back through MrtToNchw: the channel-last buffer is
   realized and read transposed by the consumer (a graph output: one small transpose kernel).
+- Gemm/MatMul weights (initializers) are recorded for the matrix-vector kernel rule, and a Gemm's transB 1 weight is
+  prepacked [K][N] (mrt/gemm_rule.py scan), so the kernel reads it along the output features.
 So the graph's semantics and its inputs/outputs (names, shapes, layout) are unchanged; only the layout of the values
 between convolutions changes. onnxruntime always runs the original model, so the compile's cross-check covers the pass.
 """
