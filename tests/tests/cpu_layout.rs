@@ -9,6 +9,9 @@
 //! weights on a 7×7 map) checks the channel-block-major form of large-weight convolutions (docs/cpu-kernels.md §3):
 //! the 1×1 kernel has the blocked tile (16 channels × 7 positions, ymm FMAs) and the outputs match onnxruntime.
 //!
+//! A third check compiles the policy net (xtask/models/policy.onnx, batch-1 MatMuls): the Gemm/MatMul rule must give
+//! its matrix-vector kernels ymm FMAs (the heuristic's were scalar) with outputs matching onnxruntime.
+//!
 //! tinygrad 0.14's own CLANG kernels for this net have no ymm/zmm FMA at all (float4 loads, docs/cpu-kernels.md
 //! §2), so a behaviour change of the undocumented `DMC` switch or of the layout pass fails the width checks.
 use std::path::{Path, PathBuf};
@@ -264,6 +267,39 @@ fn large_weight_conv_is_channel_block_major_and_matches_onnxruntime() {
     assert!(
         *y >= 14 && (*x, *z) == (0, 0),
         "{name}: xmm {x} ymm {y} zmm {z}"
+    );
+    verify_on_this_cpu(&path);
+}
+
+#[test]
+fn policy_matrix_vector_kernels_use_ymm_fmas_and_match_onnxruntime() {
+    // the Gemm/MatMul rule (docs/cpu-kernels.md §3): policy's first layer (512 + 8 + 2 inputs summed into 128
+    // features, one kernel: `..._128_8_2_4`) and its 128 -> 64 layer multiply whole ymm vectors of weights; tinygrad's
+    // heuristic gave them scalar FMAs only
+    let Some(py) = python() else { return };
+    let mut args = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), "cpu-x86_64", "");
+    args.reference = true;
+    let path = modelrt_tests::compile_args(&py, args, "-gemm-v3");
+    let bytes = std::fs::read(&path).unwrap();
+    let b = Bundle::parse(&bytes).unwrap();
+    let mut found = Vec::new();
+    for (i, k) in b.body().kernels.iter().enumerate() {
+        let k = k.unwrap();
+        let (x, y, z) = fma_counts(k.binary, &format!("gemm{i}"));
+        if y > 0 {
+            found.push(k.name.to_string());
+        }
+        if k.name.contains("_128_8_2") {
+            assert!(
+                y >= 16 && (x, z) == (0, 0),
+                "{}: xmm {x} ymm {y} zmm {z}",
+                k.name
+            );
+        }
+    }
+    assert!(
+        found.iter().any(|n| n.contains("_128_8_2")) && found.len() >= 3,
+        "the three matrix-vector kernels have ymm FMAs: {found:?}"
     );
     verify_on_this_cpu(&path);
 }

@@ -211,11 +211,15 @@ def _with_thread(ast, ren, opts: tuple) -> tuple[tuple, bool]:
 
 
 def _search(orig, ast, ren, beam: int) -> tuple:
-  """tinygrad's beam search; for a channel-last convolution it starts from the rule's options (mrt/conv_rule.py)
-  instead of the unoptimised kernel, so it can only keep or beat the rule's tile as timed here."""
-  from mrt.conv_rule import rule_opts
+  """tinygrad's beam search; for a channel-last convolution or a matrix-vector Gemm it starts from the rule's options
+  (mrt/conv_rule.py, mrt/gemm_rule.py) instead of the unoptimised kernel, so it can only keep or beat the rule's tile
+  as timed here."""
+  from mrt import gemm_rule
+  from mrt.conv_rule import _CFG, rule_opts
 
   seed = rule_opts(ast, ren)
+  if seed is None:
+    seed = gemm_rule.rule_opts(ast, ren, *_CFG.get("vec", (8, 12)))
   if seed is None:
     return tuple(orig(ast, ren, beam).arg.applied_opts)
   from tinygrad.codegen.opt.postrange import Scheduler, args_from_ast
@@ -230,6 +234,14 @@ def _search(orig, ast, ren, beam: int) -> tuple:
   with Context(ALLOW_DEVICE_USAGE=1):
     k = beam_search(k, rawbufs, var_vals, beam, bool(getenv("BEAM_ESTIMATE", 1)))
   return tuple(k.applied_opts)
+
+
+def _small_gemm(ast, ren) -> bool:
+  """A matrix-vector kernel the Gemm rule keeps on one thread (mrt/gemm_rule.py): no THREAD split is added to it."""
+  from mrt import gemm_rule
+  from mrt.conv_rule import _CFG
+
+  return gemm_rule.rule_opts(ast, ren, *_CFG.get("vec", (8, 12))) is not None and not gemm_rule.threaded(ast, ren)
 
 
 def _install():
@@ -256,7 +268,9 @@ def _install():
       t = time.monotonic()
       searched = _search(orig, ast, ren, beam)
       st.seconds += (spent := time.monotonic() - t)
-      opts, threaded = _with_thread(ast, ren, searched)
+      opts, threaded = searched, False
+      if not _small_gemm(ast, ren):
+        opts, threaded = _with_thread(ast, ren, searched)
       st.found[key] = {
         "key": key,
         "kernel": _plain_name(ast, ren),

@@ -16,7 +16,8 @@ are (channel blocks, rows, x, b) and the rule upcasts all b channels and the lar
 keeps b/V * x within the blocked budget (all vector registers but two), so one block of weights stays in L2 while
 every output position is computed from it, instead of the whole weight streaming from L3 once per position.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
-keeps tinygrad's heuristic; the rule never changes what a kernel computes, only its loop structure.
+is tried by the Gemm/MatMul rule (mrt/gemm_rule.py, matrix-vector kernels) and otherwise keeps tinygrad's heuristic;
+neither rule changes what a kernel computes, only its loop structure.
 With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
 """
 
@@ -24,7 +25,7 @@ import os
 import sys
 from dataclasses import replace
 
-RULE_VERSION = 2  # bump when the layout pass or this rule changes what is compiled; search caches record it
+RULE_VERSION = 3  # bump when the layout pass or this rule changes what is compiled; search caches record it
 CONVS: set[tuple[int, int]] = set()  # (output channels, ky*kx*input channels) of every rewritten convolution
 BLOCKED: set[tuple[int, int]] = set()  # (channel block b, ky*kx*input channels) of the channel-block-major ones
 # a weight of more than this many bytes is computed channel-block-major (half the 2 MiB L2 of the machine the rule was
@@ -168,13 +169,19 @@ def install(arch: str, baseline: str):
       return orig(ast, ren, beam)
     from tinygrad.codegen.opt import KernelOptError
 
+    from mrt import gemm_rule
     from mrt.beam import _with_thread
 
     try:
       opts = rule_opts(ast, ren)
       if opts is None:
-        return orig(ast, ren, beam)
-      opts, _ = _with_thread(ast, ren, opts)
+        opts = gemm_rule.rule_opts(ast, ren, *_CFG.get("vec", (8, 12)))
+        if opts is None:
+          return orig(ast, ren, beam)
+        if gemm_rule.threaded(ast, ren):
+          opts, _ = _with_thread(ast, ren, opts)
+      else:
+        opts, _ = _with_thread(ast, ren, opts)
       return orig(ast.replace(arg=replace(ast.arg, opts_to_apply=opts)), ren, 0)
     except KernelOptError as e:
       if os.environ.get("MRT_RULE_DEBUG"):

@@ -16,6 +16,8 @@ produced by a rewritten convolution channel-last:
   GlobalAveragePool / GlobalMaxPool become channel-last pools; Concat over channels concatenates the last axis.
 - any other consumer, and every graph output, gets the NCHW value back through MrtToNchw: the channel-last buffer is
   realized and read transposed by the consumer (a graph output: one small transpose kernel).
+- Gemm/MatMul weights (initializers) are recorded for the matrix-vector kernel rule, and a Gemm's transB 1 weight is
+  prepacked [K][N] (mrt/gemm_rule.py scan), so the kernel reads it along the output features.
 So the graph's semantics and its inputs/outputs (names, shapes, layout) are unchanged; only the layout of the values
 between convolutions changes. onnxruntime always runs the original model, so the compile's cross-check covers the pass.
 """
@@ -259,9 +261,12 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
 
     load_onnx(onnx_path)  # raises the one-line "not a readable ONNX model" (or "model not found") error
     raise
+  from mrt.gemm_rule import scan
+
+  packed = scan(model)  # matrix-vector weights for the Gemm rule (mrt/gemm_rule.py); transB 1 ones prepacked [K][N]
   p = _Pass(model)
   p.run()
-  if not p.rewritten.get("Conv"):
+  if not p.rewritten.get("Conv") and not packed:
     return onnx_path
   g = model.graph
   del g.node[:]
@@ -282,5 +287,8 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   if log is not None:
     what = ", ".join(f"{n} {op}" for op, n in sorted(p.rewritten.items()))
     blocked = f"; {p.blocked} with large weights channel-block-major [cb][ky][kx][ci][b]" if p.blocked else ""
-    log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
+    if p.rewritten:
+      log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
+    if packed:
+      log(f"layout pass: {packed} Gemm weight(s) prepacked [K][N] (mrt/gemm_rule.py)")
   return path
