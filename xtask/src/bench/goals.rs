@@ -1,4 +1,5 @@
-//! The issue's step-time goals against onnxruntime (issue 25) and how a measured ratio is judged: conv models at most
+//! The step-time goals against onnxruntime the CPU backend is held to (docs/bench.md, "Goals and per-kernel
+//! evidence") and how a measured ratio is judged: conv models at most
 //! 1.8× onnxruntime's median step with x86-64-v3 bundles and 1.2× with x86-64-v4 bundles; policy (a matrix–vector
 //! net) ahead of onnxruntime, i.e. strictly below 1×, with either bundle.
 use serde_json::{json, Value};
