@@ -6,10 +6,10 @@
 //! Expected values from the buffer contents by hand: UBO data dword j = 0x2000 + j, UBO 1 starts 16 dwords in,
 //! so fiber l gets UBO 1 dword 4·l + 1 = 0x2011 + 4·l and UBO 0 dword 4·l = 0x2000 + 4·l.
 use modelrt_qcom::a6xx::regs::{self, load_state as ls};
-use modelrt_qcom::adreno::{AdrenoDevice, AdrenoOptions};
-use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
-use modelrt_qcom::kgsl::{alloc_obj, CommandObject, KgslIo};
-use modelrt_qcom::pm4::{event, op, pkt4_hdr, pkt7_hdr};
+use modelrt_qcom::kgsl::alloc_obj;
+
+mod cl_stream;
+use cl_stream::{open_device, submit, Dispatch, Ib, STACK_OFF};
 
 fn r(n: u64, c: u64) -> u64 {
     n * 4 + c
@@ -43,25 +43,6 @@ fn ldc(dst: u64, k: u64, off: u64, slot: u64) -> u64 {
 }
 const END: u64 = 0b0110 << 55;
 
-struct Ib(Vec<u32>);
-
-impl Ib {
-    fn cmd(&mut self, opcode: u8, payload: &[u32]) {
-        self.0.push(pkt7_hdr(opcode, payload.len() as u16));
-        self.0.extend_from_slice(payload);
-    }
-    fn reg(&mut self, r: u32, vals: &[u32]) {
-        self.0.push(pkt4_hdr(r, vals.len() as u8));
-        self.0.extend_from_slice(vals);
-    }
-    fn load(&mut self, st: u32, sb: u32, units: u32, addr: u64) {
-        self.cmd(
-            op::CP_LOAD_STATE6_FRAG,
-            &[ls::d0(st, sb, units), addr as u32, (addr >> 32) as u32],
-        );
-    }
-}
-
 const FIBERS: u32 = 4;
 
 /// Run the kernel over one work group of [`FIBERS`] with the UBO descriptors `desc(data address)`; the output
@@ -87,18 +68,7 @@ fn run_as(desc: impl Fn(u64) -> Vec<u32>, bindless: bool) -> Result<Vec<u32>, St
     ];
     let mut isa: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     isa.resize(128, 0);
-    let model = KgslModel::new(ModelConfig {
-        execute_shaders: true,
-        ..Default::default()
-    });
-    let dev = AdrenoDevice::open(model, AdrenoOptions::default()).map_err(|e| e.to_string())?;
-    // The model takes a dispatch's closing CACHE_FLUSH_TS only into the dummy object (the bring-up's first).
-    let dummy = dev
-        .address_map()
-        .into_iter()
-        .find(|(n, _, _)| n == "dummy")
-        .map(|(_, a, _)| a)
-        .ok_or("no dummy object")?;
+    let (dev, dummy) = open_device()?;
     dev.with_kgsl(|m| {
         let e = |x: modelrt_qcom::kgsl::KgslError| x.to_string();
         let out = alloc_obj(m, 4096).map_err(e)?;
@@ -124,65 +94,25 @@ fn run_as(desc: impl Fn(u64) -> Vec<u32>, bindless: bool) -> Result<Vec<u32>, St
         let lib = alloc_obj(m, 128).map_err(e)?;
         lib.write(0, &isa).map_err(e)?;
         m.name_shader(lib.gpu_addr(), "ldc_2ubo");
-        let stack_off = 0x1000u32;
-        let stack = alloc_obj(m, 4 * stack_off as u64).map_err(e)?;
+        let stack = alloc_obj(m, 4 * STACK_OFF as u64).map_err(e)?;
         let args = alloc_obj(m, 4096).map_err(e)?;
         args.write(0, &out.gpu_addr().to_le_bytes()).map_err(e)?;
 
+        let dispatch = Dispatch {
+            dummy,
+            sp_mode_cntl: regs::SP_MODE_CNTL_CL,
+            groups: [1, 1, 1],
+            local: [FIBERS, 1, 1],
+            cntl0: 5 << 7,
+            shared: 1,
+            prg_offset: 0,
+            lib: lib.gpu_addr(),
+            units: 1,
+            stack: stack.gpu_addr(),
+            args: args.gpu_addr(),
+        };
         let mut ib = Ib(Vec::new());
-        ib.cmd(
-            op::CP_EVENT_WRITE,
-            &[event::CACHE_FLUSH_TS, dummy as u32, (dummy >> 32) as u32, 0],
-        );
-        ib.cmd(op::CP_EVENT_WRITE, &[event::CACHE_INVALIDATE]);
-        ib.cmd(op::CP_WAIT_MEM_WRITES, &[]);
-        ib.cmd(op::CP_WAIT_FOR_IDLE, &[]);
-        ib.cmd(op::CP_SET_MARKER, &[regs::MARKER_RM6_COMPUTE]);
-        ib.reg(regs::SP_UPDATE_CNTL, &[regs::UPDATE_CS_STATE_UAV]);
-        ib.reg(regs::SP_UPDATE_CNTL, &[0]);
-        ib.reg(regs::SP_CS_TSIZE, &[0x80]);
-        ib.reg(regs::SP_CS_USIZE, &[0x40]);
-        ib.reg(regs::SP_MODE_CNTL, &[regs::SP_MODE_CNTL_CL]);
-        ib.reg(regs::SP_PERFCTR_SHADER_MASK, &[regs::PERFCTR_CS]);
-        ib.reg(regs::TPL1_MODE_CNTL, &[regs::TPL1_MODE_CNTL_CL]);
-        ib.reg(regs::TPL1_DBG_ECO_CNTL, &[0]);
-        ib.cmd(op::CP_WAIT_FOR_IDLE, &[]);
-        let nd0 = 3 | (FIBERS - 1) << 2;
-        ib.reg(
-            regs::SP_CS_NDRANGE_0,
-            &[
-                nd0,
-                FIBERS,
-                0,
-                1,
-                0,
-                1,
-                0,
-                regs::CONST_CONFIG_0_DEFAULT,
-                regs::REGID_UNUSED,
-                1,
-                1,
-                1,
-            ],
-        );
-        let (l, s) = (lib.gpu_addr(), stack.gpu_addr());
-        ib.reg(
-            regs::SP_CS_CNTL_0,
-            &[
-                5 << 7,
-                regs::CS_CNTL_1_CONSTLEN_256 | 1,
-                0,
-                0,
-                l as u32,
-                (l >> 32) as u32,
-                0,
-                s as u32,
-                (s >> 32) as u32,
-                0,
-            ],
-        );
-        ib.load(ls::ST_CONSTANTS, ls::SB6_CS_SHADER, 256, args.gpu_addr());
-        ib.load(ls::ST_SHADER, ls::SB6_CS_SHADER, 1, l);
+        dispatch.head(&mut ib);
         if bindless {
             let set = descs.gpu_addr() | 3;
             ib.reg(regs::SP_CS_BINDLESS_BASE, &[set as u32, (set >> 32) as u32]);
@@ -194,35 +124,8 @@ fn run_as(desc: impl Fn(u64) -> Vec<u32>, bindless: bool) -> Result<Vec<u32>, St
                 descs.gpu_addr(),
             );
         }
-        ib.reg(
-            regs::SP_REG_PROG_ID_0,
-            &[
-                0xFCFC_FCFC,
-                0xFCFC_FCFC,
-                0xFCFC_FCFC,
-                0xFC,
-                regs::CS_CONST_CONFIG,
-            ],
-        );
-        ib.reg(regs::SP_CS_PVT_MEM_STACK_OFFSET, &[stack_off]);
-        ib.reg(regs::SP_CS_INSTR_SIZE, &[1]);
-        ib.reg(regs::SP_CS_CONFIG, &[regs::CS_CONFIG_ENABLED]);
-        ib.cmd(op::CP_RUN_OPENCL, &[0]);
-        ib.cmd(
-            op::CP_EVENT_WRITE,
-            &[event::CACHE_FLUSH_TS, dummy as u32, (dummy >> 32) as u32, 0],
-        );
-
-        let bytes: Vec<u8> = ib.0.iter().flat_map(|d| d.to_le_bytes()).collect();
-        let obj = alloc_obj(m, bytes.len() as u64).map_err(e)?;
-        obj.write(0, &bytes).map_err(e)?;
-        let cmd = CommandObject {
-            gpuaddr: obj.gpu_addr(),
-            size: bytes.len() as u64,
-            flags: 1,
-            ..Default::default()
-        };
-        m.gpu_command(1, &[cmd]).map_err(e)?;
+        dispatch.tail(&mut ib);
+        submit(m, &ib).map_err(e)?;
         let loaded = if bindless { 0 } else { d.len() / 2 };
         assert_eq!(m.dispatches().last().map(|d| d.ubos.len()), Some(loaded));
         let mut res = vec![0u8; 8 * FIBERS as usize];

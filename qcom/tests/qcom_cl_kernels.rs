@@ -9,6 +9,7 @@
 //! argument records' offsets in the constant file, the container's constants at theirs, HLSQ_CS_CNTL_0 =
 //! `0x00ccc0cf` (work-group id r51.w, size r48.x, offset r51.x, local id r0.x). Buffers are placed across a
 //! 4 GiB boundary so the kernels' 64-bit address arithmetic (carry into the high word) is exercised.
+mod cl_stream;
 #[path = "qcom_cl/kgsl_run.rs"]
 mod kgsl_run;
 #[path = "qcom_cl/reference.rs"]
