@@ -156,6 +156,39 @@ fn tree_state() -> Option<&'static str> {
     .as_deref()
 }
 
+/// Replay the manifest a `cpu-aarch64` compile of `bundle_path` left in its scratch directory with the exporter's
+/// independent aarch64 replayer (`xtask/exporter/tests/check_manifest_aarch64.py`: the kernels cross-built and run
+/// under qemu-aarch64 against the embedded onnxruntime outputs); panics with its output when it fails. Without
+/// qemu-aarch64 or the aarch64 cross compiler the test is skipped, visibly ([`skip::require`]).
+pub fn replay_aarch64_manifest(python: &Path, bundle_path: &Path) {
+    let has_tools = ["qemu-aarch64", "aarch64-linux-gnu-gcc"].iter().all(|t| {
+        std::process::Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok()
+    });
+    if skip::require(
+        has_tools.then_some(()),
+        "no qemu-aarch64 / aarch64-linux-gnu-gcc (Debian qemu-user, gcc-aarch64-linux-gnu)",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let manifest = xtask::compile::scratch_dir(&root(), bundle_path, "cpu-aarch64");
+    let o = std::process::Command::new(python)
+        .arg(root().join("xtask/exporter/tests/check_manifest_aarch64.py"))
+        .arg(&manifest)
+        .output()
+        .expect("cannot run the aarch64 replayer");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Run a bundle file on the CPU with the given inputs; returns the outputs.
 pub fn run_cpu(bundle_path: &Path, inputs: &[Vec<u8>]) -> anyhow::Result<Vec<Vec<u8>>> {
     let bytes = std::fs::read(bundle_path)?;

@@ -20,7 +20,7 @@ use std::process::Command;
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::{cpu_features as f, CpuArch, Target};
 use modelrt_targets::cpu::features::check_target_against;
-use modelrt_tests::{python, root, skip};
+use modelrt_tests::{python, replay_aarch64_manifest, root, skip};
 use xtask::exporter::ExportArgs;
 
 const SCRIPT: &str = r#"
@@ -210,31 +210,9 @@ fn aarch64_conv_kernels_use_neon_fmla_and_match_onnxruntime_under_qemu() {
     for (name, (fmla, _, _)) in conv_kernels(&path) {
         assert!(fmla >= 8, "{name}: {fmla} four-lane fmla");
     }
-    let has_tools = ["qemu-aarch64", "aarch64-linux-gnu-gcc"]
-        .iter()
-        .all(|t| Command::new(t).arg("--version").output().is_ok());
-    if skip::require(
-        has_tools.then_some(()),
-        "no qemu-aarch64 / aarch64-linux-gnu-gcc (Debian qemu-user, gcc-aarch64-linux-gnu)",
-    )
-    .is_none()
-    {
-        return;
-    }
     // the exporter's independent aarch64 replayer runs the manifest's kernels under qemu-aarch64 against the
     // embedded onnxruntime outputs
-    let manifest = xtask::compile::scratch_dir(&root(), &path, "cpu-aarch64");
-    let o = Command::new(&py)
-        .arg(root().join("xtask/exporter/tests/check_manifest_aarch64.py"))
-        .arg(&manifest)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    replay_aarch64_manifest(&py, &path);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
-use modelrt_tests::{python, root, skip};
+use modelrt_tests::{python, replay_aarch64_manifest, root, skip};
 use xtask::exporter::ExportArgs;
 
 const SCRIPT: &str = r#"
@@ -72,26 +72,7 @@ fn tools_present(tools: &[&str]) -> bool {
 fn aarch64_winograd_kernels_match_onnxruntime_in_the_replayer_under_qemu() {
     let Some(py) = python() else { return };
     let path = bundle(&py);
-    if skip::require(
-        tools_present(&["qemu-aarch64", "aarch64-linux-gnu-gcc"]).then_some(()),
-        "no qemu-aarch64 / aarch64-linux-gnu-gcc (Debian qemu-user, gcc-aarch64-linux-gnu)",
-    )
-    .is_none()
-    {
-        return;
-    }
-    let manifest = xtask::compile::scratch_dir(&root(), &path, "cpu-aarch64");
-    let o = Command::new(&py)
-        .arg(root().join("xtask/exporter/tests/check_manifest_aarch64.py"))
-        .arg(&manifest)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    replay_aarch64_manifest(&py, &path);
 }
 
 #[test]
