@@ -1,5 +1,5 @@
 """Write Mesa's own disassembly of the six Qualcomm-compiled kernels in qcom/testdata/qcom-cl/ (the reference
-`tests/tests/convert_qcom_cl.rs` compares `modelrt disasm`'s listing with).
+`tests/tests/adreno/convert_qcom_cl.rs` compares `modelrt disasm`'s listing with).
 
 The instruction image is cut from each container with the fact sheet's two fields (image offset at 0xc0, code size at
 0x100; docs/hw/adreno-kgsl-pm4.md §9.1), independently of our Rust parser, and disassembled by tinymesa 25.2.7.2's

@@ -37,7 +37,7 @@ pub const EF_AMDGPU_MACH_MASK: u32 = 0xff;
 /// The gfx targets we compile for and their `e_flags` machine values, from LLVM's AMDGPUUsage
 /// "AMDGPU ELF Header Enumeration Values" table (`EF_AMDGPU_MACH_AMDGCN_GFX*` in
 /// `llvm/include/llvm/BinaryFormat/ELF.h`). Checked against `llvm-readelf` on objects `llc` compiles
-/// for each target (`tests/tests/amdgpu_mach.rs`).
+/// for each target (`tests/tests/amd/amdgpu_mach.rs`).
 pub const AMDGPU_MACH: &[AmdgpuMach] = &[
     AmdgpuMach {
         gfx: 0x1100,

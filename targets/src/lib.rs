@@ -3,7 +3,7 @@
 //! emulator, Hexagon over FastRPC or qemu-hexagon; see [`runner`]), offline kernel checks, `.npy` I/O and the
 //! library side of the `modelrt` binary (`src/main.rs`, `src/cli/`).
 // Unsafe code only in the modules marked `#[allow(unsafe_code)]` (hardware, FFI, loader), each listed in
-// tests/tests/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
+// tests/tests/repo/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
 // `[workspace.lints]`.
 #![deny(unsafe_code)]
 pub mod amd_device;

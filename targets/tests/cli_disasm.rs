@@ -10,7 +10,7 @@
 //!   (bad hex, a cpu bundle, an unknown kernel name) is one `error:` line.
 //!
 //! Real tinygrad kernels (a tiny model compiled for both targets) are listed in
-//! `tests/tests/disasm_bundles.rs`.
+//! `tests/tests/compile/disasm_bundles.rs`.
 mod cli_common;
 #[path = "../../tests/src/skip.rs"]
 mod skip;
@@ -98,7 +98,7 @@ fn assemble(dir: &Path, name: &str, asm: &str) -> Option<PathBuf> {
 }
 
 /// `(offset, text, dwords)` of each instruction `llvm-objdump-19 --mcpu=gfx1100 -d` lists in `obj`
-/// (text with whitespace normalised, as `tests/tests/rdna3_support/objdump.rs` compares it).
+/// (text with whitespace normalised, as `tests/tests/amd/rdna3_support/objdump.rs` compares it).
 fn objdump(obj: &Path) -> Vec<(u32, String, Vec<String>)> {
     let out = Command::new("llvm-objdump-19")
         .args(["--mcpu=gfx1100", "-d"])

@@ -10,7 +10,7 @@
 //! MODELRT_RDNA3_THREADS=1 cargo run --release -p modelrt-tests --example rdna3_bench -- target/vision-gfx1100.mrt 5
 //! MODELRT_RDNA3_THREADS=2 cargo run --release -p modelrt-tests --example rdna3_bench -- target/vision-gfx1100.mrt 5
 //! ```
-#[path = "../tests/rdna3_support/mod.rs"]
+#[path = "../tests/amd/rdna3_support/mod.rs"]
 mod rdna3_support;
 
 use std::time::Instant;

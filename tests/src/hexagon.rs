@@ -1,4 +1,4 @@
-//! Shared helpers of the hexagon tests (`tests/tests/hexagon_kernels.rs`, `hexagon_models.rs`, `hexagon_fastrpc.rs`):
+//! Shared helpers of the hexagon tests (`tests/tests/hexagon/hexagon_kernels.rs`, `hexagon_models.rs`, `hexagon_fastrpc.rs`):
 //! the tool check (Python, clang-19, qemu-hexagon), the exporter's test nets, compiling a hexagon-v65 bundle with the
 //! real exporter, tinygrad's own CPU result as a reference, and a launch-by-launch run under the qemu harness.
 //! The small QDQ net's export is shared by the test processes through [`shared_export`] (both hexagon_models and

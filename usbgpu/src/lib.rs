@@ -6,7 +6,7 @@
 //! copy planning) build for bare-metal targets.
 #![cfg_attr(not(feature = "std"), no_std)]
 // Unsafe code only in the modules marked `#[allow(unsafe_code)]` (hardware, FFI, loader), each listed in
-// tests/tests/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
+// tests/tests/repo/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
 // `[workspace.lints]`.
 #![deny(unsafe_code)]
 

@@ -2,7 +2,7 @@
 //! quantisation) at 224×224 through the whole Hexagon path — compile for `hexagon-v65`, run every kernel under
 //! qemu-hexagon with modelrt's harness, compare with tinygrad's own CPU result (must be bit-identical) and with
 //! onnxruntime (quantisation tolerance) — and write the figures into docs/hexagon.md between
-//! `<!-- hexagon-results -->` markers. Too slow for CI (minutes); CI runs the 64×64 net (tests/tests/hexagon_models.rs).
+//! `<!-- hexagon-results -->` markers. Too slow for CI (minutes); CI runs the 64×64 net (tests/tests/hexagon/hexagon_models.rs).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

@@ -20,7 +20,7 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ("lld-19", "links AMD code objects"),
     (
         "llvm-19",
-        "llc-19 and llvm-readelf-19 check the AMDGPU e_flags table (tests/tests/amdgpu_mach.rs)",
+        "llc-19 and llvm-readelf-19 check the AMDGPU e_flags table (tests/tests/amd/amdgpu_mach.rs)",
     ),
     (
         "gcc-aarch64-linux-gnu",
@@ -33,7 +33,7 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ("qemu-user", "runs the aarch64 build in tests"),
     (
         "valgrind",
-        "checks the C API example for memory errors and leaks (tests/tests/capi.rs)",
+        "checks the C API example for memory errors and leaks (tests/tests/api/capi.rs)",
     ),
     (
         "clang-19",

@@ -1,4 +1,4 @@
-"""Inputs and expected outputs for openpilot's two real warp pickles converted to bundles (tests/tests/qcom_cl_pickles.rs):
+"""Inputs and expected outputs for openpilot's two real warp pickles converted to bundles (tests/tests/adreno/qcom_cl_pickles.rs):
 deterministic pseudo-random NV12 frames and frame queues, fixed transforms that reach past the frame's edges, and
 the outputs of the numpy models (warp_model.py, road_warp_model.py), all as raw little-endian files.
 

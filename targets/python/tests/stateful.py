@@ -1,4 +1,4 @@
-"""A tiny stateful tinygrad program for the Python API tests (tests/tests/python_api.rs): a running
+"""A tiny stateful tinygrad program for the Python API tests (tests/tests/api/python_api.rs): a running
 average kept in a state buffer `acc` and advanced in place every step, so each output depends on
 every earlier input. Compiled with `cargo xtask compile --tinygrad targets/python/tests/stateful.py:build`."""
 

@@ -1,4 +1,4 @@
-"""The modelrt wheel from Python (unittest; run by tests/tests/python_api.rs with the wheel installed).
+"""The modelrt wheel from Python (unittest; run by tests/tests/api/python_api.rs with the wheel installed).
 
 The Rust test prepares the expected values with tools independent of this API and passes them in environment variables:
   MRT_DEMO_BUNDLE  a bundle with an embedded onnxruntime reference (targets/assets/demo-x86_64.mrt)

@@ -1,6 +1,6 @@
 //! The part of `modelrt dsp selftest` that runs a model: a tiny hexagon bundle embedded in the binary
 //! (targets/assets/dsp-selftest.mrt — one QDQ depthwise 3×3 over 576 channels at 7×7, built by the exporter from
-//! `xtask/exporter/tools/dsp_models.py --dwtrap`; tests/tests/hexagon_models.rs checks it is what the exporter builds today) is loaded
+//! `xtask/exporter/tools/dsp_models.py --dwtrap`; tests/tests/hexagon/hexagon_models.rs checks it is what the exporter builds today) is loaded
 //! through the FastRPC engine ([`crate::dsp::model`]), run on its embedded reference inputs and compared with its
 //! embedded reference outputs, with timings. On the model (`--emu`) it also reports the FastRPC invokes per step.
 use std::time::Instant;

@@ -1,6 +1,6 @@
 //! An LLVM-compatible listing of decoded instructions: mnemonic and operands printed the way
 //! `llvm-objdump-19 --mcpu=gfx1100 -d` prints them, so the decoder can be checked against LLVM
-//! instruction by instruction (`tests/tests/rdna3_models.rs`).
+//! instruction by instruction (`tests/tests/amd/rdna3_models.rs`).
 use super::decode::{is_vop3sd, Half, Inst};
 use super::operand::{sreg_name, vreg_name, Src, NULL};
 use super::ops::{Enc, Op};

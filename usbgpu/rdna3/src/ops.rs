@@ -2,7 +2,7 @@
 //!
 //! Opcode numbers are the ones the RDNA3 ISA reference lists per encoding (docs/hw/rdna3-isa.md §2, §4);
 //! the LLVM golden
-//! test (`tests/tests/rdna3_models.rs`) checks every one that tinygrad's kernels use
+//! test (`tests/tests/amd/rdna3_models.rs`) checks every one that tinygrad's kernels use
 //! against `llvm-objdump-19`. VOP1/VOP2/VOPC operations are also reachable through the VOP3
 //! encoding at the offsets in [`VOP3_FROM_VOPC`], [`VOP3_FROM_VOP2`] and [`VOP3_FROM_VOP1`].
 

@@ -89,7 +89,7 @@ def make_target(name: str, threads: int | None, float16: bool, image: bool, cpu_
   if name.startswith("cpu-"):
     n = threads if threads is not None else DEFAULT_CPU_THREADS
     # DMC=1: tinygrad 0.14 then leaves loads/stores unmerged (no float4 coalescing), so clang vectorises the kernels'
-    # contiguous axis at the full vector width (docs/cpu-kernels.md §2; guarded by tests/tests/cpu_layout.rs)
+    # contiguous axis at the full vector width (docs/cpu-kernels.md §2; guarded by tests/tests/cpu/cpu_layout.rs)
     flags.update(THREADS="1", NUM_CPU_THREADS=str(n), DMC="1")
     if name in ("cpu-x86_64", "cpu-aarch64") and cpu_baseline in ("native", ""):
       raise ExportError("--cpu-baseline must name a fixed CPU (e.g. x86-64-v3) or host, never 'native'")

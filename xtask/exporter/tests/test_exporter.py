@@ -214,7 +214,7 @@ class CompileCorrectnessTests(unittest.TestCase):
   """Graphs that once compiled into silently wrong bundles or crashed. Every expected value is onnxruntime's:
   check_manifest.py replays the manifest without tinygrad and compares with onnxruntime on fresh inputs."""
 
-  # The graphs tests/tests/compile_correctness.rs does not compile (it runs the rest end to end through
+  # The graphs tests/tests/cpu/compile_correctness.rs does not compile (it runs the rest end to end through
   # `xtask compile` and the CPU backend against onnxruntime), plus three it does, kept here for this test's own
   # check: the manifest replayed without tinygrad on fresh inputs (two outputs, float64, integer division).
   ACCEPTED = (

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Test-only: small compile3-style pickles whose TinyJit advances a queue with `q.assign(q[1:].cat(new))`, and
-tinygrad's own replay of them (the golden for test_exporter.StateTests and tests/tests/modeld_pipeline.rs).
+tinygrad's own replay of them (the golden for test_exporter.StateTests and tests/tests/cpu/modeld_pipeline.rs).
 
   DEV=CPU:CLANG:x86_64,x86-64-v3 make_state_pickle.py held|input OUT.pkl STEPS
       held : the jit captured a realized queue with nonzero contents and returns (a reduction of it, the queue itself,

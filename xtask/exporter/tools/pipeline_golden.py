@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Test-only: the tinygrad side of the stateful-pipeline golden tests (tests/tests/modeld_pipeline.rs), done the way
+"""Test-only: the tinygrad side of the stateful-pipeline golden tests (tests/tests/cpu/modeld_pipeline.rs), done the way
 openpilot's compile_modeld.py checks its own JIT.
 
   pipeline_golden.py pickle SCRIPT.py:FN OUT.pkl

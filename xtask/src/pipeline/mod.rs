@@ -2,7 +2,7 @@
 //! its tinygrad script for every target that computes here — cpu-x86_64 on the CPU backend, adreno-a630 (fp32 and
 //! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted) — and run for N consecutive
 //! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/tools/pipeline_golden.py`). Writes the table
-//! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/modeld_pipeline.rs` (bit-exact); the Adreno runs
+//! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/cpu/modeld_pipeline.rs` (bit-exact); the Adreno runs
 //! take minutes on two cores, so they live here.
 pub mod steps;
 

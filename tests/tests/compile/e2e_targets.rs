@@ -2,7 +2,7 @@
 //! IMAGE=1 FLOAT16=1) and AMD `gfx1100`/`gfx1201`. These cannot run on this machine, so the bundles
 //! are checked to be well formed and every kernel binary to decode for its target
 //! (`modelrt_targets::inspect`); the Adreno bundles also go through the Adreno backend against the
-//! KGSL model, which validates every PM4 stream they submit (shader execution: tests/tests/adreno_ir3.rs).
+//! KGSL model, which validates every PM4 stream they submit (shader execution: tests/tests/adreno/adreno_ir3.rs).
 use std::path::Path;
 
 use modelrt_core::Bundle;

@@ -2,7 +2,7 @@
 //! the C API crate's source (`xtask::capi_header`, config `targets/capi/cbindgen.toml`), so the
 //! declarations, constants, dtype codes and struct layout C users compile against are the Rust
 //! definitions, and their documentation is the Rust doc comments. (That the generated header also
-//! compiles and links against the library is `tests/tests/capi.rs`, which builds `examples/c/`
+//! compiles and links against the library is `tests/tests/api/capi.rs`, which builds `examples/c/`
 //! with it.)
 use modelrt_tests::root;
 

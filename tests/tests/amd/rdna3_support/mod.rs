@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 pub mod check;
 pub mod elf;
-#[path = "../../../usbgpu/rdna3/tests/rdna3_support/flat.rs"]
+#[path = "../../../../usbgpu/rdna3/tests/rdna3_support/flat.rs"]
 pub mod flat;
 pub mod objdump;
 pub mod runner;

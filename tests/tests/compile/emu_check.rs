@@ -1,5 +1,5 @@
 //! The compile-time check on the target's executing model (`xtask/src/emu_check.rs`): an ONNX compile for
-//! adreno-a630 or amd-gfx1100 runs the bundle on qcom-emu / usb-emu (hexagon-v65 on dsp-emu: tests/tests/hexagon_models.rs) on seeded inputs and compares it with
+//! adreno-a630 or amd-gfx1100 runs the bundle on qcom-emu / usb-emu (hexagon-v65 on dsp-emu: tests/tests/hexagon/hexagon_models.rs) on seeded inputs and compares it with
 //! onnxruntime before writing it. Without `--reference` the written bundle carries no reference and is the
 //! same bytes as a `--no-emu-check` compile; an output the model computes differently from onnxruntime is
 //! refused with one line and nothing is written.

@@ -249,7 +249,7 @@ fn two_compiles_give_identical_bundles() {
     }
     assert!(
         std::fs::read(&asset).unwrap() == one,
-        "{} is out of date: run `MODELRT_UPDATE_DSP_SELFTEST=1 cargo test -p modelrt-tests --test hexagon_models two_compiles` and rebuild modelrt",
+        "{} is out of date: run `MODELRT_UPDATE_DSP_SELFTEST=1 cargo test -p modelrt-tests --test hexagon hexagon_models two_compiles` and rebuild modelrt",
         asset.display()
     );
     assert!(

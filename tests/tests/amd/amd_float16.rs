@@ -11,7 +11,7 @@
 //!
 //! Needs the exporter's Python, LLVM 19 tools and the Navi31 firmware; without them the tests are recorded skips, which
 //! fail under CI (`tests/src/skip.rs`).
-mod rdna3_support;
+use super::rdna3_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,4 +1,4 @@
-//! The heavy run (not part of `cargo test`: `test = false` in usbgpu/Cargo.toml; minutes per model): ONNX light-zoo models with seeded random
+//! The heavy run (not part of `cargo test`: `test = false` in tests/Cargo.toml; minutes per model): ONNX light-zoo models with seeded random
 //! weights (`xtask/exporter/tools/zoo_random_weights.py`) compiled for amd-gfx1100, every kernel checked
 //! against `llvm-objdump-19`, the whole model run on the RDNA3 interpreter and compared with
 //! onnxruntime. Results go to `target/rdna3-zoo.md`; the table in docs/hw/rdna3-isa.md is copied
@@ -8,6 +8,7 @@
 //! cargo test --release -p modelrt-tests --test rdna3_zoo -- --nocapture
 //! MODELRT_RDNA3_ZOO=squeezenet,shufflenet cargo test --release …   # a subset
 //! ```
+#![forbid(unsafe_code)]
 mod rdna3_support;
 
 use std::process::Command;

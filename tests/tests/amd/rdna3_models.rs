@@ -15,7 +15,7 @@
 //! Needs the exporter's Python (tinygrad, onnxruntime) and LLVM 19 tools; without them the tests
 //! are recorded skips, which fail under CI (`tests/src/skip.rs`). The whole light zoo runs in
 //! `rdna3_zoo.rs` (ignored by default; command in docs/hw/rdna3-isa.md).
-mod rdna3_support;
+use super::rdna3_support;
 
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
@@ -32,7 +32,7 @@ fn gfx1100(py: &std::path::Path, model: &str) -> Vec<u8> {
 }
 
 /// The modeld pipeline (`cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build
-/// --target amd-gfx1100`), as tests/tests/modeld_pipeline.rs compiles it for the CPU.
+/// --target amd-gfx1100`), as tests/tests/cpu/modeld_pipeline.rs compiles it for the CPU.
 fn pipeline_gfx1100(py: &std::path::Path) -> Vec<u8> {
     let mut args = ExportArgs::onnx(
         std::path::PathBuf::new(),

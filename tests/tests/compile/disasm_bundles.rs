@@ -3,7 +3,7 @@
 //! instruction decoded (none `unknown`) — IR3: every 64-bit word of the ISA, in order; RDNA3: the
 //! `.text` up to its `s_code_end` padding, contiguous. The listing's text itself is checked against
 //! Mesa's and llvm-objdump-19's in `targets/tests/cli_disasm.rs`, `qcom/ir3/tests/blob_vectors.rs`
-//! and `tests/tests/rdna3_models.rs`.
+//! and `tests/tests/amd/rdna3_models.rs`.
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;

@@ -1,0 +1,11 @@
+//! End to end on the AMD GPU over USB (AM driver, bridge emulator, Navi31 GPU model, RDNA3 interpreter).
+//!
+//! One test binary (`cargo test -p modelrt-tests --test amd`); each module was once a binary of its own
+//! (tests/README.md lists the groups).
+mod amd_driver_bundle;
+mod amd_driver_noalloc;
+mod amd_float16;
+mod amdgpu_mach;
+mod cli_usb_emu_verify;
+mod rdna3_models;
+mod rdna3_support;

@@ -1,0 +1,6 @@
+//! The Python and C APIs from their own languages.
+//!
+//! One test binary (`cargo test -p modelrt-tests --test api`); each module was once a binary of its own
+//! (tests/README.md lists the groups).
+mod capi;
+mod python_api;
