@@ -6,8 +6,7 @@
 //! launch's buffer addresses (arena + the bundle's offsets) and integer arguments. Per-run USB
 //! transfers do not depend on the number of kernels.
 // The AM driver tests' shared setup lives with usbgpu's own driver tests.
-#[path = "../../../usbgpu/tests/amd_driver_support/mod.rs"]
-mod amd_driver_support;
+use super::amd_driver_support;
 use amd_driver_support::*;
 use modelrt_core::bundle::{ArgRef, Step};
 use modelrt_core::{Bundle, Executor};

@@ -8,8 +8,7 @@
 //! emulator's transport (and the emulated clock); the counting allocator ignores allocations made
 //! while the flag is set. What remains is the driver's (and `modelrt_core::Executor`'s) own.
 // The AM driver tests' shared setup lives with usbgpu's own driver tests.
-#[path = "../../../usbgpu/tests/amd_driver_support/mod.rs"]
-mod amd_driver_support;
+use super::amd_driver_support;
 use amd_driver_support::firmware_dir;
 use modelrt_core::{Bundle, Executor};
 use modelrt_hal::usb::{Transfer, UsbError, UsbTransport};

@@ -149,7 +149,7 @@ fn bad_inputs_are_refused_and_the_model_keeps_working() {
             );
         }
         let ins_ref: Vec<&[u8]> = ins.iter().map(|v| v.as_slice()).collect();
-        let mut small = vec![0u8; 8];
+        let mut small = [0u8; 8];
         assert!(
             model.run(&ins_ref, &mut [&mut small[..]]).is_err(),
             "{name} accepted a short output"
