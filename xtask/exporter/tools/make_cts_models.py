@@ -9,6 +9,7 @@
 
 The references the suite compares with are onnxruntime's (embedded by `compile --reference`).
 """
+
 import sys
 from pathlib import Path
 
@@ -38,16 +39,20 @@ def ew_reduce(out: Path):
     helper.make_node("ReduceMax", ["s"], ["rmax"], keepdims=0),
   ]
   axes = numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")
-  g = helper.make_graph(nodes, "ew_reduce", [f32("x", [1, 64]), f32("y", [1, 64])],
-                        [f32("add_relu", [1, 64]), f32("sig", [1, 64]), f32("rsum", [1, 1]), f32("rmax", [])], [axes])
+  g = helper.make_graph(
+    nodes,
+    "ew_reduce",
+    [f32("x", [1, 64]), f32("y", [1, 64])],
+    [f32("add_relu", [1, 64]), f32("sig", [1, 64]), f32("rsum", [1, 1]), f32("rmax", [])],
+    [axes],
+  )
   save(g, out / "ew_reduce.onnx")
 
 
 def conv(out: Path, rng):
   w = numpy_helper.from_array((rng.standard_normal((8, 4, 3, 3)) / 6).astype(np.float32), "w")
   b = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32), "b")
-  nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-           helper.make_node("Relu", ["c"], ["out"])]
+  nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["out"])]
   g = helper.make_graph(nodes, "conv", [f32("x", [1, 4, 8, 8])], [f32("out", [1, 8, 8, 8])], [w, b])
   save(g, out / "conv.onnx")
 
