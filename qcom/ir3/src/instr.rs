@@ -391,7 +391,7 @@ pub enum Op {
         s2en: Option<S2en>,
     },
     /// `ldg`/`ldl`/`ldp`: `size` consecutive elements at `addr + off` (global: `addr` is the low half of a
-    /// register pair; global offsets count bytes — see `mem`).
+    /// register pair; global offsets count bytes — see `exec::cat6`).
     Load {
         space: Space,
         ty: Ty,

@@ -64,6 +64,10 @@ fn paths_after(line: &str, head: &str) -> Vec<Vec<String>> {
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
             continue;
         }
+        // A visibility, `pub(in crate::exec)`, names no item.
+        if line[..at].ends_with("(in ") {
+            continue;
+        }
         let rest = &line[from..];
         let segs: Vec<String> = rest
             .split("::")
@@ -265,6 +269,9 @@ fn roles_depend_one_way() {
             "`{a}` imports `{b}`"
         );
     }
+    // The parser does see the edges.
+    assert!(g[&role("disasm")].contains(&role("decode")), "{g:?}");
+    assert!(g[&role("program")].contains(&role("decode")), "{g:?}");
     // `instr` is the shared vocabulary: it depends on no other module of the crate.
     assert!(
         g.get(&role("instr")).is_none_or(BTreeSet::is_empty),
@@ -288,4 +295,5 @@ fn the_parser_sees_paths_and_braces() {
         [vec!["alu", "op"]]
     );
     assert!(paths_after("modelrt_crate::x", "crate").is_empty());
+    assert!(paths_after("pub(in crate::exec) fn f()", "crate").is_empty());
 }

@@ -8,7 +8,7 @@ pub trait GpuMemory {
     fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String>;
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String>;
     /// A read-only view of this memory that several threads may use at once while `self` is borrowed, so the
-    /// work groups of a dispatch can run in parallel ([`crate::exec::default_threads`]); `None` (the default) keeps every
+    /// work groups of a dispatch can run in parallel ([`crate::exec::run_threads`]); `None` (the default) keeps every
     /// dispatch on the calling thread.
     fn shared_view(&self) -> Option<Box<dyn SharedMemory + '_>> {
         None

@@ -5,7 +5,7 @@
 //! fibers), `cat5` (`isam`, `sam`), `cat6` (loads, stores, atomics, UAVs, bindless descriptors, the constant
 //! file), `wave` (the wave model and the wave-level instructions of several categories), on `texel` (image texel
 //! access). `parallel` runs batches on several threads. A dispatch's inputs are a [`Launch`] and a
-//! [`GpuMemory`] (`launch`, `memory`). Depends on `decode`'s types, never on `disasm`.
+//! [`GpuMemory`] (`launch`, `memory`). Depends on `instr` and `program` (so on `decode`), never on `disasm`.
 pub mod alu;
 mod batches;
 mod cat5;

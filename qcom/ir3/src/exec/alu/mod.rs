@@ -93,7 +93,7 @@ impl Emit {
 }
 
 /// Runs `$body` with `$o` bound to a constant for each listed operation (`CmpsF(Lt)`: with that condition), so
-/// the per-element `match` inside the `alu` functions folds away in the lane loop, and bound to the run-time value
+/// the per-element `match` inside the `value` functions folds away in the lane loop, and bound to the run-time value
 /// for every other operation.
 macro_rules! specialize {
     ($op:expr, $o:ident, $ty:ident [$($hot:ident $(($c:ident))?),* $(,)?], $body:expr) => {
