@@ -1,5 +1,6 @@
 //! Operand fields several categories share: register numbers (`#reg-gpr`), the plain GPRs the blob forms
-//! insist on, the cat2/cat4 `#multisrc`, ALU destinations and the `(nopN)`/`(r)` sharing of cat2/cat3.
+//! insist on, 8-bit cat6 operands and descriptors, the cat2/cat4 `#multisrc`, ALU destinations and the
+//! `(nopN)`/`(r)` sharing of cat2/cat3.
 use super::unknown::{Unknown, D};
 use crate::bits::{bit, bits, sext};
 use crate::instr::*;
@@ -20,6 +21,20 @@ pub fn opnd(v: u64, imm: bool) -> Option<Opnd> {
         Opnd::Imm(v as u8)
     } else {
         Opnd::Reg(gpr(v, 1)?)
+    })
+}
+
+/// The a6xx cat6 descriptor operand (bits 41–48): mode (bits 6–7) 0 = immediate slot, 1/2 = register; bit 8 =
+/// bindless with base bits 1–3 (else those bits are zero).
+pub fn desc(w: u64) -> Option<Desc> {
+    let mode = bits(w, 6, 7);
+    if mode > 2 || (!bit(w, 8) && bits(w, 1, 3) != 0) {
+        return None;
+    }
+    let v = bits(w, 41, 48);
+    Some(Desc {
+        base: bit(w, 8).then_some(bits(w, 1, 3) as u8),
+        index: opnd(v, mode == 0)?,
     })
 }
 

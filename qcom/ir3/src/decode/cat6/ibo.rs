@@ -4,26 +4,8 @@
 //! bindless descriptor set; `resinfo.b…baseN`.
 use super::atomic::basic_op;
 use crate::bits::{bit, bits};
-use crate::decode::operand::gpr;
+use crate::decode::operand::{desc, gpr};
 use crate::instr::*;
-
-/// The descriptor operand: mode (bits 6–7) 0 = immediate slot, 1/2 = register; bit 8 = bindless with base
-/// bits 1–3 (else those bits are zero).
-fn desc(w: u64) -> Option<Desc> {
-    let mode = bits(w, 6, 7);
-    if mode > 2 || (!bit(w, 8) && bits(w, 1, 3) != 0) {
-        return None;
-    }
-    let v = bits(w, 41, 48);
-    Some(Desc {
-        base: bit(w, 8).then_some(bits(w, 1, 3) as u8),
-        index: if mode == 0 {
-            Opnd::Imm(v as u8)
-        } else {
-            Opnd::Reg(gpr(v, 1)?)
-        },
-    })
-}
 
 /// The executed form of an a6xx cat6 word (bit 53 set), if it is one of the above.
 pub fn decode(w: u64) -> Option<Ext> {

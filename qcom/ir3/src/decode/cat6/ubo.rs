@@ -4,7 +4,7 @@
 //! as well: bit 22 of `ldc`, bits 30–31 of `ldg.k` clear, bits 14–22 of `stc` clear and its bit 23 set), so
 //! whatever is accepted prints exactly as Mesa prints it.
 use crate::bits::{bit, bits, sext};
-use crate::decode::operand::{gpr, opnd};
+use crate::decode::operand::{desc, gpr, opnd};
 use crate::instr::*;
 
 /// A `#const-dst` field (bits 32–40): bit 8 selects a1.x + the low 8 bits.
@@ -51,26 +51,20 @@ pub fn decode(w: u64) -> Option<Ext> {
     Some(Ext { raw: w, kind })
 }
 
-/// `ldc.offsetK.N.MODE[.baseB]` / `ldc.N.k.MODE[.baseB]` (a6xx opcode 30, bit 22 set), u32; bindless with bit 8
-/// (base bits 1–3, else zero).
+/// `ldc.offsetK.N.MODE[.baseB]` / `ldc.N.k.MODE[.baseB]` (a6xx opcode 30, bit 22 set), u32; the UBO is a
+/// [`desc`] operand.
 fn ldc(w: u64, ty: Ty) -> Option<ExtKind> {
-    let mode = bits(w, 6, 7);
     if bits(w, 54, 58) != 0
         || bits(w, 14, 19) != 30
         || !bit(w, 22)
-        || (!bit(w, 8) && bits(w, 1, 3) != 0)
         || bits(w, 4, 5) != 0
         || bit(w, 40)
-        || mode > 2
         || ty != Ty::U32
     {
         return None;
     }
     let off = opnd(bits(w, 24, 31), bit(w, 23))?;
-    let slot = Desc {
-        base: bit(w, 8).then_some(bits(w, 1, 3) as u8),
-        index: opnd(bits(w, 41, 48), mode == 0)?,
-    };
+    let slot = desc(w)?;
     Some(if bit(w, 52) {
         ExtKind::LdcK {
             off,
