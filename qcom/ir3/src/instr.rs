@@ -1,6 +1,6 @@
 //! The typed form of one decoded a6xx IR3 instruction (docs/hw/adreno-kgsl-pm4.md §16): operands, the
-//! per-category operation enums and the scheduling flags. Produced by [`super::decode`], printed in Mesa's
-//! syntax by `disasm`, executed by [`super::exec`].
+//! per-category operation enums and the scheduling flags. Produced by [`crate::decode`], printed in Mesa's
+//! syntax by `disasm`, executed by [`crate::exec`]; it depends on none of them.
 
 /// Register number as the ISA encodes it: `4·n + component` (r0.x = 0, r0.y = 1, …, r63.w = 255).
 pub type RegNum = u16;
@@ -210,6 +210,29 @@ pub enum Op2 {
     CbitsB,
 }
 
+impl Op2 {
+    /// Whether the operation takes two sources (the others have no second `#multisrc`).
+    pub fn two_srcs(self) -> bool {
+        use Op2::*;
+        !matches!(
+            self,
+            SignF
+                | AbsnegF
+                | FloorF
+                | CeilF
+                | RndneF
+                | RndazF
+                | TruncF
+                | AbsnegS
+                | NotB
+                | BfrevB
+                | ClzS
+                | ClzB
+                | CbitsB
+        )
+    }
+}
+
 /// cat3 operations (bits 55–58, bit 13 selects the "alt" shift group).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op3 {
@@ -368,7 +391,7 @@ pub enum Op {
         s2en: Option<S2en>,
     },
     /// `ldg`/`ldl`/`ldp`: `size` consecutive elements at `addr + off` (global: `addr` is the low half of a
-    /// register pair; global offsets count bytes — see `mem`).
+    /// register pair; global offsets count bytes — see `exec::cat6`).
     Load {
         space: Space,
         ty: Ty,

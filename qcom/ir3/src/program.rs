@@ -1,7 +1,8 @@
-//! A kernel's pre-decoded program: every 64-bit word of the shader image decoded once, before any dispatch.
-use super::blob::{describe, graphics_only};
-use super::decode::decode;
-use super::instr::Instr;
+//! A kernel's pre-decoded program: every 64-bit word of the shader image decoded once, before any dispatch; a
+//! word the interpreter does not execute is refused by its Mesa name (`disasm::text`). Used by `exec`.
+use crate::decode::decode;
+use crate::disasm::text::{describe, graphics_only};
+use crate::instr::Instr;
 
 /// A shader image decoded instruction by instruction.
 #[derive(Clone, Debug)]
