@@ -5,6 +5,8 @@
 //! std: [`kgsl`] (ioctl layer behind a trait), [`adreno`] (the HAL `Device`), [`selftest`].
 //! `emu`: [`emu::kgsl`], a KGSL device model that validates every submitted stream and runs the kernels on the IR3
 //! interpreter of the `modelrt-ir3` crate (qcom/ir3/).
+//! `platform`: [`platform`], the `qcom` and `qcom-emu` devices the platform registry lists, and zero-copy
+//! camera-frame binding.
 #![cfg_attr(not(feature = "std"), no_std)]
 // Unsafe code only in the modules marked `#[allow(unsafe_code)]` (hardware, FFI, loader), each listed in
 // tests/tests/repo/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
@@ -24,3 +26,6 @@ pub mod selftest;
 
 #[cfg(feature = "emu")]
 pub mod emu;
+
+#[cfg(feature = "platform")]
+pub mod platform;

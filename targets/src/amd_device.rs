@@ -1,8 +1,12 @@
-//! AMD glue for the runner (`--device usb|usb-emu`): boot the GPU behind an ASM24 bridge — real
+//! AMD glue for the platform (`--device usb|usb-emu`, registered as [`USB`] and [`USB_EMU`]): boot the GPU behind an ASM24 bridge — real
 //! hardware, or the Navi31 GPU model behind the bridge emulator whose kernels run on the RDNA3
 //! interpreter — and name it. Every `modelrt` command finds the firmware the same way
 //! ([`resolve_firmware_dir`]): `--firmware-dir`, else `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a
 //! host tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
+use modelrt_core::bundle::Bundle;
+use modelrt_hal::target::Target;
+use modelrt_platform::device::{always, serves_all};
+use modelrt_platform::{DeviceSpec, Loaded, LoadedModel, OpenRequest, UsbCounts};
 use modelrt_rdna3::Rdna3;
 use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
 use modelrt_usbgpu::amd::device::AmdDevice;
@@ -159,4 +163,80 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
 /// The driver's USB transfer counters: every transfer issued on the link since open.
 pub fn transfer_counts(d: &mut UsbAmdDevice) -> modelrt_usbgpu::counting::TransferCounts {
     d.am.bus.bridge().transport().counts()
+}
+
+/// [`transfer_counts`] as the platform's summary.
+fn usb_counts(d: &mut UsbAmdDevice) -> UsbCounts {
+    let c = transfer_counts(d);
+    UsbCounts {
+        control: c.control(),
+        bulk: c.bulk(),
+        bytes_out: c.control_bytes_out + c.bulk_bytes_out,
+        bytes_in: c.control_bytes_in + c.bulk_bytes_in,
+    }
+}
+
+/// The AMD devices' load option (`DeviceOptions::set`): the firmware directory given on the command
+/// line or through an API (`--firmware-dir`, `firmware_dir=`); unset, [`resolve_firmware_dir`] looks
+/// in the environment and the default places.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AmdOptions {
+    pub firmware_dir: Option<PathBuf>,
+}
+
+/// An AMD GPU behind an ASM24 bridge.
+pub static USB: DeviceSpec = DeviceSpec {
+    name: "usb",
+    help: "An AMD GPU (gfx1100) behind an ASM24 USB bridge, booted by the AM driver (untested on hardware here)",
+    family: Some("amd"),
+    emulated: None,
+    hidden: false,
+    serves: serves_all,
+    available: || require_bridge().is_ok(),
+    open: open_real,
+};
+
+/// The AM driver against the bridge emulator's Navi31 GPU model.
+pub static USB_EMU: DeviceSpec = DeviceSpec {
+    name: "usb-emu",
+    help: "The AM driver against the bridge emulator's Navi31 GPU model; kernels run on the RDNA3 interpreter, so outputs are computed (timings are emulated)",
+    family: Some("amd"),
+    emulated: Some("the emulated GPU's and link's"),
+    hidden: false,
+    // The Navi31 GPU model is a gfx1100: other AMD targets have no emulated device.
+    serves: |t| matches!(t, Target::Amd { gfx: 0x1100 }),
+    available: always,
+    open: open_emulated,
+};
+
+fn open_real<'b>(
+    bundle: Bundle<'b>,
+    req: &OpenRequest<'_>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    // An absent bridge is the first thing to report (the registry adds the emulated device's name).
+    require_bridge()?;
+    open_on(bundle, req, false)
+}
+
+fn open_emulated<'b>(
+    bundle: Bundle<'b>,
+    req: &OpenRequest<'_>,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    open_on(bundle, req, true)
+}
+
+fn open_on<'b>(
+    bundle: Bundle<'b>,
+    req: &OpenRequest<'_>,
+    emulated: bool,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    let flag = req
+        .options
+        .get::<AmdOptions>()
+        .and_then(|o| o.firmware_dir.as_deref());
+    let dir = resolve_firmware_dir(flag)?;
+    let (dev, name) = open(emulated, &dir)?;
+    Ok(Loaded::new(bundle, dev, name, true)?
+        .with_usb_counts(usb_counts)
+        .boxed())
 }

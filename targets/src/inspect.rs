@@ -17,7 +17,7 @@ use object::elf::{FileHeader64, ET_REL};
 use object::read::elf::{FileHeader, SectionHeader, Sym};
 use object::LittleEndian;
 
-use crate::cpu::elf::{KernelObject, PAGE};
+use modelrt_cpu::elf::{KernelObject, PAGE};
 
 /// `e_machine` of AMD GPU code objects.
 pub const EM_AMDGPU: u16 = 224;

@@ -1,19 +1,19 @@
-//! `modelrt-targets`: the host CPU backend ([`cpu`]), the platform assembly of every backend (the device a
-//! bundle's target needs: host CPU, Adreno over KGSL or its device model, AMD over USB or the bridge
-//! emulator, Hexagon over FastRPC or qemu-hexagon; see [`runner`]), offline kernel checks, `.npy` I/O and the
-//! library side of the `modelrt` binary (`src/main.rs`, `src/cli/`).
-// Unsafe code only in the modules marked `#[allow(unsafe_code)]` (hardware, FFI, loader), each listed in
-// tests/tests/repo/soundness.rs; `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks` come from
-// `[workspace.lints]`.
-#![deny(unsafe_code)]
+//! `modelrt-targets`: the platform assembly — the [`registry`] of every device family's crate (host CPU,
+//! Adreno over KGSL or its device model, AMD over USB or the bridge emulator, Hexagon over FastRPC or
+//! qemu-hexagon), loading through it ([`runner`]), offline kernel checks, `.npy` I/O and the library side
+//! of the `modelrt` binary (`src/main.rs`, `src/cli/`).
+// No unsafe code: the mapping and the loader live in `modelrt-platform` and `modelrt-cpu`
+// (tests/tests/repo/soundness.rs).
+#![forbid(unsafe_code)]
 pub mod amd_device;
-#[allow(unsafe_code)]
-pub mod bundle_file;
-pub mod cpu;
 pub mod disasm;
 pub mod dsp;
-pub mod frame;
 pub mod inspect;
 pub mod npy;
-pub mod qcom_device;
+pub mod registry;
 pub mod runner;
+
+/// The bundle file, mapped or read (`modelrt_platform::bundle_file`).
+pub use modelrt_platform::bundle_file;
+/// Per-frame inputs (`modelrt_platform::frame`).
+pub use modelrt_platform::frame;

@@ -5,9 +5,9 @@
 mod cpu_common;
 
 use cpu_common::*;
+use modelrt_cpu::{features_for_baseline, CpuDevice, CpuError};
 use modelrt_hal::device::{Arg, Device, KernelId, Queue};
 use modelrt_hal::target::{cpu_features, CpuArch, DType, Target};
-use modelrt_targets::cpu::{features_for_baseline, CpuDevice, CpuError};
 
 /// Fixture object `name` compiled for the host architecture.
 fn host_object(name: &str) -> Vec<u8> {

@@ -3,9 +3,9 @@
 mod cpu_common;
 
 use cpu_common::{fixture, load};
+use modelrt_cpu::elf::KernelObject;
+use modelrt_cpu::{CpuDevice, CpuError};
 use modelrt_hal::target::{CpuArch, DType, ParamDesc, ParamKind};
-use modelrt_targets::cpu::elf::KernelObject;
-use modelrt_targets::cpu::{CpuDevice, CpuError};
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, SectionHeader};
 use object::LittleEndian;

@@ -7,8 +7,8 @@
 mod cpu_common;
 
 use cpu_common::fixture;
+use modelrt_cpu::elf::KernelObject;
 use modelrt_hal::target::CpuArch;
-use modelrt_targets::cpu::elf::KernelObject;
 use object::elf::{self, FileHeader64};
 use object::read::elf::{FileHeader, SectionHeader};
 use object::LittleEndian;

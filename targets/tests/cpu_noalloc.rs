@@ -8,9 +8,9 @@ mod noalloc_common;
 use std::sync::atomic::Ordering;
 
 use cpu_common::*;
+use modelrt_cpu::CpuDevice;
 use modelrt_hal::device::{Arg, Device, Queue};
 use modelrt_hal::target::DType;
-use modelrt_targets::cpu::CpuDevice;
 
 use noalloc_common::{Counting, ALLOCATIONS, COUNTING};
 

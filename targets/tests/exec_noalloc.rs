@@ -7,7 +7,7 @@ mod noalloc_common;
 
 use std::sync::atomic::Ordering;
 
-use modelrt_targets::cpu::CpuDevice;
+use modelrt_cpu::CpuDevice;
 use noalloc_common::{Counting, ALLOCATIONS, COUNTING};
 
 #[global_allocator]

@@ -11,8 +11,8 @@ use modelrt_hal::device::Device;
 use modelrt_hal::target::{KernelMeta, Target};
 use modelrt_qcom::adreno::{AdrenoDevice, AdrenoOptions};
 use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
+use modelrt_qcom::platform::{bind_input, unbind_input};
 use modelrt_qcom::selftest;
-use modelrt_targets::qcom_device::{bind_input, unbind_input};
 use state_common::{buffer_params, build, bytes_f32, f32_bytes, StatefulSpec};
 
 const N: usize = selftest::N;

@@ -13,11 +13,11 @@ use modelrt_core::bundle::writer::{launch, whole, write_bundle, BundleSpec};
 use modelrt_core::bundle::{BufRef, BufferKind, KernelDesc, Producer, Step};
 use modelrt_core::verify::compare;
 use modelrt_core::{Bundle, Executor};
+use modelrt_cpu::{CpuDevice, CpuError};
 use modelrt_hal::device::{Device, Queue};
 use modelrt_hal::target::{CpuArch, CpuKernelMeta, DType, KernelMeta, Target};
 use modelrt_targets::bundle_file::{BundleFile, Source};
-use modelrt_targets::cpu::{CpuDevice, CpuError};
-use modelrt_targets::runner::{load, load_mapped, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, load_mapped, LoadOptions};
 use state_common::{
     buffer_params, bytes_f32, expected, f32_bytes, fixture, stateful_bundle, w0, x, N,
 };
@@ -133,16 +133,13 @@ fn demo_outputs_are_identical_mapped_and_read_and_match_the_reference() {
     let path = host_demo();
     let (m, r) = (mapped(&path), BundleFile::open(&path, false).unwrap());
     assert_eq!(r.source(), Source::ReadByRequest);
-    let opts = LoadOptions {
-        device: DeviceChoice::Cpu,
-        threads: 0,
-    };
+    let opts = LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap());
     let mut results = Vec::new();
     for file in [&m, &r] {
         let b = Bundle::parse(file.bytes()).unwrap();
         let reference = b.body().reference.unwrap();
         let inputs: Vec<&[u8]> = reference.inputs.iter().map(|t| t.unwrap().data).collect();
-        let mut model = load_mapped(b.clone(), file.mapping(), opts).unwrap();
+        let mut model = load_mapped(b.clone(), file.mapping(), opts.clone()).unwrap();
         let mem = model.memory().unwrap();
         let mut outs: Vec<Vec<u8>> = b
             .body()
@@ -372,7 +369,8 @@ fn binding_needs_the_bundle_s_own_mapping_and_comes_before_its_load() {
 
 #[test]
 fn borrowed_frames_and_in_place_weights_work_together() {
-    use modelrt_targets::frame::{cpu_frame, FrameInput, InputPath};
+    use modelrt_cpu::frame::cpu_frame;
+    use modelrt_targets::frame::{FrameInput, InputPath};
     let p = temp_file("frames.mrt", &stateful_bundle());
     let file = mapped(&p);
     let b = Bundle::parse(file.bytes()).unwrap();

@@ -5,9 +5,10 @@
 mod state_common;
 
 use modelrt_core::{Bundle, Executor};
+use modelrt_cpu::frame::cpu_frame;
+use modelrt_cpu::{BorrowRefusal, Borrowed, CpuDevice, CpuError, CpuQueue};
 use modelrt_hal::device::{Arg, Device, KernelId, Queue};
-use modelrt_targets::cpu::{BorrowRefusal, Borrowed, CpuDevice, CpuError, CpuQueue};
-use modelrt_targets::frame::{cpu_frame, FrameInput, InputPath};
+use modelrt_targets::frame::{FrameInput, InputPath};
 use state_common::{
     buffer_params, bytes_f32, expected, f32_bytes, fixture, load, stateful_bundle, x, N,
 };

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use modelrt_core::bundle::Bundle;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use xtask::exporter::ExportArgs;
 
 pub mod hexagon;
@@ -195,10 +195,7 @@ pub fn run_cpu(bundle_path: &Path, inputs: &[Vec<u8>]) -> anyhow::Result<Vec<Vec
     let bundle = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut model = load(
         bundle,
-        LoadOptions {
-            device: DeviceChoice::Cpu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap()),
     )?;
     let mut outs: Vec<Vec<u8>> = model
         .bundle()

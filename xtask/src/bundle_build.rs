@@ -37,8 +37,8 @@ fn target<'a>(t: &'a m::Target) -> Result<Target<'a>> {
                 "aarch64" | "arm64" => CpuArch::Aarch64,
                 other => bail!("manifest CPU arch '{other}' is not supported"),
             };
-            let features = modelrt_targets::cpu::features_for_baseline(arch, baseline)
-                .with_context(|| {
+            let features =
+                modelrt_cpu::features_for_baseline(arch, baseline).with_context(|| {
                     format!("unknown CPU baseline '{baseline}' for {}", arch.name())
                 })?;
             Target::Cpu {

@@ -23,9 +23,18 @@ use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 /// without one (the host CPU checks against tinygrad itself during capture; gfx1201 has no model).
 pub fn device_for(target: &str) -> Option<(DeviceChoice, &'static str)> {
     match target {
-        "adreno-a630" => Some((DeviceChoice::QcomEmu, "qcom-emu")),
-        "amd-gfx1100" => Some((DeviceChoice::UsbEmu, "usb-emu")),
-        "hexagon-v65" => Some((DeviceChoice::DspEmu, "dsp-emu")),
+        "adreno-a630" => Some((
+            modelrt_targets::runner::device("qcom-emu").unwrap(),
+            "qcom-emu",
+        )),
+        "amd-gfx1100" => Some((
+            modelrt_targets::runner::device("usb-emu").unwrap(),
+            "usb-emu",
+        )),
+        "hexagon-v65" => Some((
+            modelrt_targets::runner::device("dsp-emu").unwrap(),
+            "dsp-emu",
+        )),
         _ => None,
     }
 }
@@ -74,15 +83,12 @@ pub fn check_against(
         bail!("internal: the reference does not match the bundle's inputs and outputs");
     }
     let (atol, rtol) = (reference.atol as f64, reference.rtol as f64);
-    if device.0 == DeviceChoice::UsbEmu {
+    if device.0 == modelrt_targets::runner::device("usb-emu").unwrap() {
         amd_firmware()?;
     }
     let mut model = load(
         b,
-        LoadOptions {
-            device: device.0,
-            threads: 0,
-        },
+        LoadOptions::on(device.0),
     )
     .with_context(|| {
         format!(

@@ -120,10 +120,7 @@ fn run_cpu(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<Zoo
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut model_rt = load(
         b,
-        LoadOptions {
-            device: DeviceChoice::Cpu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap()),
     )?;
     let mut out = vec![0u8; out_desc.byte_len() as usize];
     let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
@@ -320,7 +317,7 @@ fn process_cpu_s() -> Option<f64> {
 
 /// Run `bundle`'s embedded reference inputs on `--device qcom-emu` and compare with them.
 fn run_bundle(bundle: &Path) -> Result<Measured> {
-    run_bundle_on(bundle, DeviceChoice::QcomEmu)
+    run_bundle_on(bundle, modelrt_targets::runner::device("qcom-emu").unwrap())
 }
 
 /// Run `bundle`'s embedded reference inputs on `device` and compare with them.
@@ -344,7 +341,14 @@ fn run_bundle_on(bundle: &Path, device: DeviceChoice) -> Result<Measured> {
         .collect::<Result<_, modelrt_core::BundleError>>()?;
     let (atol, rtol) = (r.atol as f64, r.rtol as f64);
     let mut outs: Vec<Vec<u8>> = want.iter().map(|(w, _)| vec![0u8; w.len()]).collect();
-    let mut m = load(b, LoadOptions { device, threads: 0 })?;
+    let mut m = load(
+        b,
+        LoadOptions {
+            device,
+            threads: 0,
+            ..Default::default()
+        },
+    )?;
     let mut refs: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
     let (t, cpu0) = (Instant::now(), process_cpu_s());
     m.run(&ins, &mut refs)?;
@@ -489,14 +493,14 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult
         let bundle = out_dir.join(format!("{model}-gfx1100.mrt"));
         let res = if reuse && bundle.exists() {
             eprintln!("reusing {}", bundle.display());
-            run_bundle_on(&bundle, DeviceChoice::UsbEmu)
+            run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu").unwrap())
         } else {
             randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
                 let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
                 args.reference = true;
                 args.emu_check = false; // run_bundle_on is the same comparison
                 crate::compile::compile(&python, args, &bundle)?;
-                run_bundle_on(&bundle, DeviceChoice::UsbEmu)
+                run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu").unwrap())
             })
         };
         let run = DeviceModelRun::from_result(res);

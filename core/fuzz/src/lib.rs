@@ -15,7 +15,7 @@ use modelrt_core::Bundle;
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
 };
-use modelrt_targets::cpu::features_for_baseline;
+use modelrt_cpu::features_for_baseline;
 
 /// tinygrad 0.14.0 `E_1024_4` for x86-64-v3 (`targets/tests/fixtures/cpu/tinygrad_E_1024_4.c`):
 /// `out[i] = max(a[i]*b[i], 0) + 1.5` over 4096 f32, with 16-byte-aligned float4 loads and stores.

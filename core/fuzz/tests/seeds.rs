@@ -3,7 +3,7 @@
 //! `out = max(a*b, 0) + 1.5`), checked here against values worked out by hand.
 use modelrt_core::{Bundle, Executor};
 use modelrt_core_fuzz::{reseal, runnable, seed_bundles};
-use modelrt_targets::cpu::CpuDevice;
+use modelrt_cpu::CpuDevice;
 
 #[test]
 fn seeds_validate_run_and_compute_the_kernel() {

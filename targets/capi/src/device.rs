@@ -1,29 +1,18 @@
-//! Device names the C API accepts: exactly the CLI's `--device` values (`NULL` means `auto`).
+//! Device names the C API accepts: exactly the CLI's `--device` values, from the registry (`NULL` means `auto`).
+use modelrt_targets::registry::REGISTRY;
 use modelrt_targets::runner::DeviceChoice;
 
 use crate::error::CError;
 
-const ALL: [DeviceChoice; 8] = [
-    DeviceChoice::Auto,
-    DeviceChoice::Cpu,
-    DeviceChoice::Qcom,
-    DeviceChoice::QcomEmu,
-    DeviceChoice::Dsp,
-    DeviceChoice::DspEmu,
-    DeviceChoice::Usb,
-    DeviceChoice::UsbEmu,
-];
-
-/// The device called `name` (the CLI's `--device` spelling).
+/// The device called `name` (the CLI's `--device` spelling: `auto` or a registered device).
 pub fn parse(name: Option<&str>) -> Result<DeviceChoice, CError> {
     let Some(name) = name else {
         return Ok(DeviceChoice::Auto);
     };
-    ALL.into_iter().find(|d| d.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = ALL.iter().map(|d| d.name()).collect();
+    REGISTRY.parse(name).map_err(|_| {
         CError::invalid(format!(
             "unknown device \"{name}\": use one of {} (or NULL for auto)",
-            names.join(", ")
+            REGISTRY.names().join(", ")
         ))
     })
 }
@@ -34,8 +23,14 @@ mod tests {
 
     #[test]
     fn names_are_the_clis() {
-        assert_eq!(parse(Some("usb-emu")).unwrap(), DeviceChoice::UsbEmu);
-        assert_eq!(parse(Some("qcom-emu")).unwrap(), DeviceChoice::QcomEmu);
+        assert_eq!(
+            parse(Some("usb-emu")).unwrap(),
+            modelrt_targets::runner::device("usb-emu").unwrap()
+        );
+        assert_eq!(
+            parse(Some("qcom-emu")).unwrap(),
+            modelrt_targets::runner::device("qcom-emu").unwrap()
+        );
         assert_eq!(parse(None).unwrap(), DeviceChoice::Auto);
         let e = parse(Some("gpu")).unwrap_err();
         assert!(

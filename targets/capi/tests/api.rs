@@ -9,7 +9,7 @@ use common::*;
 use modelrt::error::{MRT_ERR_INVALID_ARGUMENT, MRT_ERR_LOAD, MRT_OK};
 use modelrt::ffi::*;
 use modelrt_core::bundle::Bundle;
-use modelrt_targets::runner::{DeviceChoice, LoadOptions};
+use modelrt_targets::runner::LoadOptions;
 
 fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
@@ -55,10 +55,7 @@ fn outputs_match_the_runner_and_the_reference() {
     let b = Bundle::parse(&bytes).unwrap();
     let mut model = modelrt_targets::runner::load(
         b,
-        LoadOptions {
-            device: DeviceChoice::Cpu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap()),
     )
     .unwrap();
     let mut want = vec![0u8; t.nbytes];

@@ -33,7 +33,8 @@ static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 use std::path::PathBuf;
 
 use modelrt_capi::ffi::OwnedModel;
-use modelrt_targets::runner::LoadOptions;
+use modelrt_targets::amd_device::AmdOptions;
+use modelrt_targets::runner::{DeviceOptions, LoadOptions};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
@@ -75,10 +76,9 @@ fn load(
     let opts = LoadOptions {
         device: choice,
         threads: threads.unwrap_or(0),
+        options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
     };
-    let inner = guard("load", || {
-        OwnedModel::load_with(&path, opts, firmware_dir.as_deref())
-    })?;
+    let inner = guard("load", || OwnedModel::load_with(&path, opts))?;
     Model::new(py, inner, path, choice)
 }
 

@@ -16,8 +16,8 @@ use modelrt_hexagon::fastrpc::model_run::{ModelPlan, ModelRun};
 use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
 use modelrt_hexagon::fastrpc::FastRpcIo;
 
-use crate::frame::{FrameInput, InputPath};
-use crate::runner::LoadedModel;
+use modelrt_platform::frame::{FrameInput, InputPath};
+use modelrt_platform::LoadedModel;
 
 /// The kernel record the exporter appends for the model library (xtask/exporter/mrt/dsp.py `MODEL_LIBRARY`).
 pub const MODEL_LIBRARY: &str = "modelrt_schedule";

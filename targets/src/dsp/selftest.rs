@@ -11,7 +11,7 @@ use modelrt_core::verify::compare_reference;
 use modelrt_hexagon::fastrpc::selftest::Check;
 
 use crate::dsp::model::{Backend, DspModel, DspOptions};
-use crate::runner::LoadedModel;
+use modelrt_platform::LoadedModel;
 
 /// The embedded bundle.
 pub static SELFTEST_BUNDLE: &[u8] = include_bytes!("../../assets/dsp-selftest.mrt");

@@ -1,9 +1,9 @@
 //! Helpers shared by the CPU backend integration tests: fixture loading and kernel registration.
 #![allow(dead_code)] // each test crate uses a different subset
 
+use modelrt_cpu::{CpuDevice, CpuError};
 use modelrt_hal::device::{Device, KernelId, KernelImage};
 use modelrt_hal::target::{CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind};
-use modelrt_targets::cpu::{CpuDevice, CpuError};
 
 /// Bytes of `targets/tests/fixtures/cpu/<rel>`.
 pub fn fixture(rel: &str) -> Vec<u8> {

@@ -15,7 +15,7 @@ use modelrt_core::Executor;
 use modelrt_ir3::Program;
 use modelrt_qcom::adreno::AdrenoDevice;
 use modelrt_qcom::emu::kgsl::{KgslModel, ModelConfig};
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{compile_args, python, reference, root};
 use xtask::exporter::ExportArgs;
 
@@ -256,10 +256,7 @@ fn qcom_emu_device_says_it_computes_outputs() {
     let bytes = bundle(&py, "policy", false);
     let model = load(
         Bundle::parse(&bytes).unwrap(),
-        LoadOptions {
-            device: DeviceChoice::QcomEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("qcom-emu").unwrap()),
     )
     .unwrap();
     assert!(model.computes_outputs(), "{}", model.device_name());

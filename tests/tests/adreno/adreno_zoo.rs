@@ -21,7 +21,7 @@ use std::time::Instant;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
 use modelrt_ir3::Program;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{compile_args, count_launches, light_zoo, python, reference, root};
 use xtask::exporter::ExportArgs;
 
@@ -107,10 +107,7 @@ fn compile_and_run(
     let dtypes: Vec<_> = b.body().outputs.iter().map(|o| o.unwrap().dtype).collect();
     let mut m = load(
         b,
-        LoadOptions {
-            device: DeviceChoice::QcomEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("qcom-emu").unwrap()),
     )
     .unwrap_or_else(|e| panic!("{model}: {e:#}"));
     assert!(m.computes_outputs(), "{}", m.device_name());

@@ -13,7 +13,7 @@ use std::process::Command;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare;
 use modelrt_hal::target::DType;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{compile_args, python, reference, root};
 use xtask::exporter::{script_path, ExportArgs, Source};
 
@@ -94,10 +94,7 @@ fn run_emu(bytes: &[u8], inputs: &[(String, Vec<u8>)]) -> Vec<(String, DType, Ve
         .collect();
     let mut m = load(
         b,
-        LoadOptions {
-            device: DeviceChoice::QcomEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("qcom-emu").unwrap()),
     )
     .unwrap();
     assert!(m.computes_outputs());

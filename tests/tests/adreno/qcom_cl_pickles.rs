@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{python, root};
 use xtask::exporter::{ExportArgs, Source};
 
@@ -71,10 +71,7 @@ fn check(stem: &str, kind: &str) {
         .collect();
     let mut m = load(
         b,
-        LoadOptions {
-            device: DeviceChoice::QcomEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("qcom-emu").unwrap()),
     )
     .unwrap();
     assert!(m.computes_outputs());

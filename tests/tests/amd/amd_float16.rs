@@ -20,7 +20,7 @@ use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare as compare_bytes;
 use modelrt_hal::target::DType;
 use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{python, reference, root, skip};
 use rdna3_support::{check, objdump};
 use xtask::conformance::cases::{cases_dir, ensure_generated, load_tensor, Case};
@@ -78,10 +78,7 @@ fn run_usb_emu(bundle: &[u8], inputs: &[&[u8]]) -> Vec<Vec<u8>> {
         .collect();
     let mut model = load(
         b,
-        LoadOptions {
-            device: DeviceChoice::UsbEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("usb-emu").unwrap()),
     )
     .unwrap();
     let mut got: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
+use modelrt_cpu::features::check_target_against;
 use modelrt_hal::target::{cpu_features as f, CpuArch, Target};
-use modelrt_targets::cpu::features::check_target_against;
 use modelrt_tests::{python, replay_aarch64_manifest, root, skip};
 use xtask::exporter::ExportArgs;
 
@@ -186,7 +186,7 @@ fn x86_64_v3_conv_kernels_use_ymm_fmas_and_match_onnxruntime() {
 #[test]
 fn x86_64_v4_conv_kernels_use_zmm_fmas() {
     let Some(py) = python() else { return };
-    let host = modelrt_targets::cpu::host_features();
+    let host = modelrt_cpu::host_features();
     if skip::require(
         (host & f::AVX512F != 0).then_some(()),
         "this CPU has no AVX-512: x86-64-v4 kernels cannot run here (the compile captures on this CPU)",
@@ -288,11 +288,9 @@ fn loader_names_the_missing_cpu_features() {
     let v4 = Target::Cpu {
         arch: CpuArch::X86_64,
         baseline: "x86-64-v4",
-        features: modelrt_targets::cpu::features_for_baseline(CpuArch::X86_64, "x86-64-v4")
-            .unwrap(),
+        features: modelrt_cpu::features_for_baseline(CpuArch::X86_64, "x86-64-v4").unwrap(),
     };
-    let v3_host =
-        modelrt_targets::cpu::features_for_baseline(CpuArch::X86_64, "x86-64-v3").unwrap();
+    let v3_host = modelrt_cpu::features_for_baseline(CpuArch::X86_64, "x86-64-v3").unwrap();
     let err = check_target_against(&v4, Some(CpuArch::X86_64), v3_host)
         .unwrap_err()
         .to_string();

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use modelrt_core::bundle::BufferKind;
 use modelrt_core::Bundle;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions, LoadedModel};
+use modelrt_targets::runner::{load, LoadOptions, LoadedModel};
 use modelrt_tests::{python, root};
 use xtask::exporter::{ExportArgs, Source};
 use xtask::pipeline::{self, steps, steps::Step, SEED};
@@ -78,10 +78,7 @@ fn run_steps(model: &mut dyn LoadedModel<'_>, inputs: &[Step]) -> Vec<Step> {
 fn cpu<'b>(bundle: &Bundle<'b>) -> Box<dyn LoadedModel<'b> + 'b> {
     load(
         bundle.clone(),
-        LoadOptions {
-            device: DeviceChoice::Cpu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap()),
     )
     .expect("bundle loads on the CPU")
 }

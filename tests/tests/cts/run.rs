@@ -59,14 +59,8 @@ pub fn try_compile_script(py: &Path, script: &str, dev: &Dev) -> anyhow::Result<
 /// Load `bytes` on `dev` (panics naming the device when it cannot).
 pub fn open<'b>(bytes: &'b [u8], dev: &Dev) -> Box<dyn LoadedModel<'b> + 'b> {
     let bundle = Bundle::parse(bytes).unwrap_or_else(|e| panic!("{}: {e}", dev.target));
-    load(
-        bundle,
-        LoadOptions {
-            device: dev.device,
-            threads: 0,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}: cannot load: {e:#}", dev.device.name()))
+    load(bundle, LoadOptions::on(dev.device))
+        .unwrap_or_else(|e| panic!("{}: cannot load: {e:#}", dev.device.name()))
 }
 
 /// Output buffers sized as the bundle declares.
@@ -94,4 +88,28 @@ pub fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
+}
+
+/// For a device that computes nothing (the null skeleton): true after checking that running `ins` is an error naming
+/// the device's reason, never outputs; false for a device that computes (the caller checks its outputs).
+pub fn refuses_to_compute(
+    model: &mut dyn LoadedModel<'_>,
+    ins: &[Vec<u8>],
+    case: &str,
+    dev: &Dev,
+) -> bool {
+    if model.computes_outputs() {
+        return false;
+    }
+    let e = step(model, ins).expect_err("a device that computes nothing returned outputs");
+    assert!(
+        format!("{e:#}").contains("runs no kernels"),
+        "{case} on {}: refused for another reason: {e:#}",
+        dev.device.name()
+    );
+    eprintln!(
+        "cts {case}: {} computes nothing and says so",
+        dev.device.name()
+    );
+    true
 }

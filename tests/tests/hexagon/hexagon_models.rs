@@ -18,7 +18,7 @@ use std::process::Command;
 use modelrt_core::bundle::Bundle;
 use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
 use modelrt_targets::dsp::model::MODEL_LIBRARY;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::hexagon::{
     compile, dir, f32s, max_abs, models, run, small_qdq, tinygrad_cpu, tools,
 };
@@ -53,10 +53,9 @@ fn small_qdq_mobilenet_is_bit_identical_to_tinygrad_cpu() {
     // the same through the runner `modelrt run/verify --device dsp-emu` uses
     let mut m = modelrt_targets::runner::load(
         Bundle::parse(bundle).unwrap(),
-        modelrt_targets::runner::LoadOptions {
-            device: modelrt_targets::runner::DeviceChoice::DspEmu,
-            threads: 0,
-        },
+        modelrt_targets::runner::LoadOptions::on(
+            modelrt_targets::runner::device("dsp-emu").unwrap(),
+        ),
     )
     .expect("dsp-emu loads a hexagon bundle");
     let mut out = vec![0u8; got.len() * 4];
@@ -287,10 +286,7 @@ fn bundles_without_kernels_run_on_dsp_emu() {
         let (ins, ort, _, _) = reference(&bytes);
         let mut m = load(
             b,
-            LoadOptions {
-                device: DeviceChoice::DspEmu,
-                threads: 0,
-            },
+            LoadOptions::on(modelrt_targets::runner::device("dsp-emu").unwrap()),
         )
         .unwrap_or_else(|e| panic!("{name} loads on dsp-emu: {e:#}"));
         let mut y = vec![0u8; ort[0].len()];
@@ -356,10 +352,7 @@ fn tinygrad_script_hexagon_bundle_runs_like_tinygrad() {
     // `modelrt run --device dsp-emu`'s loader: the FastRPC engine on the device model, one invoke per step
     let mut m = load(
         bundle.clone(),
-        LoadOptions {
-            device: DeviceChoice::DspEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("dsp-emu").unwrap()),
     )
     .expect("the --tinygrad hexagon bundle loads on dsp-emu");
     let mut y = vec![0u8; 32 * 4];
@@ -442,10 +435,7 @@ fn dsp_pickle_converts_to_a_hexagon_bundle_that_runs_like_tinygrad() {
     );
     let mut m = load(
         bundle.clone(),
-        LoadOptions {
-            device: DeviceChoice::DspEmu,
-            threads: 0,
-        },
+        LoadOptions::on(modelrt_targets::runner::device("dsp-emu").unwrap()),
     )
     .expect("the converted hexagon bundle loads on dsp-emu");
     let mut y = vec![0u8; want.len()];

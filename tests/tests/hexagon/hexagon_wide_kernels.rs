@@ -99,7 +99,11 @@ fn compile_gpu(py: &Path, onnx: &Path, target: &str) -> Vec<u8> {
 fn run_on(bytes: &[u8], device: DeviceChoice, x: &[u8], out_len: usize) -> Vec<f32> {
     let mut m = load(
         Bundle::parse(bytes).unwrap(),
-        LoadOptions { device, threads: 0 },
+        LoadOptions {
+            device,
+            threads: 0,
+            ..Default::default()
+        },
     )
     .expect("the bundle loads");
     let mut y = vec![0u8; out_len];
@@ -123,7 +127,12 @@ fn concat_of_twelve_gemm_heads_runs_on_dsp_emu_like_cpu_and_onnxruntime() {
     let (ins, ort, _, _) = reference(&cpu);
     let ort = f32s(&ort[0]);
     assert_eq!(ort.len(), 24);
-    let on_cpu = run_on(&cpu, DeviceChoice::Cpu, &ins[0], ort.len() * 4);
+    let on_cpu = run_on(
+        &cpu,
+        modelrt_targets::runner::device("cpu").unwrap(),
+        &ins[0],
+        ort.len() * 4,
+    );
     let err = max_abs(&on_cpu, &ort);
     assert!(err <= 1e-5, "cpu vs onnxruntime: max abs {err}");
     assert!(
@@ -157,7 +166,12 @@ fn concat_of_twelve_gemm_heads_runs_on_dsp_emu_like_cpu_and_onnxruntime() {
     );
     let (dins, _, _, _) = reference(&dsp);
     assert_eq!(dins, ins, "same seeded inputs for both targets");
-    let on_dsp = run_on(&dsp, DeviceChoice::DspEmu, &ins[0], ort.len() * 4);
+    let on_dsp = run_on(
+        &dsp,
+        modelrt_targets::runner::device("dsp-emu").unwrap(),
+        &ins[0],
+        ort.len() * 4,
+    );
     let err = max_abs(&on_dsp, &ort);
     assert!(err <= 1e-5, "dsp-emu vs onnxruntime: max abs {err}");
     let err = max_abs(&on_dsp, &on_cpu);
@@ -171,8 +185,14 @@ fn the_heads_graph_matches_onnxruntime_on_qcom_emu_and_usb_emu_too() {
     let float = &heads(&py).0;
     let mut first_inputs: Option<Vec<Vec<u8>>> = None;
     for (target, device) in [
-        ("adreno-a630", DeviceChoice::QcomEmu),
-        ("amd-gfx1100", DeviceChoice::UsbEmu),
+        (
+            "adreno-a630",
+            modelrt_targets::runner::device("qcom-emu").unwrap(),
+        ),
+        (
+            "amd-gfx1100",
+            modelrt_targets::runner::device("usb-emu").unwrap(),
+        ),
     ] {
         let bytes = compile_gpu(&py, float, target);
         // the exporter's seeded inputs and onnxruntime's outputs for them, embedded by --reference
@@ -210,7 +230,12 @@ fn quantised_heads_pass_the_dsp_emu_check() {
     // the check compares with onnxruntime within the quantised tolerance the bundle records
     let (ins, ort, atol, _) = reference(&dsp);
     let ort = f32s(&ort[0]);
-    let got = run_on(&dsp, DeviceChoice::DspEmu, &ins[0], ort.len() * 4);
+    let got = run_on(
+        &dsp,
+        modelrt_targets::runner::device("dsp-emu").unwrap(),
+        &ins[0],
+        ort.len() * 4,
+    );
     let err = max_abs(&got, &ort);
     assert!(
         err <= atol,

@@ -132,7 +132,7 @@ fn export_all(
 
 /// Whether this host runs x86-64-v4 bundles (the loader's own feature test).
 fn host_has_avx512() -> bool {
-    modelrt_targets::cpu::host_features() & modelrt_hal::target::cpu_features::AVX512F != 0
+    modelrt_cpu::host_features() & modelrt_hal::target::cpu_features::AVX512F != 0
 }
 
 /// The v4 column's runtime: the model compiled for x86-64-v4 (added on AVX-512 hosts, not in `--quick`).

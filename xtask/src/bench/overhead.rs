@@ -101,8 +101,8 @@ pub fn chain_bundle(obj: &[u8], threads: u32, launches: usize) -> Result<Vec<u8>
     }
     let n = threads as u64;
     let (arch, _, _, baseline) = host_flags()?;
-    let features = modelrt_targets::cpu::features_for_baseline(arch, baseline)
-        .context("unknown CPU baseline")?;
+    let features =
+        modelrt_cpu::features_for_baseline(arch, baseline).context("unknown CPU baseline")?;
     let f32_buf = ParamDesc {
         kind: ParamKind::Buffer,
         dtype: DType::F32,
@@ -169,7 +169,7 @@ mod tests {
     use super::*;
     use modelrt_core::bundle::Bundle;
     use modelrt_core::Executor;
-    use modelrt_targets::cpu::CpuDevice;
+    use modelrt_cpu::CpuDevice;
 
     #[test]
     fn chain_runs_every_launch_and_computes_x_plus_one() {

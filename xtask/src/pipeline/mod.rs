@@ -108,7 +108,14 @@ pub fn golden(
 /// Run `bundle` for every frame of `gold` on `device` and compare outputs and final state with tinygrad's replay.
 pub fn compare_run(bundle: &Bundle<'_>, device: DeviceChoice, gold: &Path) -> Result<Comparison> {
     let inputs = steps::step_inputs(bundle, gold, "")?;
-    let mut model = load(bundle.clone(), LoadOptions { device, threads: 0 })?;
+    let mut model = load(
+        bundle.clone(),
+        LoadOptions {
+            device,
+            threads: 0,
+            ..Default::default()
+        },
+    )?;
     let t = Instant::now();
     let got = steps::run_steps(model.as_mut(), &inputs)?;
     let ms = t.elapsed().as_secs_f64() * 1e3 / inputs.len().max(1) as f64;
@@ -149,9 +156,24 @@ pub fn run(frames: usize) -> Result<Vec<Row>> {
     let gold = golden(&python, &dir, frames, SEED, SEED + 1)?;
     let mut rows = Vec::new();
     for (target, image, device, dev_name) in [
-        ("cpu-x86_64", false, DeviceChoice::Cpu, "cpu"),
-        ("adreno-a630", false, DeviceChoice::QcomEmu, "qcom-emu"),
-        ("adreno-a630", true, DeviceChoice::QcomEmu, "qcom-emu"),
+        (
+            "cpu-x86_64",
+            false,
+            modelrt_targets::runner::device("cpu").unwrap(),
+            "cpu",
+        ),
+        (
+            "adreno-a630",
+            false,
+            modelrt_targets::runner::device("qcom-emu").unwrap(),
+            "qcom-emu",
+        ),
+        (
+            "adreno-a630",
+            true,
+            modelrt_targets::runner::device("qcom-emu").unwrap(),
+            "qcom-emu",
+        ),
     ] {
         let mut args = ExportArgs::onnx(PathBuf::new(), target, PathBuf::new());
         args.source = Source::Tinygrad(script_spec());

@@ -10,7 +10,7 @@ use modelrt_core::verify::{compare_reference, reference_tolerance};
 use modelrt_hal::target::DType;
 use modelrt_targets::bundle_file::BundleFile;
 use modelrt_targets::frame::{FrameInput, InputPath};
-use modelrt_targets::runner::{load_with, DeviceChoice, LoadOptions, LoadedModel};
+use modelrt_targets::runner::{load_mapped, DeviceChoice, LoadOptions, LoadedModel};
 
 use crate::error::{CError, MRT_ERR_RUN};
 use crate::info::TensorInfo;
@@ -32,16 +32,12 @@ pub struct OwnedModel {
 impl OwnedModel {
     /// Open `path` (mapped read-only, as the CLI does), parse it and load it on `device`.
     pub fn load(path: &Path, device: DeviceChoice) -> anyhow::Result<OwnedModel> {
-        OwnedModel::load_with(path, LoadOptions { device, threads: 0 }, None)
+        OwnedModel::load_with(path, LoadOptions::on(device))
     }
 
-    /// [`load`](Self::load) with CPU threads and the AMD firmware directory (as the CLI's
-    /// `--threads` and `--firmware-dir`).
-    pub fn load_with(
-        path: &Path,
-        opts: LoadOptions,
-        firmware_dir: Option<&Path>,
-    ) -> anyhow::Result<OwnedModel> {
+    /// [`load`](Self::load) with CPU threads and device options (as the CLI's `--threads` and, in
+    /// `opts.options`, `--firmware-dir`).
+    pub fn load_with(path: &Path, opts: LoadOptions) -> anyhow::Result<OwnedModel> {
         let device = opts.device;
         let file = Box::new(BundleFile::open(path, true)?);
         // SAFETY: `bytes` points into the boxed `BundleFile` (its heap buffer or read-only
@@ -57,7 +53,7 @@ impl OwnedModel {
             inputs.len() <= MAX_IO && outputs.len() <= MAX_IO,
             "the bundle has more than {MAX_IO} inputs or outputs"
         );
-        let model = load_with(bundle, file.mapping(), opts, firmware_dir)
+        let model = load_mapped(bundle, file.mapping(), opts)
             .with_context(|| format!("cannot load {} on {}", path.display(), device.name()))?;
         Ok(OwnedModel {
             model,

@@ -108,15 +108,11 @@ fn default_inputs(b: &Bundle<'_>) -> anyhow::Result<Vec<Vec<u8>>> {
     }
 }
 
-/// Whose times an emulated device reports (for the "emulated" note).
+/// Whose times an emulated device reports (for the "emulated" note; its registration says).
 fn emulator(d: DeviceChoice) -> &'static str {
-    match d {
-        DeviceChoice::QcomEmu => "the KGSL model's (kernels on the IR3 interpreter)",
-        DeviceChoice::DspEmu => {
-            "the FastRPC model's (device time from qemu-hexagon's instruction count)"
-        }
-        _ => "the emulated GPU's and link's",
-    }
+    d.spec()
+        .and_then(|s| s.emulated)
+        .unwrap_or("the emulated device's")
 }
 
 /// `modelrt bench`.
@@ -226,10 +222,10 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         if let Some(c) = usb {
             let n = iters as u64;
             doc["usb_transfers_per_step"] = (c.transfers() / n).into();
-            doc["usb_control_per_step"] = (c.control() / n).into();
-            doc["usb_bulk_per_step"] = (c.bulk() / n).into();
-            doc["usb_bytes_out_per_step"] = ((c.control_bytes_out + c.bulk_bytes_out) / n).into();
-            doc["usb_bytes_in_per_step"] = ((c.control_bytes_in + c.bulk_bytes_in) / n).into();
+            doc["usb_control_per_step"] = (c.control / n).into();
+            doc["usb_bulk_per_step"] = (c.bulk / n).into();
+            doc["usb_bytes_out_per_step"] = (c.bytes_out / n).into();
+            doc["usb_bytes_in_per_step"] = (c.bytes_in / n).into();
         }
         for (label, v) in [
             ("", &mut total),
@@ -288,10 +284,10 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         outln!(
             "usb         {:.0} transfers per {unit} ({:.0} control, {:.0} bulk; {:.1} KiB out, {:.1} KiB in){}",
             c.transfers() as f64 / n,
-            c.control() as f64 / n,
-            c.bulk() as f64 / n,
-            (c.control_bytes_out + c.bulk_bytes_out) as f64 / n / 1024.0,
-            (c.control_bytes_in + c.bulk_bytes_in) as f64 / n / 1024.0,
+            c.control as f64 / n,
+            c.bulk as f64 / n,
+            c.bytes_out as f64 / n / 1024.0,
+            c.bytes_in as f64 / n / 1024.0,
             if emulated { " — emulated bridge" } else { "" }
         );
     }

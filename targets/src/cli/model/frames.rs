@@ -2,7 +2,7 @@
 //! 64-byte aligned storage owned here, standing in for the camera buffer a device would hand over;
 //! filling it with the next frame happens outside the timed run, as the camera's write would.
 use modelrt_core::Timing;
-use modelrt_targets::cpu::borrow::BORROW_ALIGN;
+use modelrt_cpu::borrow::BORROW_ALIGN;
 use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::runner::LoadedModel;
 

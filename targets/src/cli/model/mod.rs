@@ -9,8 +9,10 @@ use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
 
+use modelrt_targets::amd_device::AmdOptions;
 use modelrt_targets::bundle_file::BundleFile;
-use modelrt_targets::runner::{load_with, DeviceChoice, LoadOptions, LoadedModel};
+use modelrt_targets::registry::REGISTRY;
+use modelrt_targets::runner::{load_mapped, DeviceChoice, DeviceOptions, LoadOptions, LoadedModel};
 
 use crate::cli::units;
 
@@ -33,7 +35,7 @@ pub use verify::{verify_bytes, verify_file};
 #[derive(Args, Clone, Debug)]
 pub struct DeviceArgs {
     /// Backend to run on.
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    #[arg(long, default_value = "auto", value_parser = device_parser())]
     pub device: DeviceChoice,
     /// CPU worker threads (0 = as many as the kernels were split into, capped by this machine's cores).
     #[arg(long, default_value_t = 0)]
@@ -49,11 +51,30 @@ pub struct DeviceArgs {
     pub firmware_dir: Option<PathBuf>,
 }
 
+/// `--device`'s values: `auto` and every registered device, with the help its registration gives.
+fn device_parser() -> impl clap::builder::TypedValueParser<Value = DeviceChoice> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = std::iter::once(
+        PossibleValue::new("auto").help("The backend the bundle's target calls for"),
+    )
+    .chain(
+        REGISTRY
+            .devices()
+            .iter()
+            .map(|d| PossibleValue::new(d.name).help(d.help).hide(d.hidden)),
+    );
+    // Only listed names get through the parser, so `parse` cannot fail here.
+    PossibleValuesParser::new(values).map(|s| REGISTRY.parse(&s).unwrap_or_default())
+}
+
 impl DeviceArgs {
     fn options(&self) -> LoadOptions {
         LoadOptions {
             device: self.device,
             threads: self.threads,
+            options: DeviceOptions::default().with(AmdOptions {
+                firmware_dir: self.firmware_dir.clone(),
+            }),
         }
     }
 }
@@ -69,12 +90,7 @@ fn load_from<'b>(
     file: Option<&BundleFile>,
     dev: &DeviceArgs,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    load_with(
-        b,
-        file.and_then(BundleFile::mapping),
-        dev.options(),
-        dev.firmware_dir.as_deref(),
-    )
+    load_mapped(b, file.and_then(BundleFile::mapping), dev.options())
 }
 
 /// Parse bundle bytes, naming the file in the error.

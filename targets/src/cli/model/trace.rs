@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use modelrt_hal::target::Target;
-use modelrt_targets::runner::{cpu_threads, DeviceChoice};
+use modelrt_targets::runner::cpu_threads;
 
 use super::{alloc_outputs, parse_bundle, DeviceArgs};
 
@@ -17,9 +17,11 @@ pub(super) fn write_trace(
     file: &Path,
 ) -> anyhow::Result<usize> {
     use modelrt_core::profile::{record_steps, traced_run, write_chrome_trace};
-    use modelrt_targets::cpu::CpuDevice;
+    use modelrt_cpu::CpuDevice;
     let b = parse_bundle(bytes, path)?;
-    if !matches!(b.body().target, Target::Cpu { .. }) || dev.device == DeviceChoice::Qcom {
+    let on_cpu = matches!(b.body().target, Target::Cpu { .. })
+        && dev.device.spec().is_none_or(|s| s.family == Some("cpu"));
+    if !on_cpu {
         bail!("--trace is only supported on the CPU backend");
     }
     let device =

@@ -1,27 +1,27 @@
-//! Adreno glue for the runner (`modelrt run --device qcom`): open the a6xx backend on the KGSL device node and
-//! name it. The runner hands the device to `modelrt_core::Executor::load` like the CPU device. State buffers live
+//! Adreno glue for the platform (`modelrt run --device qcom`): open the a6xx backend on the KGSL device node and
+//! name it. The registration hands the device to `modelrt_core::Executor::load` like every other device. State buffers live
 //! in the arena's GPU object like every other buffer, so they persist across submits on the device.
 //!
 //! Zero-copy camera frames: [`bind_input`] points an input of a loaded bundle at an [`ExternalBuffer`] (a frame
 //! imported once with `AdrenoDevice::import_user_memory`) for every following run, which then passes
 //! `InputSource::Bound` for it to `Executor::run_with`; [`unbind_input`] restores the arena input.
+use crate::adreno::{AdrenoDevice, AdrenoOptions, ExternalBuffer};
+use crate::kgsl::KgslIo;
 use anyhow::{bail, Context};
 use modelrt_core::bundle::Step;
 use modelrt_core::Executor;
-use modelrt_qcom::adreno::{AdrenoDevice, AdrenoOptions, ExternalBuffer};
-use modelrt_qcom::kgsl::KgslIo;
 
 /// The KGSL node comma devices expose.
 pub const DEFAULT_NODE: &str = "/dev/kgsl-3d0";
 
 /// The Adreno device type on this platform.
 #[cfg(target_os = "linux")]
-pub type QcomDevice = AdrenoDevice<modelrt_qcom::kgsl::real::KgslNode>;
+pub type QcomDevice = AdrenoDevice<crate::kgsl::real::KgslNode>;
 
 /// Open the Adreno backend on `node` with default options; returns the device and a display name.
 #[cfg(target_os = "linux")]
 pub fn open(node: &str) -> anyhow::Result<(QcomDevice, String)> {
-    use modelrt_qcom::kgsl::real::KgslNode;
+    use crate::kgsl::real::KgslNode;
     if !std::path::Path::new(node).exists() {
         bail!("{node} does not exist: no Adreno GPU (KGSL) on this machine");
     }
@@ -34,9 +34,7 @@ pub fn open(node: &str) -> anyhow::Result<(QcomDevice, String)> {
 
 /// Open the Adreno backend (unavailable off Linux).
 #[cfg(not(target_os = "linux"))]
-pub fn open(
-    node: &str,
-) -> anyhow::Result<(AdrenoDevice<modelrt_qcom::emu::kgsl::KgslModel>, String)> {
+pub fn open(node: &str) -> anyhow::Result<(AdrenoDevice<crate::emu::kgsl::KgslModel>, String)> {
     bail!("{node}: the Adreno backend needs Linux/Android KGSL")
 }
 

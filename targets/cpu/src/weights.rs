@@ -21,7 +21,7 @@ use modelrt_core::bundle::{Bundle, NotInPlace};
 
 use super::device::CpuDevice;
 use super::error::CpuError;
-use crate::bundle_file::FileMap;
+use modelrt_platform::bundle_file::FileMap;
 
 /// Alignment (bytes) a weight's mapped address must share with its arena range.
 pub const WEIGHT_ALIGN: u64 = 64;
@@ -88,16 +88,7 @@ impl BoundWeights {
     }
 }
 
-/// What [`CpuDevice::bind_weights`] did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WeightBinding {
-    /// Weight buffers read in place.
-    pub bound: usize,
-    /// Their total size in bytes (what the arena no longer holds).
-    pub bound_bytes: u64,
-    /// Weight buffers that are copied as before: (buffer index, why).
-    pub copied: Vec<(u32, &'static str)>,
-}
+pub use modelrt_platform::WeightBinding;
 
 /// Why a weight the bundle allows in place is still copied on this device.
 fn check_mapped(map: &FileMap, bytes: &[u8], arena_offset: u64) -> Result<u64, &'static str> {

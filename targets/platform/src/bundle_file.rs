@@ -5,7 +5,7 @@
 //! Mapping instead of reading means load time and peak RSS stop scaling with a copy of the file:
 //! only the pages something touches become resident, they are the page cache's own (shared with
 //! every other process mapping the bundle, reclaimable), and the CPU backend reads weights in place
-//! from them (`crate::cpu::weights`).
+//! from them (`modelrt_cpu::weights`).
 //!
 //! **Hazard: the file changing underneath.** A private mapping does not snapshot the file: until a
 //! page is copied on write (never, here: the mapping is `PROT_READ`), other writers to the file are

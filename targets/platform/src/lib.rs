@@ -1,0 +1,33 @@
+//! `modelrt-platform`: the interface every backend plugs into, and nothing device-specific.
+//!
+//! A device family's crate (`modelrt-cpu`, `modelrt-qcom`, `modelrt-hexagon`, the AMD driver crate, the
+//! `modelrt-null` skeleton) describes each device it provides with a [`DeviceSpec`] — its `--device` name,
+//! the target family it runs, whether it is a software model, and the function that opens it and loads a
+//! bundle. The platform assembly (`modelrt-targets`, `targets/src/registry.rs`) lists those specs, one line
+//! per device, in a [`Registry`], which resolves a [`DeviceChoice`] against a bundle's target and loads it.
+//! No code here names a backend: adding one touches its own crate and that list
+//! (docs/architecture.md, "Adding a backend").
+//!
+//! - [`device`]: [`DeviceSpec`], [`DeviceChoice`], [`OpenRequest`];
+//! - [`registry`]: resolution (`auto`, family checks, the emulated alternative named in errors) and loading;
+//! - [`options`]: [`LoadOptions`] and the typed per-family [`DeviceOptions`];
+//! - [`loaded`]: the device-independent [`LoadedModel`] and what it reports;
+//! - [`executor`]: [`Loaded`], the [`LoadedModel`] over `modelrt_core::Executor` that every backend returns;
+//! - [`frame`]: per-frame inputs that may be read in place;
+//! - [`bundle_file`]: the bundle file, mapped read-only or read.
+// Unsafe code only in `bundle_file` (the mapping), listed in tests/tests/repo/soundness.rs.
+#![deny(unsafe_code)]
+#[allow(unsafe_code)]
+pub mod bundle_file;
+pub mod device;
+pub mod executor;
+pub mod frame;
+pub mod loaded;
+pub mod options;
+pub mod registry;
+
+pub use device::{DeviceChoice, DeviceSpec, OpenFn, OpenRequest};
+pub use executor::Loaded;
+pub use loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
+pub use options::{DeviceOptions, LoadOptions};
+pub use registry::Registry;

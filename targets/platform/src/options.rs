@@ -1,0 +1,80 @@
+//! How to load: the device, host threads, and typed per-family options ([`DeviceOptions`]) that only
+//! the family that defines an option type reads (e.g. the AMD driver's firmware directory), so the
+//! generic loader carries no family's parameters.
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::device::DeviceChoice;
+
+/// Options for loading a bundle.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    pub device: DeviceChoice,
+    /// Host worker threads (0 = the backend's choice: the CPU uses as many as the kernels were split
+    /// into, capped by the host's cores; see `modelrt_cpu::threads`).
+    pub threads: usize,
+    /// Per-family options.
+    pub options: DeviceOptions,
+}
+
+impl LoadOptions {
+    /// Load on `device` with default threads and options.
+    pub fn on(device: DeviceChoice) -> LoadOptions {
+        LoadOptions {
+            device,
+            ..LoadOptions::default()
+        }
+    }
+}
+
+/// Per-family options, one value per type: a family defines its option struct and reads it with
+/// [`get`](Self::get); callers set it with [`set`](Self::set). Families ignore types they do not know.
+#[derive(Clone, Default)]
+pub struct DeviceOptions {
+    items: Vec<Arc<dyn Any + Send + Sync>>,
+}
+
+impl DeviceOptions {
+    /// Set the option of type `T` (replacing an earlier one).
+    pub fn set<T: Any + Send + Sync>(&mut self, value: T) {
+        self.items.retain(|v| !v.is::<T>());
+        self.items.push(Arc::new(value));
+    }
+
+    /// [`set`](Self::set), by value.
+    pub fn with<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.set(value);
+        self
+    }
+
+    /// The option of type `T`, if set.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.items.iter().find_map(|v| v.downcast_ref::<T>())
+    }
+}
+
+impl std::fmt::Debug for DeviceOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceOptions({} set)", self.items.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct A(u32);
+    #[derive(Debug, PartialEq)]
+    struct B(&'static str);
+
+    #[test]
+    fn one_value_per_type() {
+        let mut o = DeviceOptions::default().with(A(1)).with(B("x"));
+        assert_eq!(o.get::<A>(), Some(&A(1)));
+        assert_eq!(o.get::<B>(), Some(&B("x")));
+        o.set(A(2));
+        assert_eq!(o.get::<A>(), Some(&A(2)));
+        assert_eq!(o.get::<u8>(), None);
+    }
+}

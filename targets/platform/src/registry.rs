@@ -1,0 +1,135 @@
+//! The registered devices ([`Registry`]): which of them may run a bundle's target (checked before any
+//! device is opened, so a mismatch is the error a user sees first), which one `auto` picks, the
+//! emulated device that runs a bundle when its hardware is absent (named in the real device's errors),
+//! and loading.
+use std::sync::Arc;
+
+use anyhow::bail;
+use modelrt_core::bundle::Bundle;
+use modelrt_hal::target::Target;
+
+use crate::bundle_file::FileMap;
+use crate::device::{DeviceChoice, DeviceSpec, OpenRequest};
+use crate::loaded::LoadedModel;
+use crate::options::LoadOptions;
+
+/// The devices a platform assembly registered, in `--help` order.
+#[derive(Clone, Copy, Debug)]
+pub struct Registry {
+    devices: &'static [&'static DeviceSpec],
+}
+
+impl Registry {
+    /// A registry of `devices` (names must be unique; `auto` is reserved).
+    pub const fn new(devices: &'static [&'static DeviceSpec]) -> Registry {
+        Registry { devices }
+    }
+
+    /// Every registered device.
+    pub fn devices(&self) -> &'static [&'static DeviceSpec] {
+        self.devices
+    }
+
+    /// The choice `name` names (`auto` or a registered device); the error lists the names.
+    pub fn parse(&self, name: &str) -> anyhow::Result<DeviceChoice> {
+        if name == "auto" {
+            return Ok(DeviceChoice::Auto);
+        }
+        match self.devices.iter().find(|d| d.name == name) {
+            Some(d) => Ok(DeviceChoice::Device(d)),
+            None => bail!(
+                "unknown device {name:?}: expected one of {}",
+                self.names().join(", ")
+            ),
+        }
+    }
+
+    /// `auto` and every device's name that `--help` shows.
+    pub fn names(&self) -> Vec<&'static str> {
+        std::iter::once("auto")
+            .chain(self.devices.iter().filter(|d| !d.hidden).map(|d| d.name))
+            .collect()
+    }
+
+    /// The real device that serves `target` and the emulated one that runs its bundles without it
+    /// (the first registered of each).
+    pub fn devices_for(
+        &self,
+        target: &Target<'_>,
+    ) -> (Option<&'static DeviceSpec>, Option<&'static DeviceSpec>) {
+        let family = target.family();
+        let find = |emulated: bool| {
+            self.devices.iter().copied().find(|d| {
+                d.emulated.is_some() == emulated && d.family == Some(family) && (d.serves)(target)
+            })
+        };
+        (find(false), find(true))
+    }
+
+    /// The emulated device that runs bundles of `target` without the hardware, if one is registered.
+    pub fn emulated_for(&self, target: &Target<'_>) -> Option<&'static DeviceSpec> {
+        self.devices_for(target).1
+    }
+
+    /// The device `choice` resolves to for a bundle of `target`, refusing a device that cannot run
+    /// the bundle's target family (checked before any device is opened, so a mismatch is reported first).
+    pub fn resolve(
+        &self,
+        choice: DeviceChoice,
+        target: &Target<'_>,
+    ) -> anyhow::Result<&'static DeviceSpec> {
+        let family = target.family();
+        let (real, emulated) = self.devices_for(target);
+        match choice {
+            DeviceChoice::Auto => match real.or(emulated) {
+                Some(d) => Ok(d),
+                None => bail!("no registered device runs {family} bundles"),
+            },
+            DeviceChoice::Device(d) => match d.family {
+                None => Ok(d),
+                Some(f) if f == family => Ok(d),
+                Some(f) => {
+                    let others = match (real, emulated) {
+                        (Some(r), Some(e)) => {
+                            format!("--device {} (or {}, or auto)", r.name, e.name)
+                        }
+                        (Some(o), None) | (None, Some(o)) => {
+                            format!("--device {} (or auto)", o.name)
+                        }
+                        (None, None) => "another build: no registered device runs them".into(),
+                    };
+                    bail!(
+                        "this is a {family} bundle; --device {} runs {f} bundles only: use {others}",
+                        d.name
+                    )
+                }
+            },
+        }
+    }
+
+    /// Load `bundle` on the device `opts` selects. `map` is the read-only mapping the bundle was
+    /// parsed from, when it was: a backend may read weights in place from it (the CPU does); the
+    /// others copy them into their memory. A real device's open error names the emulated device
+    /// that runs the bundle without it.
+    pub fn load<'b>(
+        &self,
+        bundle: Bundle<'b>,
+        map: Option<&Arc<FileMap>>,
+        opts: &LoadOptions,
+    ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+        let spec = self.resolve(opts.device, &bundle.body().target)?;
+        let emulated = self.emulated_for(&bundle.body().target);
+        let req = OpenRequest {
+            map,
+            threads: opts.threads,
+            options: &opts.options,
+        };
+        (spec.open)(bundle, &req).map_err(|e| match emulated {
+            Some(emu) if spec.emulated.is_none() => anyhow::anyhow!(
+                "{e:#} (--device {} runs this bundle on the emulated device instead)",
+                emu.name
+            ),
+            _ => e,
+        })
+    }
+}

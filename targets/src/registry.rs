@@ -1,0 +1,18 @@
+//! The devices this build registers, one line each, in `--help` order. Adding a backend is its own crate
+//! (a `modelrt_platform::DeviceSpec` per device it provides) plus a line here
+//! (docs/architecture.md, "Adding a backend").
+use modelrt_platform::{DeviceSpec, Registry};
+
+static DEVICES: &[&DeviceSpec] = &[
+    &modelrt_cpu::registration::CPU,
+    &modelrt_qcom::platform::QCOM,
+    &modelrt_qcom::platform::QCOM_EMU,
+    &crate::dsp::registration::DSP,
+    &crate::dsp::registration::DSP_EMU,
+    &crate::amd_device::USB,
+    &crate::amd_device::USB_EMU,
+    &modelrt_null::NULL,
+];
+
+/// Every device of this build.
+pub static REGISTRY: Registry = Registry::new(DEVICES);
