@@ -278,19 +278,22 @@ fn open_on<'b>(
     let emu = devices_for(&bundle.body().target).1;
     match choice {
         DeviceChoice::Dsp | DeviceChoice::DspEmu => {
-            let backend = if choice == DeviceChoice::Dsp {
-                crate::dsp::model::Backend::Device
+            use modelrt_hexagon::device::Transport;
+            let transport = if choice == DeviceChoice::Dsp {
+                Transport::Device
             } else {
-                crate::dsp::model::Backend::Emulated
+                Transport::Emulated
             };
-            let model = crate::dsp::model::DspModel::new(bundle, backend).map_err(|e| {
-                if choice == DeviceChoice::Dsp {
-                    with_emulated_hint(e, emu)
-                } else {
-                    e
-                }
-            })?;
-            Ok(Box::new(model))
+            let (dev, _) =
+                modelrt_hexagon::device::open(transport, &Default::default()).map_err(|e| {
+                    let e = anyhow::anyhow!("{e}");
+                    if choice == DeviceChoice::Dsp {
+                        with_emulated_hint(e, emu)
+                    } else {
+                        e
+                    }
+                })?;
+            boxed(bundle, dev, transport.device_name().into(), true)
         }
         DeviceChoice::Qcom => {
             let (dev, name) = crate::qcom_device::open(crate::qcom_device::DEFAULT_NODE)
