@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use anyhow::Context;
-use modelrt_core::bundle::{Bundle, Step};
+use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare_reference;
 use modelrt_core::Executor;
 use modelrt_hexagon::device::{self, DspOptions, Transport};
@@ -60,12 +60,7 @@ fn run(transport: Transport, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
     let t = Instant::now();
     let (dev, model) = try_!(device::open(transport, opts).map_err(|e| anyhow::anyhow!("{e}")));
     let mut m = try_!(Executor::load(b.clone(), dev).map_err(|e| anyhow::anyhow!("{e}")));
-    let launches = b
-        .body()
-        .run
-        .iter()
-        .filter(|s| matches!(s, Ok(Step::Launch { .. })))
-        .count();
+    let launches = m.device_and_queue_mut().1.launches();
     out.push(check(
         "embedded bundle load",
         true,

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use modelrt_core::bundle::{Bundle, Step};
+use modelrt_core::bundle::Bundle;
 use modelrt_core::Executor;
 use modelrt_hexagon::device::{HexagonDevice, Transport};
 use modelrt_hexagon::emu::device::{FastRpcModel, Fault, Qemu};
@@ -85,12 +85,8 @@ fn small_qdq_one_invoke_per_step_against_tinygrads_three_per_launch() {
     let (model, session) = emu_session(Duration::from_secs(120));
     let mut m =
         Executor::load(Bundle::parse(bundle).unwrap(), HexagonDevice::new(session)).unwrap();
-    let launches = b
-        .body()
-        .run
-        .iter()
-        .filter(|s| matches!(s, Ok(Step::Launch { .. })))
-        .count() as u32;
+    // the run queue the executor recorded on the device: the engine's op list, one invoke per submit
+    let launches = m.device_and_queue_mut().1.launches();
     let mut ours = vec![0u8; out_len];
     let mut step_secs = Vec::new();
     let mut per_step = Vec::new();

@@ -30,7 +30,7 @@ mod transport;
 
 pub use error::DspError;
 pub use queue::HexagonQueue;
-pub use transport::{open, DspOptions, Transport};
+pub use transport::{open, DspOptions, Model, Transport};
 
 /// The kernel record the exporter appends for the model library (xtask/exporter/mrt/dsp.py `MODEL_LIBRARY`).
 pub const MODEL_LIBRARY: &str = "modelrt_schedule";
