@@ -65,14 +65,14 @@ impl Device for HexagonDevice {
     }
 
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), DspError> {
-        let a = self.arena_range(offset, data.len())?;
         let io = self.live("upload")?.io();
+        let a = self.arena_range(offset, data.len())?;
         Ok(io.ion_write(a.fd, offset, data)?)
     }
 
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), DspError> {
-        let a = self.arena_range(offset, out.len())?;
         let io = self.live("download")?.io();
+        let a = self.arena_range(offset, out.len())?;
         Ok(io.ion_read(a.fd, offset, out)?)
     }
 
