@@ -1,8 +1,8 @@
-//! A DSP step (`ModelRun::step`: one INVOKE_ATTRS of the model library with the prebuilt schedule table, plus the
-//! input write and output read through the arena) performs no heap allocation, under a counting global allocator.
-//! The session, arena and library load go through the FastRPC model; the method-3 invoke itself is answered by a
-//! thin wrapper that allocates nothing (the model's own bookkeeping and qemu would), so only modelrt's host path is
-//! counted. The plan is the embedded selftest bundle's.
+//! A DSP step (`Executor::run` on the Hexagon device: the input upload through the arena, one INVOKE_ATTRS of the
+//! model library with the schedule table recorded at load, the output download) performs no heap allocation, under
+//! a counting global allocator. The session, arena and library load go through the FastRPC model; the method-3
+//! invoke itself is answered by a thin wrapper that allocates nothing (the model's own bookkeeping and qemu would),
+//! so only modelrt's host path is counted. The bundle is the embedded selftest bundle.
 
 mod noalloc_common;
 
@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use modelrt_core::Bundle;
+use modelrt_core::{Bundle, Executor};
+use modelrt_hexagon::device::HexagonDevice;
 use modelrt_hexagon::emu::device::{FastRpcModel, Refuse};
-use modelrt_hexagon::fastrpc::model_run::ModelRun;
 use modelrt_hexagon::fastrpc::scalars::Scalars;
 use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
 use modelrt_hexagon::fastrpc::{Arg, FastRpcError, FastRpcIo, IonBuf};
@@ -21,15 +21,15 @@ use noalloc_common::{Counting, ALLOCATIONS, COUNTING};
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// The FastRPC model, except that a model-level run (method 3) is answered in place: "all `ops` completed".
+/// The FastRPC model, except that a model-level run (method 3) is answered in place: "every op of the table
+/// completed" (the op count is the table's second word).
 struct Answering {
     inner: FastRpcModel,
-    ops: u32,
     runs: AtomicU32,
 }
 
-// SAFETY: delegates to the model (which upholds the contract); the method-3 answer writes only the call's 16-byte
-// `Out` slice.
+// SAFETY: delegates to the model (which upholds the contract); the method-3 answer reads the call's `In` table and
+// writes only its 16-byte `Out` slice.
 unsafe impl FastRpcIo for Answering {
     fn ion_alloc(
         &self,
@@ -89,10 +89,14 @@ unsafe impl FastRpcIo for Answering {
             return self.inner.invoke_attrs(handle, sc, args, fds, attrs);
         }
         assert_eq!((args.len(), fds.len(), attrs.len()), (3, 3, 3), "one arena");
+        let Arg::In(table) = &args[0] else {
+            panic!("pra[0] is the table")
+        };
+        let ops = u32::from_le_bytes([table[4], table[5], table[6], table[7]]);
         let Arg::Out(res) = &mut args[1] else {
             panic!("pra[1] is the result")
         };
-        res[8..12].copy_from_slice(&self.ops.to_le_bytes());
+        res[8..12].copy_from_slice(&ops.to_le_bytes());
         self.runs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -104,10 +108,8 @@ unsafe impl FastRpcIo for Answering {
 #[test]
 fn hundred_dsp_steps_allocate_nothing() {
     let b = Bundle::parse(modelrt_targets::dsp::selftest::SELFTEST_BUNDLE).unwrap();
-    let plan = modelrt_targets::dsp::model::plan(&b).unwrap();
     let io = Arc::new(Answering {
         inner: FastRpcModel::new(Box::new(Refuse), Duration::from_secs(5)),
-        ops: plan.run.len() as u32,
         runs: AtomicU32::new(0),
     });
     let mut shell = b"\x7fELF".to_vec();
@@ -118,21 +120,16 @@ fn hundred_dsp_steps_allocate_nothing() {
         listener_timeout: Duration::from_secs(2),
     };
     let s = Session::open(io.clone(), &cfg).unwrap();
-    let mut m = ModelRun::load(s, &plan).unwrap();
+    let mut m = Executor::load(b.clone(), HexagonDevice::new(s)).unwrap();
+    let init = u32::from(!b.body().init.is_empty());
     let r = b.body().reference.unwrap();
     let x = r.inputs.get(0).unwrap().data;
-    let (tin, tout) = (
-        b.body().inputs.get(0).unwrap(),
-        b.body().outputs.get(0).unwrap(),
-    );
+    let tout = b.body().outputs.get(0).unwrap();
     let mut out = vec![0u8; tout.byte_len() as usize];
-    m.step().unwrap();
+    m.run(&[x], &mut [out.as_mut_slice()]).unwrap();
     COUNTING.store(true, Ordering::SeqCst);
     for _ in 0..100 {
-        m.write(tin.buffer, tin.offset, x).unwrap();
-        let st = m.step().unwrap();
-        assert_eq!(st.invokes, 1);
-        m.read(tout.buffer, tout.offset, &mut out).unwrap();
+        m.run(&[x], &mut [out.as_mut_slice()]).unwrap();
     }
     COUNTING.store(false, Ordering::SeqCst);
     assert_eq!(
@@ -142,8 +139,9 @@ fn hundred_dsp_steps_allocate_nothing() {
     );
     assert_eq!(
         io.runs.load(Ordering::Relaxed),
-        101,
-        "one model-level invoke per step"
+        init + 101,
+        "one model-level invoke per step (and one for the init phase, if any)"
     );
-    m.close().unwrap();
+    assert_eq!(m.device_mut().invokes(), u64::from(init) + 101);
+    m.device_mut().close().unwrap();
 }

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
+use modelrt_hexagon::device::{DspOptions, Transport};
 use modelrt_hexagon::emu::device::{FastRpcModel, Qemu};
 use modelrt_hexagon::fastrpc::selftest::{self, Check};
 use modelrt_hexagon::fastrpc::FastRpcIo;
-use modelrt_targets::dsp::model::{Backend, DspOptions};
 use modelrt_targets::dsp::selftest as bundle_selftest;
 
 #[derive(Subcommand)]
@@ -101,9 +101,9 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
         lib.map(|b| (name.as_str(), b)),
     ));
     let backend = if emu {
-        Backend::Emulated
+        Transport::Emulated
     } else {
-        Backend::Device
+        Transport::Device
     };
     let opts = DspOptions {
         root,

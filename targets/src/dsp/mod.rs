@@ -1,12 +1,14 @@
-//! The host side of hexagon bundles (the DSP runtime and its device models are the `modelrt-hexagon` crate):
-//! - [`model`]: a bundle on the FastRPC engine, `--device dsp` (device nodes) and `--device dsp-emu` (the FastRPC
-//!   device model, the model library under qemu-hexagon): load once, one invoke per step;
+//! The host side of hexagon bundles that is not the device (the DSP runtime, the HAL device `--device dsp` and
+//! `--device dsp-emu` load through `core::Executor` and its device models are the `modelrt-hexagon` crate,
+//! [`modelrt_hexagon::device`]):
+//! - [`ops`]: a bundle's steps as the FastRPC engine's op list by (buffer, offset), for the launch-by-launch paths;
 //! - [`emu`]: a bundle computed launch by launch under the qemu harness (per-launch tests, instruction counts);
 //! - [`selftest`]: the bundle part of `modelrt dsp selftest` (an embedded bundle and its reference);
-//! - [`registration`]: the `dsp` and `dsp-emu` devices the platform registry lists;
 //! - [`inspect`]: the offline check of a kernel library (ELF, `entry`, only `HAP_*` imports) for `modelrt inspect`.
 pub mod emu;
 pub mod inspect;
-pub mod model;
-pub mod registration;
+pub mod ops;
 pub mod selftest;
+
+/// The kernel record of a hexagon bundle's DSP model library.
+pub use modelrt_hexagon::device::MODEL_LIBRARY;

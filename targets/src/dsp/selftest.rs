@@ -1,17 +1,16 @@
 //! The part of `modelrt dsp selftest` that runs a model: a tiny hexagon bundle embedded in the binary
 //! (targets/assets/dsp-selftest.mrt — one QDQ depthwise 3×3 over 576 channels at 7×7, built by the exporter from
 //! `xtask/exporter/tools/dsp_models.py --dwtrap`; tests/tests/hexagon/hexagon_models.rs checks it is what the exporter builds today) is loaded
-//! through the FastRPC engine ([`crate::dsp::model`]), run on its embedded reference inputs and compared with its
+//! on the Hexagon device through the executor ([`modelrt_hexagon::device`], one FastRPC invoke per step), run on its embedded reference inputs and compared with its
 //! embedded reference outputs, with timings. On the model (`--emu`) it also reports the FastRPC invokes per step.
 use std::time::Instant;
 
 use anyhow::Context;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare_reference;
+use modelrt_core::Executor;
+use modelrt_hexagon::device::{self, DspOptions, Transport};
 use modelrt_hexagon::fastrpc::selftest::Check;
-
-use crate::dsp::model::{Backend, DspModel, DspOptions};
-use modelrt_platform::LoadedModel;
 
 /// The embedded bundle.
 pub static SELFTEST_BUNDLE: &[u8] = include_bytes!("../../assets/dsp-selftest.mrt");
@@ -24,10 +23,10 @@ fn check(name: &'static str, ok: bool, detail: impl Into<String>) -> Check {
     }
 }
 
-/// Load, run twice and verify the embedded bundle on `backend`; one [`Check`] per stage (a failed stage ends
+/// Load, run twice and verify the embedded bundle on `transport`; one [`Check`] per stage (a failed stage ends
 /// the list).
-pub fn run_embedded(backend: Backend, opts: &DspOptions) -> Vec<Check> {
-    match run(backend, opts) {
+pub fn run_embedded(transport: Transport, opts: &DspOptions) -> Vec<Check> {
+    match run(transport, opts) {
         Ok(c) => c,
         Err((mut done, e)) => {
             done.push(check("embedded bundle", false, format!("{e:#}")));
@@ -38,7 +37,7 @@ pub fn run_embedded(backend: Backend, opts: &DspOptions) -> Vec<Check> {
 
 type Partial = (Vec<Check>, anyhow::Error);
 
-fn run(backend: Backend, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
+fn run(transport: Transport, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
     let mut out = Vec::new();
     macro_rules! try_ {
         ($e:expr) => {
@@ -59,14 +58,16 @@ fn run(backend: Backend, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
         .map(|t| Ok::<_, anyhow::Error>(t?.data))
         .collect::<Result<Vec<_>, _>>());
     let t = Instant::now();
-    let mut m = try_!(DspModel::open(b.clone(), backend, opts));
+    let (dev, model) = try_!(device::open(transport, opts).map_err(|e| anyhow::anyhow!("{e}")));
+    let mut m = try_!(Executor::load(b.clone(), dev).map_err(|e| anyhow::anyhow!("{e}")));
+    let launches = m.device_and_queue_mut().1.launches();
     out.push(check(
         "embedded bundle load",
         true,
         format!(
             "{} bytes, {} launches/step; session, arena, model library open: {:.1} ms",
             SELFTEST_BUNDLE.len(),
-            m.launches_per_step(),
+            launches,
             t.elapsed().as_secs_f64() * 1e3
         ),
     ));
@@ -79,12 +80,14 @@ fn run(backend: Backend, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
     let mut times = Vec::new();
     let mut calls = Vec::new();
     for _ in 0..2 {
-        let before = m.fastrpc_model().map(|f| f.counts());
+        let before = model.as_ref().map(|f| f.counts());
         let mut outs: Vec<&mut [u8]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
         let t = Instant::now();
-        let timing = try_!(m.run(&inputs, &mut outs));
+        let timing = try_!(m
+            .run(&inputs, &mut outs)
+            .map_err(|e| anyhow::anyhow!("{e}")));
         times.push((t.elapsed().as_secs_f64() * 1e3, timing.device_ns / 1000));
-        if let (Some(a), Some(f)) = (before, m.fastrpc_model()) {
+        if let (Some(a), Some(f)) = (before, model.as_ref()) {
             calls.push(f.counts().app_invokes() - a.app_invokes());
         }
     }
@@ -117,7 +120,7 @@ fn run(backend: Backend, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
             times[0].0, times[1].0, times[1].1
         ),
     ));
-    out.push(match m.close() {
+    out.push(match m.device_mut().close() {
         Ok(()) => check(
             "embedded bundle close",
             true,

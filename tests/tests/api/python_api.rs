@@ -6,8 +6,7 @@
 //! plus `--dump-state` for a stateful bundle compiled from `targets/python/tests/stateful.py`, on
 //! the CPU and on the emulated devices (`qcom-emu`: adreno-a630 on the KGSL model and IR3
 //! interpreter; `usb-emu`: amd-gfx1100 on the ASM24 bridge, Navi31 and RDNA3 models, which needs
-//! `cargo xtask firmware`), a small stateless net on `dsp-emu` (hexagon-v65 under qemu-hexagon; the
-//! DSP backends take no state buffers yet) against the CLI and its embedded reference, and the modeld
+//! `cargo xtask firmware`), a small stateless net on `dsp-emu` (hexagon-v65 under qemu-hexagon) against the CLI and its embedded reference, and the modeld
 //! pipeline bundle
 //! (`xtask/models/modeld_pipeline.py`) stepped `PIPELINE_FRAMES` frames against `modelrt run --steps`
 //! with frames drawn by the pipeline script's own sampler.
@@ -227,7 +226,7 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let demo = root().join(format!("targets/assets/demo-{arch}.mrt"));
     let demo_dir = fresh(&scratch.join("demo"));
     demo_fixture(&bin, &demo, "cpu", &demo_dir);
-    // dsp-emu: the hexagon tests' small float net (the DSP backends take no state buffers yet)
+    // dsp-emu: the hexagon tests' small float net
     let dsp = compile(&py, &hexagon::models(&py).1, "hexagon-v65", true, "pyapi");
     let dsp_dir = fresh(&scratch.join("dsp"));
     demo_fixture(&bin, &dsp, "dsp-emu", &dsp_dir);

@@ -1,5 +1,5 @@
-//! The FastRPC path of hexagon bundles (`--device dsp-emu`: the engine on the FastRPC device model, the bundle's
-//! model library under qemu-hexagon), checked against independent references:
+//! The FastRPC path of hexagon bundles (`--device dsp-emu`: `core::Executor` on the Hexagon device over the FastRPC
+//! device model, the bundle's model library under qemu-hexagon), checked against independent references:
 //! - one invoke per step against tinygrad's three per launch, counted by the model, with outputs identical to the
 //!   launch-by-launch run;
 //! - faults on that path give one clear error each without hanging;
@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use modelrt_core::bundle::Bundle;
+use modelrt_core::Executor;
+use modelrt_hexagon::device::{HexagonDevice, Transport};
 use modelrt_hexagon::emu::device::{FastRpcModel, Fault, Qemu};
 use modelrt_hexagon::fastrpc::engine::{Loaded, Pattern};
-use modelrt_hexagon::fastrpc::model_run::ModelRun;
 use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
 use modelrt_targets::dsp;
-use modelrt_targets::dsp::model::{Backend, DspModel, MODEL_LIBRARY};
-use modelrt_targets::runner::LoadedModel;
+use modelrt_targets::dsp::MODEL_LIBRARY;
 use modelrt_tests::hexagon::{small_qdq, tools};
 use modelrt_tests::reference;
 
@@ -29,7 +29,7 @@ fn dsp_selftest_embedded_bundle_passes_on_the_model() {
         return;
     }
     let checks =
-        modelrt_targets::dsp::selftest::run_embedded(Backend::Emulated, &Default::default());
+        modelrt_targets::dsp::selftest::run_embedded(Transport::Emulated, &Default::default());
     for c in &checks {
         eprintln!(
             "{} {}: {}",
@@ -81,19 +81,22 @@ fn small_qdq_one_invoke_per_step_against_tinygrads_three_per_launch() {
     assert!(b.body().init.is_empty(), "the small net has no init phase");
     let (ins, _, _, _) = reference(bundle);
     let out_len = usize::try_from(b.body().outputs.get(0).unwrap().byte_len()).unwrap();
-    // ours: the engine on the FastRPC model (what `--device dsp-emu` runs)
-    let mut m = DspModel::new(Bundle::parse(bundle).unwrap(), Backend::Emulated).unwrap();
-    let launches = m.launches_per_step();
+    // ours: the executor on the Hexagon device over the FastRPC model (what `--device dsp-emu` runs)
+    let (model, session) = emu_session(Duration::from_secs(120));
+    let mut m =
+        Executor::load(Bundle::parse(bundle).unwrap(), HexagonDevice::new(session)).unwrap();
+    // the run queue the executor recorded on the device: the engine's op list, one invoke per submit
+    let launches = m.device_and_queue_mut().1.launches();
     let mut ours = vec![0u8; out_len];
     let mut step_secs = Vec::new();
     let mut per_step = Vec::new();
     for _ in 0..2 {
-        let before = m.fastrpc_model().unwrap().counts();
+        let before = model.counts();
         let t = Instant::now();
         m.run(&[ins[0].as_slice()], &mut [ours.as_mut_slice()])
             .unwrap();
         step_secs.push(t.elapsed().as_secs_f64());
-        let after = m.fastrpc_model().unwrap().counts();
+        let after = model.counts();
         per_step.push((
             after.app_invokes() - before.app_invokes(),
             after.run - before.run,
@@ -105,10 +108,11 @@ fn small_qdq_one_invoke_per_step_against_tinygrads_three_per_launch() {
         vec![(1, 1, 0); 2],
         "modelrt: one model-level invoke per step, no loader round trips"
     );
-    m.close().unwrap();
+    assert_eq!(m.device_mut().invokes(), 2, "the device's own count");
+    m.device_mut().close().unwrap();
     // tinygrad's pattern, per-kernel libraries through the per-launch engine
     let (io, s) = emu_session(Duration::from_secs(120));
-    let mut l = Loaded::load(&s, dsp::model::launch_plan(&b).unwrap(), Pattern::PerLaunch).unwrap();
+    let mut l = Loaded::load(&s, dsp::ops::launch_plan(&b).unwrap(), Pattern::PerLaunch).unwrap();
     for (i, buf) in b.body().buffers.iter().enumerate() {
         if let Some(init) = b.init_bytes(&buf.unwrap()) {
             l.write(i as u32, 0, init).unwrap();
@@ -152,24 +156,40 @@ fn small_qdq_one_invoke_per_step_against_tinygrads_three_per_launch() {
     );
 }
 
-/// Faults on the one-invoke path: a dying session, an invoke error and a hung invoke each give one clear error
-/// naming the call and the model library, within the model's wait bound, and a dead session stays failed.
+/// Faults on the one-invoke path (the executor's `run` on the Hexagon device): a dying session, an invoke error
+/// and a hung invoke each give one clear error naming the call and the model library, within the model's wait
+/// bound, and a dead session stays failed.
 #[test]
 fn one_invoke_step_faults_give_clear_errors_without_hanging() {
     let Some(py) = tools() else { return };
     let (bundle, _) = small_qdq(&py);
-    let b = Bundle::parse(bundle).unwrap();
-    let plan = dsp::model::plan(&b).unwrap();
+    let (ins, _, _, _) = reference(bundle);
+    let out_len = usize::try_from(
+        Bundle::parse(bundle)
+            .unwrap()
+            .body()
+            .outputs
+            .get(0)
+            .unwrap()
+            .byte_len(),
+    )
+    .unwrap();
+    let mut out = vec![0u8; out_len];
     for (fault, want) in [
         (Fault::SessionDies, "session died"),
         (Fault::InvokeError(5), "errno 5"),
         (Fault::Hang, "did not complete within 400 ms"),
     ] {
         let (io, s) = emu_session(Duration::from_millis(400));
-        let mut m = ModelRun::load(s, &plan).unwrap();
+        let mut m = Executor::load(Bundle::parse(bundle).unwrap(), HexagonDevice::new(s)).unwrap();
         io.inject(fault);
         let t = Instant::now();
-        let e = m.step().unwrap_err().to_string();
+        let mut step = || {
+            m.run(&[ins[0].as_slice()], &mut [out.as_mut_slice()])
+                .unwrap_err()
+                .to_string()
+        };
+        let e = step();
         assert!(
             t.elapsed() < Duration::from_secs(5),
             "{fault:?} took {:?}",
@@ -180,7 +200,7 @@ fn one_invoke_step_faults_give_clear_errors_without_hanging() {
             "{fault:?}: {e}"
         );
         if fault == Fault::SessionDies {
-            let again = m.step().unwrap_err().to_string();
+            let again = step();
             assert!(again.contains("session died"), "after death: {again}");
         }
         drop(m);

@@ -17,7 +17,7 @@ use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
 use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
-use modelrt_targets::dsp::model::MODEL_LIBRARY;
+use modelrt_targets::dsp::MODEL_LIBRARY;
 use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::hexagon::{
     compile, dir, f32s, max_abs, models, run, small_qdq, tinygrad_cpu, tools,

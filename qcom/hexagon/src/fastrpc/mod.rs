@@ -10,7 +10,6 @@ pub mod engine;
 mod io;
 pub mod layout;
 pub mod listener;
-pub mod model_run;
 pub mod pack;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)] // ioctls on /dev/adsprpc-smd and /dev/ion, mmap of the shared buffers

@@ -1,10 +1,12 @@
-//! The Hexagon devices as the platform registry lists them: [`DSP`] (FastRPC device nodes; never run on a
-//! DSP) and [`DSP_EMU`] (the FastRPC model, the model library under qemu-hexagon), both [`DspModel`].
+//! The Hexagon devices as the platform registry lists them (feature `platform`): [`DSP`] (FastRPC device
+//! nodes; never run on a DSP) and [`DSP_EMU`] (the FastRPC model, the model library under qemu-hexagon) —
+//! the same [`HexagonDevice`](crate::device::HexagonDevice) over two transports, loaded through
+//! `modelrt_core::Executor` like every other device, one FastRPC invoke per step.
 use modelrt_core::bundle::Bundle;
 use modelrt_platform::device::{always, serves_all};
-use modelrt_platform::{DeviceSpec, LoadedModel, OpenRequest};
+use modelrt_platform::{DeviceSpec, Loaded, LoadedModel, OpenRequest};
 
-use super::model::{Backend, DspModel};
+use crate::device::{self, Transport};
 
 /// Hexagon cDSP through FastRPC.
 pub static DSP: DeviceSpec = DeviceSpec {
@@ -31,16 +33,25 @@ pub static DSP_EMU: DeviceSpec = DeviceSpec {
     open: open_model,
 };
 
+fn open_on<'b>(
+    bundle: Bundle<'b>,
+    transport: Transport,
+) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    let (dev, _) =
+        device::open(transport, &Default::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Loaded::new(bundle, dev, transport.device_name().into(), true)?.boxed())
+}
+
 fn open_device<'b>(
     bundle: Bundle<'b>,
     _: &OpenRequest<'_>,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    Ok(Box::new(DspModel::new(bundle, Backend::Device)?))
+    open_on(bundle, Transport::Device)
 }
 
 fn open_model<'b>(
     bundle: Bundle<'b>,
     _: &OpenRequest<'_>,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    Ok(Box::new(DspModel::new(bundle, Backend::Emulated)?))
+    open_on(bundle, Transport::Emulated)
 }
