@@ -17,10 +17,10 @@ use modelrt_hal::target::{
 };
 use modelrt_cpu::features_for_baseline;
 
-/// tinygrad 0.14.0 `E_1024_4` for x86-64-v3 (`targets/tests/fixtures/cpu/tinygrad_E_1024_4.c`):
+/// tinygrad 0.14.0 `E_1024_4` for x86-64-v3 (`targets/cpu/tests/fixtures/cpu/tinygrad_E_1024_4.c`):
 /// `out[i] = max(a[i]*b[i], 0) + 1.5` over 4096 f32, with 16-byte-aligned float4 loads and stores.
 pub const E_1024_4: &[u8] =
-    include_bytes!("../../../targets/tests/fixtures/cpu/x86_64/tinygrad_E_1024_4.o");
+    include_bytes!("../../../targets/cpu/tests/fixtures/cpu/x86_64/tinygrad_E_1024_4.o");
 /// Entry symbol of [`E_1024_4`].
 pub const E_1024_4_ENTRY: &str = "E_1024_4";
 /// Bytes `E_1024_4` reads or writes through each of its three pointer parameters.

@@ -1,5 +1,5 @@
 //! The seed corpus is what the fuzzers mutate, so it must be valid, pass the run rule, and compute
-//! what tinygrad's kernel source says (`targets/tests/fixtures/cpu/tinygrad_E_1024_4.c`:
+//! what tinygrad's kernel source says (`targets/cpu/tests/fixtures/cpu/tinygrad_E_1024_4.c`:
 //! `out = max(a*b, 0) + 1.5`), checked here against values worked out by hand.
 use modelrt_core::{Bundle, Executor};
 use modelrt_core_fuzz::{reseal, runnable, seed_bundles};

@@ -1,7 +1,7 @@
 //! A stateful bundle through the C API (the CPU test bundle of `targets/tests/state_common`, whose
 //! closed forms give the expected values): state carries over from one `mrt_model_run` to the next
 //! like `modelrt run --steps`, and `mrt_model_reset_state` restarts from the load-time state.
-//! (`tests/fixtures` links to `targets/tests/fixtures`, where the kernel object lives.)
+//! (`tests/fixtures` links to `targets/cpu/tests/fixtures`, where the kernel object lives.)
 mod common;
 #[path = "../../tests/state_common/mod.rs"]
 mod state_common;

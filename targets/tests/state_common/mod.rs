@@ -14,7 +14,7 @@ use modelrt_hal::target::{
 /// Elements per tensor.
 pub const N: usize = 4;
 
-#[path = "../cpu_common/mod.rs"]
+#[path = "../../cpu/tests/cpu_common/mod.rs"]
 mod cpu_common;
 pub use cpu_common::{bytes_f32, f32_bytes, fixture, load};
 

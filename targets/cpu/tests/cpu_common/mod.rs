@@ -5,7 +5,7 @@ use modelrt_cpu::{CpuDevice, CpuError};
 use modelrt_hal::device::{Device, KernelId, KernelImage};
 use modelrt_hal::target::{CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind};
 
-/// Bytes of `targets/tests/fixtures/cpu/<rel>`.
+/// Bytes of `targets/cpu/tests/fixtures/cpu/<rel>`.
 pub fn fixture(rel: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/cpu/{rel}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))

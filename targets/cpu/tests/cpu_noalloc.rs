@@ -3,6 +3,7 @@
 //! global allocator perform zero allocations.
 
 mod cpu_common;
+#[path = "../../tests/noalloc_common/mod.rs"]
 mod noalloc_common;
 
 use std::sync::atomic::Ordering;
