@@ -3,13 +3,13 @@
 //! interpreter — and name it. Every `modelrt` command finds the firmware the same way
 //! ([`resolve_firmware_dir`]): `--firmware-dir`, else `$MODELRT_AMD_FIRMWARE_DIR`, else a directory a
 //! host tool set ([`set_fallback_firmware_dir`]), else `/lib/firmware/amdgpu`.
+use modelrt_amd::assembly::{self, Transport};
+use modelrt_amd::boot::firmware::DEFAULT_DIR;
+use modelrt_amd::device::AmdDevice;
+use modelrt_amd::error::AmdError;
+use modelrt_asm24::host::Selector;
+use modelrt_asm24::session::TransportKind;
 use modelrt_rdna3::Rdna3;
-use modelrt_usbgpu::amd::boot::firmware::DEFAULT_DIR;
-use modelrt_usbgpu::amd::device::AmdDevice;
-use modelrt_usbgpu::amd::error::AmdError;
-use modelrt_usbgpu::assembly::{self, Transport};
-use modelrt_usbgpu::host::Selector;
-use modelrt_usbgpu::session::TransportKind;
 use std::path::{Path, PathBuf};
 
 /// Environment variable overriding the firmware directory.
@@ -109,7 +109,7 @@ or install Debian's firmware-amd-graphics"
 
 /// Fail unless an ASM24 bridge is attached (`--device usb`).
 pub fn require_bridge() -> anyhow::Result<()> {
-    let found = modelrt_usbgpu::session::list(TransportKind::Usb)
+    let found = modelrt_asm24::session::list(TransportKind::Usb)
         .map_err(|e| anyhow::anyhow!("cannot list USB devices: {e}"))?;
     if found.is_empty() {
         anyhow::bail!(NO_BRIDGE);
@@ -157,6 +157,6 @@ pub fn open(emulated: bool, dir: &Path) -> anyhow::Result<(UsbAmdDevice, String)
 }
 
 /// The driver's USB transfer counters: every transfer issued on the link since open.
-pub fn transfer_counts(d: &mut UsbAmdDevice) -> modelrt_usbgpu::counting::TransferCounts {
+pub fn transfer_counts(d: &mut UsbAmdDevice) -> modelrt_asm24::counting::TransferCounts {
     d.am.bus.bridge().transport().counts()
 }

@@ -43,7 +43,7 @@ pub trait LoadedModel<'b> {
     ) -> anyhow::Result<Timing>;
     /// USB transfers issued so far on the link to the device (the driver's transfer counters), for
     /// devices behind a USB bridge; `None` for others.
-    fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
+    fn usb_counts(&mut self) -> Option<modelrt_asm24::counting::TransferCounts> {
         None
     }
     /// Where the device keeps the model's buffers, for devices that report it (the CPU); `None`
@@ -83,7 +83,7 @@ struct Loaded<'b, D: Device> {
     computes: bool,
     frame: FrameFn<D>,
     /// Reads the device's USB transfer counters (devices behind a USB bridge).
-    usb: Option<fn(&mut D) -> modelrt_usbgpu::counting::TransferCounts>,
+    usb: Option<fn(&mut D) -> modelrt_asm24::counting::TransferCounts>,
     /// Reports the device's memory (the CPU), with the weights it binds in place.
     memory: Option<(MemoryFn<D>, WeightBinding)>,
 }
@@ -136,7 +136,7 @@ where
     ) -> anyhow::Result<Timing> {
         (self.frame)(&mut self.exec, inputs, outputs, paths).map_err(|e| anyhow::anyhow!("{e}"))
     }
-    fn usb_counts(&mut self) -> Option<modelrt_usbgpu::counting::TransferCounts> {
+    fn usb_counts(&mut self) -> Option<modelrt_asm24::counting::TransferCounts> {
         self.usb.map(|f| f(self.exec.device_mut()))
     }
     fn memory(&mut self) -> Option<MemoryReport> {
