@@ -211,8 +211,8 @@ fn raw_pointer_api(src: &str) -> Vec<String> {
     bad
 }
 
-/// Crate roots of every package under the repository: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`
-/// and the `path`s of `[[bin]]` targets.
+/// Crate roots of every package under the repository: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`,
+/// `src/bin/*/main.rs` and the `path`s of `[[bin]]` targets.
 fn crate_roots() -> Vec<String> {
     let mut manifests = Vec::new();
     walk(&repo(), &|name| name == "Cargo.toml", &mut manifests);
