@@ -5,7 +5,6 @@
 // No unsafe code: the mapping and the loader live in `modelrt-platform` and `modelrt-cpu`
 // (tests/tests/repo/soundness.rs).
 #![forbid(unsafe_code)]
-pub mod amd_device;
 pub mod disasm;
 pub mod dsp;
 pub mod inspect;

@@ -9,8 +9,8 @@ static DEVICES: &[&DeviceSpec] = &[
     &modelrt_qcom::platform::QCOM_EMU,
     &modelrt_hexagon::platform::DSP,
     &modelrt_hexagon::platform::DSP_EMU,
-    &crate::amd_device::USB,
-    &crate::amd_device::USB_EMU,
+    &modelrt_amd::platform::USB,
+    &modelrt_amd::platform::USB_EMU,
     &modelrt_null::NULL,
 ];
 

@@ -70,13 +70,22 @@ pub fn skip(reason: &str) {
 pub fn exporter_python() -> Option<PathBuf> {
     let p = std::env::var_os("MODELRT_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/modelrt-venv/bin/python")
-        });
+        .unwrap_or_else(|| workspace_root().join("target/modelrt-venv/bin/python"));
     require(
         p.exists().then_some(p),
         "no Python (set MODELRT_PYTHON or create target/modelrt-venv with `cargo xtask setup`)",
     )
+}
+
+/// The workspace root: the ancestor of the including crate's folder that holds `Cargo.lock` (crates
+/// sit one or two folders deep: `tests/`, `usbgpu/amd/`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|d| d.join("Cargo.lock").exists())
+        .unwrap_or(manifest)
+        .to_path_buf()
 }
 
 /// `value`, or a [`skip`] with `reason` when it is `None`.

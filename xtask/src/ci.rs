@@ -187,22 +187,30 @@ pub fn run(no_lint: bool) -> Result<()> {
         ]),
     )?;
     step(
-        "no_std build of usbgpu's protocol cores (ASM24, PCIe, Navi31 flash, copy planning) for aarch64-unknown-none",
+        "no_std build of the USB-GPU crates' protocol cores (ASM24, PCIe, copy planning; AMD firmware headers and IP discovery; Navi31 flash) for aarch64-unknown-none",
         cargo().args([
             "build",
             "-p",
-            "modelrt-usbgpu",
+            "modelrt-asm24",
+            "-p",
+            "modelrt-amd",
+            "-p",
+            "modelrt-gpuflash",
             "--no-default-features",
             "--target",
             "aarch64-unknown-none",
         ]),
     )?;
     step(
-        "real-hardware-only build of usbgpu (std, no emulator) with gpuflash",
+        "real-hardware-only build of the USB-GPU crates (std, no emulator) with gpuflash",
         cargo().args([
             "build",
             "-p",
-            "modelrt-usbgpu",
+            "modelrt-asm24",
+            "-p",
+            "modelrt-amd",
+            "-p",
+            "modelrt-gpuflash",
             "--no-default-features",
             "--features",
             "std",

@@ -16,7 +16,7 @@ use crate::setup::workspace_root;
 /// Binaries shipped: (package, binary).
 pub const BINARIES: &[(&str, &str)] = &[
     ("modelrt-targets", "modelrt"),
-    ("modelrt-usbgpu", "gpuflash"),
+    ("modelrt-gpuflash", "gpuflash"),
 ];
 
 fn sha256_hex(data: &[u8]) -> String {

@@ -139,14 +139,13 @@ pub fn check_against(
 /// The usb-emu model boots the GPU with the real Navi31 firmware: `$MODELRT_AMD_FIRMWARE_DIR`, the
 /// system's `/lib/firmware/amdgpu`, else the copy `cargo xtask firmware` unpacks into `target/`.
 fn amd_firmware() -> Result<()> {
-    use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir};
+    use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir};
     const PROBE: &str = "psp_13_0_0_sos.bin";
     if firmware_dir().join(PROBE).exists() {
         return Ok(());
     }
     let ours = crate::firmware::firmware_dir();
-    if std::env::var_os(modelrt_targets::amd_device::FIRMWARE_ENV).is_none()
-        && ours.join(PROBE).exists()
+    if std::env::var_os(modelrt_amd::platform::FIRMWARE_ENV).is_none() && ours.join(PROBE).exists()
     {
         set_fallback_firmware_dir(ours);
         return Ok(());

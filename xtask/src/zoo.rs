@@ -477,9 +477,9 @@ pub fn markdown_adreno(results: &[DeviceModelResult]) -> String {
 pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult>> {
     let python = crate::venv::ensure_venv(&workspace_root())?;
     let zoo = zoo_dir(&python)?;
-    if std::env::var_os(modelrt_targets::amd_device::FIRMWARE_ENV).is_none() {
+    if std::env::var_os(modelrt_amd::platform::FIRMWARE_ENV).is_none() {
         let fw = crate::firmware::ensure()?;
-        std::env::set_var(modelrt_targets::amd_device::FIRMWARE_ENV, fw);
+        std::env::set_var(modelrt_amd::platform::FIRMWARE_ENV, fw);
     }
     let out_dir = workspace_root().join("target").join("zoo");
     std::fs::create_dir_all(&out_dir)?;

@@ -32,8 +32,8 @@ static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 
 use std::path::PathBuf;
 
+use modelrt_amd::platform::AmdOptions;
 use modelrt_capi::ffi::OwnedModel;
-use modelrt_targets::amd_device::AmdOptions;
 use modelrt_targets::runner::{DeviceOptions, LoadOptions};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;

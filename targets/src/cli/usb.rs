@@ -1,14 +1,14 @@
 //! `modelrt usb …` subcommands: list bridges, show the PCIe topology behind one, benchmark copies,
 //! boot the AMD GPU (the AMD parts are drawn by `usb_amd`).
-//! Protocol logic lives in `modelrt-usbgpu` (session, bring-up, bench); this module only draws.
+//! Protocol logic lives in `modelrt-asm24` (session, bring-up, bench); this module only draws.
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use modelrt_targets::amd_device::resolve_firmware_dir;
-use modelrt_usbgpu::bench::{self, PhaseReport};
-use modelrt_usbgpu::host::Selector;
-use modelrt_usbgpu::pcie::topology;
-use modelrt_usbgpu::pcie::PciDevice;
-use modelrt_usbgpu::session::{self, Session, TransportKind};
+use modelrt_amd::platform::resolve_firmware_dir;
+use modelrt_asm24::bench::{self, PhaseReport};
+use modelrt_asm24::host::Selector;
+use modelrt_asm24::pcie::topology;
+use modelrt_asm24::pcie::PciDevice;
+use modelrt_asm24::session::{self, Session, TransportKind};
 
 #[derive(Subcommand)]
 pub enum UsbCmd {

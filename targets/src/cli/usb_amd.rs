@@ -2,12 +2,12 @@
 //! Navi31 GPU model behind the emulator) and report versions, boot time, USB transfers and copy
 //! rates. Everything measured on the emulator is labelled as emulated.
 use anyhow::{bail, Context};
+use modelrt_amd::assembly::{self, OpenedGpu};
+use modelrt_amd::ip::ALL_IPS;
+use modelrt_asm24::counting::TransferCounts;
+use modelrt_asm24::host::Selector;
+use modelrt_asm24::session::TransportKind;
 use modelrt_hal::device::Device;
-use modelrt_usbgpu::amd::ip::ALL_IPS;
-use modelrt_usbgpu::assembly::{self, OpenedGpu};
-use modelrt_usbgpu::counting::TransferCounts;
-use modelrt_usbgpu::host::Selector;
-use modelrt_usbgpu::session::TransportKind;
 use std::path::Path;
 
 fn boot_gpu(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<OpenedGpu> {
@@ -107,7 +107,7 @@ pub fn sdma_copy_bench(
         .collect();
     let unit = if emulated { " (emulated)" } else { "" };
     let mib = size as f64 / (1 << 20) as f64;
-    let counts = |d: &mut modelrt_usbgpu::amd::device::AmdDevice<assembly::Transport>| {
+    let counts = |d: &mut modelrt_amd::device::AmdDevice<assembly::Transport>| {
         d.am.bus.bridge().transport().counts()
     };
     let (c0, t0) = (counts(&mut dev), dev.now_ns());

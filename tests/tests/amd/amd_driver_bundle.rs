@@ -5,7 +5,7 @@
 //! grid = the launch's local/global sizes, USER_DATA 0/1 = a kernarg pointer whose contents are the
 //! launch's buffer addresses (arena + the bundle's offsets) and integer arguments. Per-run USB
 //! transfers do not depend on the number of kernels.
-// The AM driver tests' shared setup lives with usbgpu's own driver tests.
+// The AM driver tests' shared setup lives with modelrt-amd's own driver tests.
 use super::amd_driver_support;
 use amd_driver_support::*;
 use modelrt_core::bundle::{ArgRef, Step};

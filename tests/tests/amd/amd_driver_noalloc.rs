@@ -7,19 +7,19 @@
 //! in [`Flagged`], which sets a thread-local "inside the emulator" flag around every call into the
 //! emulator's transport (and the emulated clock); the counting allocator ignores allocations made
 //! while the flag is set. What remains is the driver's (and `modelrt_core::Executor`'s) own.
-// The AM driver tests' shared setup lives with usbgpu's own driver tests.
+// The AM driver tests' shared setup lives with modelrt-amd's own driver tests.
 use super::amd_driver_support;
 use amd_driver_support::firmware_dir;
+use modelrt_amd::assembly::with_model_errors;
+use modelrt_amd::boot::{Am, BootOptions};
+use modelrt_amd::device::AmdDevice;
+use modelrt_amd::emu::navi31_gpu::Navi31Model;
+use modelrt_asm24::counting::Counting;
+use modelrt_asm24::emu::bridge::BridgeEmulator;
+use modelrt_asm24::Bridge;
 use modelrt_core::{Bundle, Executor};
 use modelrt_hal::usb::{Transfer, UsbError, UsbTransport};
 use modelrt_tests::{compile, python, root};
-use modelrt_usbgpu::amd::boot::{Am, BootOptions};
-use modelrt_usbgpu::amd::device::AmdDevice;
-use modelrt_usbgpu::asm24::Bridge;
-use modelrt_usbgpu::assembly::with_model_errors;
-use modelrt_usbgpu::counting::Counting;
-use modelrt_usbgpu::emu::bridge::BridgeEmulator;
-use modelrt_usbgpu::emu::navi31_gpu::Navi31Model;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};

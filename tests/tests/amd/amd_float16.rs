@@ -16,10 +16,10 @@ use super::rdna3_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare as compare_bytes;
 use modelrt_hal::target::DType;
-use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::{python, reference, root, skip};
 use rdna3_support::{check, objdump};

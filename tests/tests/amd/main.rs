@@ -4,7 +4,7 @@
 //! (tests/README.md lists the groups).
 mod amd_driver_bundle;
 mod amd_driver_noalloc;
-#[path = "../../../usbgpu/tests/amd_driver_support/mod.rs"]
+#[path = "../../../usbgpu/amd/tests/amd_driver_support/mod.rs"]
 mod amd_driver_support;
 mod amd_float16;
 mod amdgpu_mach;

@@ -62,7 +62,7 @@ pub fn prerequisites() -> Option<PathBuf> {
         "no AMD firmware in target/amdgpu-firmware (run `cargo xtask firmware`)",
     )?;
     if std::env::var_os("MODELRT_AMD_FIRMWARE_DIR").is_none() {
-        modelrt_targets::amd_device::set_fallback_firmware_dir(fw);
+        modelrt_amd::platform::set_fallback_firmware_dir(fw);
     }
     Some(py)
 }

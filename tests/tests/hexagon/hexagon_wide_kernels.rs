@@ -16,8 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_core::bundle::Bundle;
-use modelrt_targets::amd_device::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_targets::dsp::MODEL_LIBRARY;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::hexagon::{dir, f32s, max_abs, tools};

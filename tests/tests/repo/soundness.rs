@@ -23,7 +23,9 @@ const UNSAFE_FREE: &[&str] = &[
     "targets/src/lib.rs",
     "targets/src/main.rs",
     "targets/null/src/lib.rs",
-    "usbgpu/src/bin/gpuflash.rs",
+    "usbgpu/amd/src/lib.rs",
+    "usbgpu/flash/src/lib.rs",
+    "usbgpu/flash/src/bin/gpuflash/main.rs",
     "usbgpu/rdna3/src/lib.rs",
     "xtask/src/lib.rs",
     "xtask/src/main.rs",
@@ -39,7 +41,7 @@ const BOUNDARY: &[&str] = &[
     "targets/python/src/lib.rs",
     "qcom/src/lib.rs",
     "qcom/hexagon/src/lib.rs",
-    "usbgpu/src/lib.rs",
+    "usbgpu/bridge/src/lib.rs",
 ];
 
 /// The modules of each boundary crate (by crate folder) that may hold unsafe code: those that touch
@@ -69,7 +71,7 @@ const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
         "qcom/hexagon",
         &["emu::device::io", "fastrpc::io", "fastrpc::real"],
     ),
-    ("usbgpu", &["host", "pcie::mapped"]),
+    ("usbgpu/bridge", &["host", "pcie::mapped"]),
 ];
 
 /// Binaries whose only unsafe is an exported entry symbol (`no_mangle`, libFuzzer's entry point).
@@ -206,8 +208,8 @@ fn raw_pointer_api(src: &str) -> Vec<String> {
     bad
 }
 
-/// Crate roots of every package under the repository: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`
-/// and the `path`s of `[[bin]]` targets.
+/// Crate roots of every package under the repository: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`,
+/// `src/bin/*/main.rs` and the `path`s of `[[bin]]` targets.
 fn crate_roots() -> Vec<String> {
     let mut manifests = Vec::new();
     walk(&repo(), &|name| name == "Cargo.toml", &mut manifests);
@@ -225,7 +227,9 @@ fn crate_roots() -> Vec<String> {
         }
         if let Ok(bins) = std::fs::read_dir(dir.join("src/bin")) {
             for b in bins.flatten() {
-                roots.push(rel(&b.path()));
+                // A binary of several files is a folder `src/bin/NAME/` rooted at its `main.rs`.
+                let p = b.path();
+                roots.push(rel(&if p.is_dir() { p.join("main.rs") } else { p }));
             }
         }
         for line in text.lines() {

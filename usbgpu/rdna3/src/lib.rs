@@ -1,5 +1,5 @@
 //! `modelrt-rdna3`: an RDNA3 (gfx1100) shader interpreter — the [`ShaderExecutor`](shader::ShaderExecutor)
-//! that makes the Navi31 GPU model in `modelrt-usbgpu` (feature `emu`) compute — and the
+//! that makes the Navi31 GPU model in `modelrt-amd` (feature `emu`) compute — and the
 //! [`shader`] contract between a GPU model's command processor and a shader executor.
 //!
 //! Scope is the instruction subset tinygrad 0.14's gfx1100 kernels use (the census in

@@ -1,6 +1,6 @@
 //! The contract between the emulated GPU's command processor and a shader executor.
 //!
-//! The Navi31 GPU model (`modelrt_usbgpu::emu::navi31_gpu`) decodes a PM4 `DISPATCH_DIRECT` into a [`DispatchRequest`]
+//! The Navi31 GPU model (`modelrt_amd::emu::navi31_gpu`) decodes a PM4 `DISPATCH_DIRECT` into a [`DispatchRequest`]
 //! holding the compute registers exactly as the stream programmed them (no interpretation of the
 //! kernel descriptor happens here: the executor reads the fields it needs, as the hardware's
 //! shader processor input does). Memory is reached through [`GpuMemory`], which the GPU model

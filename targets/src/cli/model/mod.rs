@@ -9,7 +9,7 @@ use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
 
-use modelrt_targets::amd_device::AmdOptions;
+use modelrt_amd::platform::AmdOptions;
 use modelrt_targets::bundle_file::BundleFile;
 use modelrt_targets::registry::REGISTRY;
 use modelrt_targets::runner::{load_mapped, DeviceChoice, DeviceOptions, LoadOptions, LoadedModel};

@@ -1,0 +1,81 @@
+//! `gpuflash`: Navi31 (RX 7900 class) SPI-flash and PSP firmware tool over BAR5 — romless SPI
+//! access through the ROM_SW engine, the ROM aperture dump and the PSP early-boot mailbox.
+//! This binary only parses arguments (`cli.rs`), dispatches to one file per subcommand and draws
+//! progress (`draw.rs`) and results; the engine (opening the board, every command) is
+//! `modelrt_gpuflash::flashtool`.
+#![forbid(unsafe_code)]
+#[macro_use]
+mod out;
+mod cli;
+mod draw;
+mod dump;
+mod info;
+mod psp;
+mod read;
+mod rom;
+mod verify;
+mod write;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use modelrt_gpuflash::flashtool::flash::FlashOptions;
+use modelrt_gpuflash::flashtool::{Board, BoardOptions};
+
+use crate::cli::{Cli, Cmd, PspCmd, RomCmd};
+
+fn run(cli: &Cli) -> Result<()> {
+    if cli.prescale > 15 {
+        bail!("--prescale must be 0..15");
+    }
+    // Refuse before touching the device (and before any backup).
+    let mut backup = None;
+    let mut range = (0, 0);
+    match &cli.cmd {
+        Cmd::Write(a) => backup = write::prepare(a)?,
+        Cmd::Read { addr, size, .. } => range = read::range(addr, size)?,
+        Cmd::Psp {
+            cmd: PspCmd::IfwiAll { yes: false, .. },
+        } => bail!("refusing to stream firmware without --yes"),
+        _ => {}
+    }
+    let mut board = Board::open(&BoardOptions {
+        transport: cli.transport.clone(),
+        device: cli.device,
+        emu_boot: cli.emu_boot,
+    })?;
+    eprintln!("transport: {}", board.description());
+    let opts = FlashOptions {
+        prescale: cli.prescale,
+    };
+    let b = &mut board;
+    let result = match &cli.cmd {
+        Cmd::Info => info::run(b, &opts),
+        Cmd::Read { output, .. } => read::run(b, &opts, range, output.as_deref()),
+        Cmd::Dump { file } => dump::run(b, &opts, file),
+        Cmd::Verify { file } => verify::run(b, &opts, file),
+        Cmd::Write(a) => write::run(b, &opts, a, backup.as_deref()),
+        Cmd::Psp { cmd: PspCmd::Probe } => psp::probe(b),
+        Cmd::Psp {
+            cmd: PspCmd::IfwiAll { file, .. },
+        } => psp::ifwi_all(b, file),
+        Cmd::Rom {
+            cmd: RomCmd::Dump { file },
+        } => rom::dump(b, file),
+    };
+    match board.usb_transfers() {
+        Some(n) => eprintln!("BAR5 accesses: {}; USB transfers: {n}", board.accesses()),
+        None => eprintln!("BAR5 accesses: {}", board.accesses()),
+    }
+    if let Some(e) = board.emulated_flash_error() {
+        return Err(e.into());
+    }
+    result
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(&cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

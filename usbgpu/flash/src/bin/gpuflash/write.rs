@@ -1,0 +1,121 @@
+//! `gpuflash write FILE --yes`: a verified, resumable image write with a backup first.
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Result};
+use modelrt_gpuflash::flashtool::flash::{
+    self, load_image, BackupOutcome, FlashOptions, WriteRequest,
+};
+use modelrt_gpuflash::flashtool::{sha256_hex, Board};
+use modelrt_gpuflash::navi31::chips;
+use modelrt_gpuflash::navi31::writer::{sector_range, WriteOptions};
+
+use crate::cli::WriteArgs;
+use crate::draw::Draw;
+
+/// The checks of `write` before the device is touched (and before any backup): `--yes`, the sector
+/// range, the image; then the backup directory (created now), or `None` with `--no-backup`.
+pub fn prepare(a: &WriteArgs) -> Result<Option<PathBuf>> {
+    if !a.yes {
+        bail!("refusing to write without --yes");
+    }
+    let sectors = chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size;
+    let range = WriteOptions {
+        start_sector: a.start_sector,
+        sector_count: a.sector_count,
+        clear_cmp: a.clear_cmp,
+    };
+    sector_range::<std::convert::Infallible>(&range, sectors).map_err(|e| anyhow!("{e}"))?;
+    load_image(&a.file, chips::GD25LQ16E.size)?;
+    backup_dir(a)
+}
+
+/// The per-user backup directory: `$XDG_DATA_HOME/modelrt/gpuflash-backups`, else
+/// `$HOME/.local/share/modelrt/gpuflash-backups` (XDG base directory rules: a relative
+/// `XDG_DATA_HOME` is ignored).
+fn default_backup_dir() -> Result<PathBuf> {
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = match set("XDG_DATA_HOME").filter(|p| p.is_absolute()) {
+        Some(x) => x,
+        None => match set("HOME") {
+            Some(h) => h.join(".local/share"),
+            None => bail!(
+                "no per-user data directory for the backup (neither XDG_DATA_HOME nor HOME is set); \
+                 pass --backup-dir DIR (outside the repository)"
+            ),
+        },
+    };
+    Ok(base.join("modelrt").join("gpuflash-backups"))
+}
+
+/// The directory the write's backup goes to (created now), or `None` with `--no-backup`.
+fn backup_dir(a: &WriteArgs) -> Result<Option<PathBuf>> {
+    if a.no_backup {
+        return Ok(None);
+    }
+    let dir = match &a.backup_dir {
+        Some(d) => d.clone(),
+        None => default_backup_dir()?,
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow!("cannot create the backup directory {}: {e}", dir.display()))?;
+    Ok(Some(dir))
+}
+
+pub fn run(
+    board: &mut Board,
+    opts: &FlashOptions,
+    a: &WriteArgs,
+    backup_dir: Option<&Path>,
+) -> Result<()> {
+    let img = load_image(&a.file, chips::GD25LQ16E.size)?;
+    match backup_dir {
+        None => say!("no backup taken (--no-backup)"),
+        Some(d) => say!("backup directory: {}", d.display()),
+    }
+    let req = WriteRequest {
+        flash: *opts,
+        range: WriteOptions {
+            start_sector: a.start_sector,
+            sector_count: a.sector_count,
+            clear_cmp: a.clear_cmp,
+        },
+        backup_dir: backup_dir.map(Path::to_path_buf),
+    };
+    let t = Instant::now();
+    let sectors = (chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size) as u64;
+    let mut draw = Draw::new(sectors);
+    let report = flash::write(
+        board,
+        &req,
+        &img,
+        |b| match b {
+            BackupOutcome::NotTaken => {}
+            BackupOutcome::AlreadyPresent { path, sha256 } => say!(
+                "backup already present: {} (sha256 {sha256})",
+                path.display()
+            ),
+            BackupOutcome::Saved { path, sha256 } => {
+                say!("backup: {} (sha256 {sha256})", path.display())
+            }
+        },
+        &mut |ev| draw.event(ev),
+    )?;
+    eprintln!("SPI transactions: {}", report.spi_transactions);
+    let s = report.summary;
+    say!(
+        "write done: {} sectors checked, {} written, {} unchanged, {} pages programmed{}; image sha256 {}; {:.1?}",
+        s.sectors,
+        s.written,
+        s.skipped,
+        s.pages,
+        if s.cleared_cmp { ", CMP cleared" } else { "" },
+        sha256_hex(&img),
+        t.elapsed()
+    );
+    Ok(())
+}

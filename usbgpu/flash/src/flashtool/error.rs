@@ -1,0 +1,91 @@
+//! [`FlashToolError`]: every way a `gpuflash` operation fails, each a one-line message.
+use std::path::PathBuf;
+
+#[cfg(target_os = "linux")]
+use modelrt_asm24::pcie::mapped::MappedMmioError;
+use modelrt_asm24::session::SessionError;
+use modelrt_asm24::BridgeError;
+
+use super::FlashTransport;
+
+/// Why a flash-tool operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FlashToolError {
+    /// No candidate board for the transport.
+    #[error("no supported USB bridge or PCI AMD GPU found (transport {0})")]
+    NoDevice(FlashTransport),
+    /// `--device` past the end of the candidate list.
+    #[error("device index {index} out of range ({count} devices)")]
+    DeviceIndex { index: usize, count: usize },
+    /// The endpoint behind the bridge is not a Navi31.
+    #[error(
+        "no supported AMD GPU behind the bridge (ids {vendor:04x}:{device:04x}, need 1002:744c)"
+    )]
+    NotNavi31 { vendor: u16, device: u16 },
+    /// A native PCI GPU still bound to a kernel driver.
+    #[error("{} is bound to a kernel driver; unbind it first (this tool never unbinds drivers itself)", .0.display())]
+    DriverBound(PathBuf),
+    /// Native PCI access on an OS without sysfs BAR mapping.
+    #[error("native PCI access to {} is only supported on Linux", .0.display())]
+    NativePciUnsupported(PathBuf),
+    /// Opening the USB session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The ASM24 bridge or the PCIe link behind it failed.
+    #[error(transparent)]
+    Bridge(#[from] BridgeError),
+    /// Mapping the native PCI BAR failed.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Mapped(#[from] MappedMmioError),
+    /// An emulator transport in a build without the `emu` feature.
+    #[error("this gpuflash was built without the emulator (the `emu` feature); use a hardware transport (usb, pci), or rebuild with the default features")]
+    NoEmulator,
+    /// The emulated board's flash image could not be opened.
+    #[error("{0}")]
+    EmulatorImage(String),
+    /// The emulated flash could not persist a write to its image file.
+    #[error("{0}")]
+    EmulatedFlashIo(String),
+    /// The ROM_SW engine, the SPI-NOR protocol, the PSP mailbox or the ROM aperture reported an error
+    /// (over the type-erased BAR5, whose access errors are text).
+    #[error("{0}")]
+    Device(String),
+    /// A read range outside the flash.
+    #[error("range 0x{addr:X}+0x{size:X} is outside the {total}-byte flash")]
+    OutOfRange { addr: u32, size: u32, total: u32 },
+    /// An image file of the wrong size.
+    #[error("image {} is {len} bytes, the flash is exactly {size} bytes", .path.display())]
+    ImageSize {
+        path: PathBuf,
+        len: usize,
+        size: u32,
+    },
+    /// The probed chip's size differs from the image's.
+    #[error("image size does not match the {0}-byte flash")]
+    ChipSize(u32),
+    /// Flash and image differ.
+    #[error("verify mismatch at 0x{addr:06X}: flash={flash:02x} image={image:02x}")]
+    Mismatch { addr: usize, flash: u8, image: u8 },
+    /// Writing is refused on a chip missing from the chip table.
+    #[error("unknown flash chip (JEDEC capture {0:02X?}); refusing to write")]
+    UnknownChip([u8; 4]),
+    /// A write stopped part-way.
+    #[error("{0} (re-run the same write to resume; identical sectors are skipped)")]
+    WriteStopped(String),
+    /// A file could not be read or written.
+    #[error("{what} {}", .path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl FlashToolError {
+    /// A [`FlashToolError::Device`] from any library error of the type-erased BAR5.
+    pub fn device(e: impl std::fmt::Display) -> Self {
+        FlashToolError::Device(e.to_string())
+    }
+}
