@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::child_wait::wait_or_kill;
+use modelrt_hal::target::TargetName;
 
 /// Exit code export.py uses for user errors (bad model, unsupported op, wrong target, unsupported pickle, ...).
 pub const USER_ERROR_EXIT: i32 = 2;
@@ -60,8 +61,8 @@ impl Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportArgs {
     pub source: Source,
-    /// `cpu-x86_64`, `cpu-aarch64`, `adreno-a630`, `amd-gfx1100` or `amd-gfx1201` (ignored for pickles).
-    pub target: String,
+    /// The target an ONNX model or tinygrad program is compiled for (`None` for pickles, which carry theirs).
+    pub target: Option<TargetName>,
     pub out: PathBuf,
     pub reference: bool,
     pub seed: Option<u64>,
@@ -96,14 +97,10 @@ pub struct ExportArgs {
 
 impl ExportArgs {
     /// Default ONNX export for `target` into `out`.
-    pub fn onnx(
-        model: impl Into<PathBuf>,
-        target: impl Into<String>,
-        out: impl Into<PathBuf>,
-    ) -> Self {
+    pub fn onnx(model: impl Into<PathBuf>, target: TargetName, out: impl Into<PathBuf>) -> Self {
         ExportArgs {
             source: Source::Onnx(model.into()),
-            target: target.into(),
+            target: Some(target),
             out: out.into(),
             reference: false,
             seed: None,
@@ -124,6 +121,20 @@ impl ExportArgs {
         }
     }
 
+    /// Default conversion of a compile3 pickle into `out` (the pickle names its own target).
+    pub fn pickle(pickle: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Self {
+        ExportArgs {
+            source: Source::Pickle(pickle.into()),
+            target: None,
+            ..ExportArgs::onnx(PathBuf::new(), TargetName::host_cpu(), out)
+        }
+    }
+
+    /// The target's name, or `pickle` for a pickle (scratch directories and messages).
+    pub fn target_label(&self) -> &'static str {
+        self.target.map_or("pickle", TargetName::as_str)
+    }
+
     /// export.py arguments (after the script path).
     pub fn to_argv(&self) -> Vec<String> {
         let mut v = Vec::new();
@@ -133,12 +144,10 @@ impl ExportArgs {
                     Source::Tinygrad(spec) => ("--tinygrad", spec.clone()),
                     _ => ("--onnx", self.source.file().display().to_string()),
                 };
-                v.extend([
-                    flag.to_string(),
-                    what,
-                    "--target".to_string(),
-                    self.target.clone(),
-                ]);
+                v.extend([flag.to_string(), what]);
+                if let Some(t) = self.target {
+                    v.extend(["--target".to_string(), t.to_string()]);
+                }
                 if self.reference {
                     v.push("--reference".into());
                 }
@@ -306,7 +315,7 @@ mod tests {
 
     #[test]
     fn argv_matches_export_py_cli() {
-        let mut a = ExportArgs::onnx("m.onnx", "cpu-x86_64", "out");
+        let mut a = ExportArgs::onnx("m.onnx", TargetName::CpuX86_64, "out");
         a.reference = true;
         a.seed = Some(3);
         a.threads = Some(2);
@@ -331,7 +340,7 @@ mod tests {
         );
         let w = ExportArgs {
             winograd: Some("off".into()),
-            ..ExportArgs::onnx("m.onnx", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("m.onnx", TargetName::CpuX86_64, "o")
         };
         assert_eq!(
             w.to_argv(),
@@ -346,15 +355,11 @@ mod tests {
                 "o"
             ]
         );
-        let p = ExportArgs {
-            source: Source::Pickle("m.pkl".into()),
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
-        };
+        let p = ExportArgs::pickle("m.pkl", "o");
         assert_eq!(p.to_argv(), ["--pickle", "m.pkl", "--out", "o"]);
         let st = ExportArgs {
-            source: Source::Pickle("m.pkl".into()),
             state_init: vec![("feat_q".into(), "zeros".into())],
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+            ..ExportArgs::pickle("m.pkl", "o")
         };
         assert_eq!(
             st.to_argv(),
@@ -369,7 +374,7 @@ mod tests {
         );
         let tg = ExportArgs {
             source: Source::Tinygrad("models/p.py:build".into()),
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("x", TargetName::CpuX86_64, "o")
         };
         assert_eq!(
             tg.to_argv(),
@@ -386,7 +391,7 @@ mod tests {
         let img = ExportArgs {
             image: true,
             float16: true,
-            ..ExportArgs::onnx("m", "adreno-a630", "o")
+            ..ExportArgs::onnx("m", TargetName::AdrenoA630, "o")
         };
         assert!(
             img.to_argv().contains(&"--image".to_string())
@@ -394,7 +399,7 @@ mod tests {
         );
         let dims = ExportArgs {
             dims: vec![("N".into(), 8), ("T".into(), 3)],
-            ..ExportArgs::onnx("m", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("m", TargetName::CpuX86_64, "o")
         };
         let argv = dims.to_argv();
         assert!(
@@ -413,7 +418,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "tpu", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_secs(20),
         )
         .unwrap_err();
@@ -427,7 +432,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_secs(20),
         )
         .unwrap_err();
@@ -437,7 +442,7 @@ mod tests {
         let out = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "outdir"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "outdir"),
             Duration::from_secs(20),
         )
         .unwrap();
@@ -448,7 +453,7 @@ mod tests {
     #[test]
     fn exit_2_without_error_line_reports_last_line_and_missing_script_is_clear() {
         let s = fake_script("e2b", "echo 'python: cannot open file' >&2\nexit 2\n");
-        let a = ExportArgs::onnx("m", "cpu-x86_64", "o");
+        let a = ExportArgs::onnx("m", TargetName::CpuX86_64, "o");
         let e = run_script(Path::new("sh"), &s, &a, Duration::from_secs(20)).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -466,7 +471,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_millis(300),
         )
         .unwrap_err();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use modelrt_hal::target::{TargetName, UnknownTarget};
 use xtask::compile::compile;
 use xtask::exporter::{ExportArgs, Source};
 
@@ -34,8 +35,8 @@ enum Cmd {
         /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
         /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
         /// hexagon-v65 (comma three DSP; emulated: dsp-emu).
-        #[arg(long, default_value = "cpu")]
-        target: String,
+        #[arg(long, default_value = "cpu", value_parser = parse_target)]
+        target: TargetName,
         /// Output bundle (.mrt), written only once the compile and its checks succeeded.
         #[arg(short, long)]
         output: PathBuf,
@@ -309,11 +310,11 @@ fn parse_const(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-fn host_cpu_target() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "cpu-aarch64"
-    } else {
-        "cpu-x86_64"
+/// `--target`: a target name, or `cpu` for this host's CPU.
+fn parse_target(s: &str) -> Result<TargetName, String> {
+    match s {
+        "cpu" => Ok(TargetName::host_cpu()),
+        s => s.parse().map_err(|e: UnknownTarget| format!("{e}, or cpu")),
     }
 }
 
@@ -350,11 +351,6 @@ fn run(cli: Cli) -> Result<()> {
             no_emu_check,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
-            let target = if target == "cpu" {
-                host_cpu_target().to_string()
-            } else {
-                target
-            };
             let mut args = ExportArgs::onnx(model.unwrap_or_default(), target, PathBuf::new());
             if let Some(spec) = tinygrad {
                 args.source = Source::Tinygrad(spec);
@@ -397,9 +393,7 @@ fn run(cli: Cli) -> Result<()> {
             state_init,
         } => {
             let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
-            let mut args = ExportArgs::onnx(PathBuf::new(), String::new(), PathBuf::new());
-            args.source = Source::Pickle(pickle);
-            args.target = "pickle".into();
+            let mut args = ExportArgs::pickle(pickle, PathBuf::new());
             args.state_init = state_init;
             let r = compile(&python, args, &output)?;
             println!(
@@ -620,6 +614,17 @@ fn run(cli: Cli) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--target cpu` is this host's CPU; every name parses; anything else is refused naming the valid ones.
+    #[test]
+    fn target_names_and_cpu_parse() {
+        assert_eq!(parse_target("cpu"), Ok(TargetName::host_cpu()));
+        for t in TargetName::ALL {
+            assert_eq!(parse_target(t.as_str()), Ok(t));
+        }
+        let e = parse_target("tpu").unwrap_err();
+        assert!(e.contains("adreno-a630") && e.ends_with(", or cpu"), "{e}");
+    }
 
     #[test]
     fn dim_values_are_names_with_whole_numbers() {

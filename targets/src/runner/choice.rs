@@ -51,6 +51,13 @@ impl DeviceChoice {
         )
     }
 
+    /// The emulated device that runs bundles of `target` without its hardware ([`devices_for`]'s second
+    /// half; `None` where there is none). An associated function so that the existing re-export of
+    /// `DeviceChoice` reaches it.
+    pub fn emulated_device(target: &Target<'_>) -> Option<DeviceChoice> {
+        devices_for(target).1
+    }
+
     /// The target family this device runs (`None` for `auto`, which runs any).
     fn family(self) -> Option<&'static str> {
         match self {

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::BufferKind;
 use modelrt_core::Bundle;
-use modelrt_hal::target::DType;
+use modelrt_hal::target::{DType, TargetName};
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
 use crate::exporter::{ExportArgs, Source};
@@ -149,9 +149,19 @@ pub fn run(frames: usize) -> Result<Vec<Row>> {
     let gold = golden(&python, &dir, frames, SEED, SEED + 1)?;
     let mut rows = Vec::new();
     for (target, image, device, dev_name) in [
-        ("cpu-x86_64", false, DeviceChoice::Cpu, "cpu"),
-        ("adreno-a630", false, DeviceChoice::QcomEmu, "qcom-emu"),
-        ("adreno-a630", true, DeviceChoice::QcomEmu, "qcom-emu"),
+        (TargetName::CpuX86_64, false, DeviceChoice::Cpu, "cpu"),
+        (
+            TargetName::AdrenoA630,
+            false,
+            DeviceChoice::QcomEmu,
+            "qcom-emu",
+        ),
+        (
+            TargetName::AdrenoA630,
+            true,
+            DeviceChoice::QcomEmu,
+            "qcom-emu",
+        ),
     ] {
         let mut args = ExportArgs::onnx(PathBuf::new(), target, PathBuf::new());
         args.source = Source::Tinygrad(script_spec());
