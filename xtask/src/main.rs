@@ -269,6 +269,13 @@ enum Cmd {
         #[arg(long)]
         release: bool,
     },
+    /// Regenerate xtask/exporter/mrt/manifest_schema.json, the kernel-metadata records' schema the exporter checks what
+    /// it writes against, from the Rust declarations (xtask/src/meta_schema.rs), or check that it is current.
+    ManifestSchema {
+        /// Only check that the checked-in schema matches the Rust declarations.
+        #[arg(long)]
+        check: bool,
+    },
     /// Regenerate the `modelrt demo` bundles embedded in the binary (or check they are current).
     Demo {
         /// Only check that the committed bundles are byte-identical to a fresh compile.
@@ -424,6 +431,23 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Ci { no_lint } => ci::run(no_lint),
         Cmd::Demo { check } => ci::demo(check),
+        Cmd::ManifestSchema { check } => {
+            let root = xtask::setup::workspace_root();
+            if check {
+                let on_disk = std::fs::read_to_string(root.join(xtask::meta_schema::SCHEMA_PATH))
+                    .unwrap_or_default();
+                if on_disk != xtask::meta_schema::schema_text()? {
+                    anyhow::bail!(
+                        "{} is out of date (run `cargo xtask manifest-schema`)",
+                        xtask::meta_schema::SCHEMA_PATH
+                    );
+                }
+                println!("{} is up to date", xtask::meta_schema::SCHEMA_PATH);
+            } else {
+                println!("wrote {}", xtask::meta_schema::write(&root)?.display());
+            }
+            Ok(())
+        }
         Cmd::Conformance {
             subset,
             filter,

@@ -134,13 +134,16 @@ pub struct Param {
     pub width: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuMeta {
-    /// Number of `core_id` values (serial or parallel invocations), 1 when the kernel has no core_id.
-    pub threads: u32,
-}
+/// CPU (and Hexagon) kernel metadata: hal's bundle record itself (`threads`: the number of `core_id` values,
+/// 1 when the kernel has no core_id). The kernel-meta records' schema is `crate::meta_schema`.
+pub use modelrt_hal::target::CpuKernelMeta as CpuMeta;
 
-/// Decoded mesa ir3 fields (docs/hw/adreno-kgsl-pm4.md §9.2).
+/// AMD kernel descriptor fields (docs/hw/tinygrad-export.md §8): hal's bundle record itself. Offsets are into the
+/// image laid out by tinygrad's `elf_loader` (PROGBITS sections appended in header order, each aligned).
+pub use modelrt_hal::target::AmdKernelMeta as AmdMeta;
+
+/// Decoded mesa ir3 fields (docs/hw/adreno-kgsl-pm4.md §9.2): hal's [`modelrt_hal::target::Ir3KernelMeta`] with the
+/// same field types, except that `immediates` names the blob holding them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ir3Meta {
     pub image_size: u32,
@@ -158,25 +161,8 @@ pub struct Ir3Meta {
     pub immediates: String,
     pub tex_cnt: u32,
     pub ibo_cnt: u32,
-    pub tex_to_image: Vec<u32>,
-}
-
-/// AMD kernel descriptor fields (docs/hw/tinygrad-export.md §8). Offsets are into the image laid out by tinygrad's
-/// `elf_loader` (PROGBITS sections appended in header order, each aligned).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AmdMeta {
-    pub descriptor_offset: u64,
-    pub entry_offset: u64,
-    pub group_segment_fixed_size: u32,
-    pub private_segment_fixed_size: u32,
-    pub kernarg_size: u32,
-    pub compute_pgm_rsrc1: u32,
-    pub compute_pgm_rsrc2: u32,
-    pub compute_pgm_rsrc3: u32,
-    pub kernel_code_properties: u32,
-    pub wavefront_size: u32,
-    pub sgpr_count: u32,
-    pub vgpr_count: u32,
+    /// At most 32 entries of 0..=255 (hal's `heapless::Vec<u8, 32>`); more is refused when the manifest is read.
+    pub tex_to_image: heapless::Vec<u8, 32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -777,6 +763,37 @@ mod tests {
         ];
         assert!(load_err("ref", &sample_json(), &blobs)
             .contains("reference output \"y\" has 4 bytes, expected 8"));
+    }
+
+    /// Kernel metadata is read into hal's field types: a value that does not fit them is refused when the manifest
+    /// is read, naming the type (xtask/src/meta_schema.rs is the schema the exporter checks against).
+    #[test]
+    fn meta_values_outside_hal_types_are_refused() {
+        let amd = serde_json::json!({"descriptor_offset": 0, "entry_offset": 256, "group_segment_fixed_size": 0,
+            "private_segment_fixed_size": 0, "kernarg_size": 24, "compute_pgm_rsrc1": 0, "compute_pgm_rsrc2": 0,
+            "compute_pgm_rsrc3": 0, "kernel_code_properties": 1024, "wavefront_size": 32, "sgpr_count": 8,
+            "vgpr_count": 8});
+        let ok: KernelMeta = serde_json::from_value(serde_json::json!({ "amd": amd })).unwrap();
+        assert!(matches!(
+            ok,
+            KernelMeta::Amd(AmdMeta {
+                wavefront_size: 32,
+                ..
+            })
+        ));
+        for (field, v, ty) in [
+            ("wavefront_size", 256u64, "u8"),
+            ("descriptor_offset", 1 << 32, "u32"),
+            ("sgpr_count", 1 << 16, "u16"),
+        ] {
+            let mut j = sample_json();
+            j["target"] = serde_json::json!({"kind": "amd", "gfx": "gfx1100"});
+            let mut a = amd.clone();
+            a[field] = v.into();
+            j["kernels"][0]["meta"] = serde_json::json!({ "amd": a });
+            let e = load_err(&format!("amd-{field}"), &j, GOOD_BLOBS);
+            assert!(e.contains(&format!("expected {ty}")), "{field}: {e}");
+        }
     }
 
     #[test]
