@@ -21,7 +21,6 @@ pub mod firmware;
 pub mod footprint;
 pub mod hexagon;
 pub mod manifest;
-pub mod meta_schema;
 pub mod pipeline;
 pub mod prereq;
 pub mod setup;

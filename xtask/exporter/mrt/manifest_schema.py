@@ -1,5 +1,5 @@
 """The kernel-metadata records of manifest.json checked against manifest_schema.json, which `cargo xtask manifest-schema`
-generates from the Rust types that read them (xtask/src/meta_schema.rs; hal's bundle records). `write_out` checks every
+generates from the Rust types that read them (xtask/src/manifest/meta_schema.rs; hal's bundle records). `write_out` checks every
 kernel before it writes a manifest, so a record that drifted from the Rust side (a field added, renamed, missing, or a
 value out of its Rust type's range) fails the export that wrote it instead of the bundle build that reads it.
 """

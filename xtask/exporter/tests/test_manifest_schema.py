@@ -1,5 +1,5 @@
 """The kernel-metadata records the exporter writes match manifest_schema.json, the schema `cargo xtask manifest-schema`
-derives from the Rust types that read them (xtask/src/meta_schema.rs): the record builders' field names (read from their
+derives from the Rust types that read them (xtask/src/manifest/meta_schema.rs): the record builders' field names (read from their
 source, so no compile is needed), the values their checks accept and refuse, and `write_out` refusing a drifted manifest
 before it writes anything. Real exports are checked by `write_out` itself, in every export test.
 """

@@ -14,7 +14,7 @@ use serde::de::{
 };
 use serde::Serialize;
 
-use crate::manifest::{Ir3Meta, KernelMeta};
+use super::schema::{Ir3Meta, KernelMeta};
 use modelrt_hal::target::{AmdKernelMeta, CpuKernelMeta};
 
 /// The checked-in schema, relative to the workspace root.
@@ -69,7 +69,7 @@ pub fn schema() -> Result<serde_json::Value, Error> {
         records.insert((*name).to_string(), fields);
     }
     Ok(serde_json::json!({
-        "about": "kernel-metadata records of manifest.json; generated from the Rust declarations (xtask/src/meta_schema.rs) by `cargo xtask manifest-schema`: do not edit",
+        "about": "kernel-metadata records of manifest.json; generated from the Rust declarations (xtask/src/manifest/meta_schema.rs) by `cargo xtask manifest-schema`: do not edit",
         "kernel_meta": records,
     }))
 }
