@@ -18,7 +18,7 @@ struct Cli {
 /// The subcommands; each one's arguments, help text and what it runs are in `cmd/<name>.rs`.
 #[derive(Subcommand)]
 enum Cmd {
-    Compile(cmd::compile::Args),
+    Compile(Box<cmd::compile::Args>),
     Convert(cmd::convert::Args),
     Zoo(cmd::zoo::Args),
     Pipeline(cmd::pipeline::Args),
