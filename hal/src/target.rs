@@ -5,6 +5,9 @@
 //! means a new bundle minor version.
 use serde::{Deserialize, Serialize};
 
+mod name;
+pub use name::{TargetName, UnknownTarget};
+
 /// Maximum kernel parameters (buffers + integer vars); tinygrad asserts 63 on CPU.
 pub const MAX_PARAMS: usize = 64;
 

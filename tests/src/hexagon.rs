@@ -3,6 +3,7 @@
 //! real exporter, tinygrad's own CPU result as a reference, and a launch-by-launch run under the qemu harness.
 //! The small QDQ net's export is shared by the test processes through [`shared_export`] (both hexagon_models and
 //! hexagon_fastrpc use it; it is compiled once per change of its inputs, not once per file).
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -54,7 +55,7 @@ pub fn models(py: &Path) -> &'static (PathBuf, PathBuf) {
 
 /// Run the exporter on `onnx` for hexagon-v65 (`--reference`) into `out`, with `env`.
 fn export(py: &Path, onnx: &Path, out: &Path, env: &[(&str, &Path)]) {
-    let mut args = ExportArgs::onnx(onnx, "hexagon-v65", out);
+    let mut args = ExportArgs::onnx(onnx, TargetName::HexagonV65, out);
     args.reference = true;
     let mut cmd = Command::new(py);
     cmd.arg(xtask::exporter::script_path()).args(args.to_argv());

@@ -56,7 +56,7 @@ fn cell(key: String) -> Arc<OnceLock<PathBuf>> {
 
 /// Compile `onnx` for `target` (with `--reference` when asked) into `target/e2e/`, once per process.
 pub fn compile(python: &Path, onnx: &Path, target: &str, reference: bool, tag: &str) -> PathBuf {
-    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    let mut args = ExportArgs::onnx(onnx, target.parse().expect("a target name"), PathBuf::new());
     args.reference = reference;
     compile_args(python, args, tag)
 }
@@ -70,7 +70,7 @@ pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
     let key = format!(
         "{}|{}|{}|{tag}",
         onnx.display(),
-        args.target,
+        args.target_label(),
         args.reference
     );
     cell(key)
@@ -78,7 +78,7 @@ pub fn compile_args(python: &Path, args: ExportArgs, tag: &str) -> PathBuf {
             let stem = onnx.file_stem().unwrap().to_string_lossy();
             let out = root()
                 .join("target/e2e")
-                .join(format!("{stem}-{}{tag}.mrt", args.target));
+                .join(format!("{stem}-{}{tag}.mrt", args.target_label()));
             shared_compile(python, args, &out)
                 .unwrap_or_else(|e| panic!("compiling {}: {e:#}", onnx.display()));
             out

@@ -40,7 +40,7 @@ class _OneLineErrorParser(argparse.ArgumentParser):
     sys.exit(2)
 
 
-def parse_args(argv):
+def build_parser() -> argparse.ArgumentParser:
   ap = _OneLineErrorParser(prog="export.py", description="ONNX -> modelrt manifest via tinygrad 0.14.0")
   src = ap.add_mutually_exclusive_group(required=True)
   src.add_argument("--onnx", help="ONNX model to compile")
@@ -100,7 +100,17 @@ def parse_args(argv):
   from mrt.beam import add_args
 
   add_args(ap)
-  return ap.parse_args(argv)
+  return ap
+
+
+def parse_args(argv):
+  return build_parser().parse_args(argv)
+
+
+def option_names() -> list[str]:
+  """Every option export.py takes, sorted (without --help): the Rust side checks that the argv it builds uses exactly
+  these (xtask/src/exporter.rs, EXPORT_OPTIONS)."""
+  return sorted(s for a in build_parser()._actions for s in a.option_strings if s not in ("-h", "--help"))
 
 
 def pin_environment(flags: dict, dev: str) -> dict:

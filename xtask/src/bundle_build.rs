@@ -5,8 +5,7 @@ use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
 use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
 use modelrt_hal::target::{
-    AmdKernelMeta, CpuArch, CpuKernelMeta, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind,
-    Target,
+    CpuArch, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind, Target,
 };
 
 use crate::manifest::{self as m, Manifest};
@@ -106,7 +105,7 @@ fn kernel<'a>(man: &'a Manifest, k: &'a m::Kernel) -> Result<KernelDesc<'a>> {
             .map_err(|_| anyhow::anyhow!("kernel {} has more than 64 parameters", k.name))?;
     }
     let meta = match &k.meta {
-        m::KernelMeta::Cpu(c) => KernelMeta::Cpu(CpuKernelMeta { threads: c.threads }),
+        m::KernelMeta::Cpu(c) => KernelMeta::Cpu(*c),
         m::KernelMeta::Ir3(i) => KernelMeta::Ir3(Ir3KernelMeta {
             image_size: i.image_size,
             fregs: i.fregs,
@@ -122,30 +121,10 @@ fn kernel<'a>(man: &'a Manifest, k: &'a m::Kernel) -> Result<KernelDesc<'a>> {
             immediates: man.blob(&i.immediates)?,
             tex_cnt: i.tex_cnt,
             ibo_cnt: i.ibo_cnt,
-            tex_to_image: i
-                .tex_to_image
-                .iter()
-                .map(|&t| u8::try_from(t).context("texture index"))
-                .collect::<Result<Vec<u8>>>()?
-                .into_iter()
-                .collect::<heapless::Vec<u8, 32>>(),
+            tex_to_image: i.tex_to_image.clone(),
         }),
         m::KernelMeta::QcomCl {} => KernelMeta::QcomCl,
-        m::KernelMeta::Amd(a) => KernelMeta::Amd(AmdKernelMeta {
-            descriptor_offset: u32_of(a.descriptor_offset, "descriptor offset")?,
-            entry_offset: u32_of(a.entry_offset, "entry offset")?,
-            group_segment_fixed_size: a.group_segment_fixed_size,
-            private_segment_fixed_size: a.private_segment_fixed_size,
-            kernarg_size: a.kernarg_size,
-            compute_pgm_rsrc1: a.compute_pgm_rsrc1,
-            compute_pgm_rsrc2: a.compute_pgm_rsrc2,
-            compute_pgm_rsrc3: a.compute_pgm_rsrc3,
-            kernel_code_properties: u16::try_from(a.kernel_code_properties)
-                .context("kernel_code_properties")?,
-            wavefront_size: u8::try_from(a.wavefront_size).context("wavefront size")?,
-            sgpr_count: u16::try_from(a.sgpr_count).context("sgpr count")?,
-            vgpr_count: u16::try_from(a.vgpr_count).context("vgpr count")?,
-        }),
+        m::KernelMeta::Amd(a) => KernelMeta::Amd(*a),
     };
     let source = match &k.source {
         Some(p) => Some(

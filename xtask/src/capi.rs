@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+use modelrt_hal::target::TargetName;
 
 use crate::setup::workspace_root;
 
@@ -23,9 +24,9 @@ pub struct CapiBuild {
 
 /// The Rust triple for a `--target` value (`cpu-aarch64` is the comma build; a triple passes through).
 pub fn triple_for(target: &str) -> &str {
-    match target {
-        "cpu-aarch64" => "aarch64-unknown-linux-gnu",
-        t => t,
+    match target.parse() {
+        Ok(TargetName::CpuAarch64) => "aarch64-unknown-linux-gnu",
+        _ => target,
     }
 }
 

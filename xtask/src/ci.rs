@@ -5,6 +5,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use modelrt_hal::target::TargetName;
 use xtask::compile::compile;
 use xtask::exporter::ExportArgs;
 use xtask::setup::workspace_root;
@@ -14,9 +15,9 @@ pub const DEMO_MODEL: &str = "xtask/models/vision.onnx";
 /// Seed of the demo's embedded reference inputs.
 pub const DEMO_SEED: u64 = 0;
 /// (exporter target, committed bundle) pairs for the demo.
-pub const DEMO_BUNDLES: &[(&str, &str)] = &[
-    ("cpu-x86_64", "targets/assets/demo-x86_64.mrt"),
-    ("cpu-aarch64", "targets/assets/demo-aarch64.mrt"),
+pub const DEMO_BUNDLES: &[(TargetName, &str)] = &[
+    (TargetName::CpuX86_64, "targets/assets/demo-x86_64.mrt"),
+    (TargetName::CpuAarch64, "targets/assets/demo-aarch64.mrt"),
 ];
 
 fn step(name: &str, cmd: &mut Command) -> Result<()> {
@@ -266,7 +267,7 @@ pub fn run(no_lint: bool) -> Result<()> {
 }
 
 /// Compile the demo bundle for `target` into `out`.
-pub fn compile_demo(python: &Path, target: &str, out: &Path) -> Result<()> {
+pub fn compile_demo(python: &Path, target: TargetName, out: &Path) -> Result<()> {
     let mut args = ExportArgs::onnx(workspace_root().join(DEMO_MODEL), target, PathBuf::new());
     args.reference = true;
     args.seed = Some(DEMO_SEED);
@@ -285,14 +286,14 @@ pub fn demo(check: bool) -> Result<()> {
                 .join("target")
                 .join("demo-check")
                 .join(format!("{target}.mrt"));
-            compile_demo(&python, target, &fresh)?;
+            compile_demo(&python, *target, &fresh)?;
             let a = std::fs::read(&fresh)?;
             let b = std::fs::read(&committed).unwrap_or_default();
             if a != b {
                 stale.push(*path);
             }
         } else {
-            compile_demo(&python, target, &committed)?;
+            compile_demo(&python, *target, &committed)?;
             println!("wrote {}", committed.display());
         }
     }

@@ -38,7 +38,7 @@ pub fn check_flags(args: &ExportArgs) -> Result<()> {
     if args.float16 && !args.image {
         anyhow::bail!(
             "--float16 alone changes no kernel (tinygrad 0.14 applies FLOAT16 only to --image's half images) and would only loosen the check: it applies to adreno-a630 with --image, which implies it; drop --float16 for {}",
-            args.target
+            args.target_label()
         );
     }
     Ok(())
@@ -74,10 +74,10 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
             _ => anyhow::bail!("model not found: {}", file.display()),
         }
     }
-    if matches!(args.source, Source::Onnx(_) | Source::Tinygrad(_)) {
-        crate::prereq::check(&args.target)?;
+    if let (Source::Onnx(_) | Source::Tinygrad(_), Some(target)) = (&args.source, args.target) {
+        crate::prereq::check(target)?;
     }
-    let scratch = scratch_dir(&crate::setup::workspace_root(), out, &args.target);
+    let scratch = scratch_dir(&crate::setup::workspace_root(), out, args.target_label());
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)
             .with_context(|| format!("cannot clear {}", scratch.display()))?;
@@ -99,7 +99,7 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     // The emulated check needs reference outputs for seeded inputs (onnxruntime's, or tinygrad's own for a
     // --tinygrad program): the exporter writes them as usual, and the bundle embeds them only if --reference
     // asked for them.
-    let device = emu_check::device_for(&args.target);
+    let device = args.target.and_then(emu_check::device_for);
     let mut not_checked = None;
     let mut check_on = match device {
         Some(dev) if !args.emu_check => {
@@ -205,18 +205,26 @@ mod tests {
     /// paths); with `--image` (which sets both, as `main` does) it is accepted.
     #[test]
     fn float16_alone_is_refused_and_image_is_not() {
-        for target in ["cpu-x86_64", "adreno-a630", "amd-gfx1100", "hexagon-v65"] {
+        use modelrt_hal::target::TargetName;
+        for target in [
+            TargetName::CpuX86_64,
+            TargetName::AdrenoA630,
+            TargetName::AmdGfx1100,
+            TargetName::HexagonV65,
+        ] {
             let mut a = ExportArgs::onnx("m.onnx", target, "o");
             a.float16 = true;
             let msg = format!("{:#}", check_flags(&a).unwrap_err());
             assert!(
-                msg.contains("--float16") && msg.contains("--image") && msg.contains(target),
+                msg.contains("--float16")
+                    && msg.contains("--image")
+                    && msg.contains(target.as_str()),
                 "{msg}"
             );
             a.float16 = false;
             assert!(check_flags(&a).is_ok());
         }
-        let mut a = ExportArgs::onnx("m.onnx", "adreno-a630", "o");
+        let mut a = ExportArgs::onnx("m.onnx", TargetName::AdrenoA630, "o");
         (a.float16, a.image) = (true, true);
         assert!(check_flags(&a).is_ok());
     }

@@ -17,26 +17,14 @@ use anyhow::{anyhow, bail, Context, Result};
 use modelrt_core::bundle::writer::ReferenceSpec;
 use modelrt_core::bundle::{Bundle, RefTensor, Table};
 use modelrt_core::verify::{compare_reference, reference_tolerance};
+use modelrt_hal::target::TargetName;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
 /// The executing model a compile for `target` is checked on, with its CLI name; `None` for targets
-/// without one (the host CPU checks against tinygrad itself during capture; gfx1201 has no model).
-pub fn device_for(target: &str) -> Option<(DeviceChoice, &'static str)> {
-    match target {
-        "adreno-a630" => Some((
-            modelrt_targets::runner::device("qcom-emu").unwrap(),
-            "qcom-emu",
-        )),
-        "amd-gfx1100" => Some((
-            modelrt_targets::runner::device("usb-emu").unwrap(),
-            "usb-emu",
-        )),
-        "hexagon-v65" => Some((
-            modelrt_targets::runner::device("dsp-emu").unwrap(),
-            "dsp-emu",
-        )),
-        _ => None,
-    }
+/// without one (the host CPU checks against tinygrad itself during capture; gfx1201 has no model). The
+/// runtime's registry decides which emulated device runs a target (`modelrt_targets::runner::emulated_device`).
+pub fn device_for(target: TargetName) -> Option<(DeviceChoice, &'static str)> {
+    modelrt_targets::runner::emulated_device(&target.representative()).map(|d| (d, d.name()))
 }
 
 /// What the check measured.
@@ -174,4 +162,28 @@ pub fn check_embedded(bundle: &[u8], device: (DeviceChoice, &'static str)) -> Re
         outputs: data(r.outputs)?,
     };
     check(bundle, &spec, device)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The targets with an executing model and its `--device` name, as the runtime maps them.
+    #[test]
+    fn each_target_is_checked_on_its_emulated_device() {
+        let got: Vec<(TargetName, &str)> = TargetName::ALL
+            .into_iter()
+            .filter_map(|t| device_for(t).map(|(d, name)| (t, d, name)))
+            .inspect(|(_, d, name)| assert_eq!(d.name(), *name))
+            .map(|(t, _, name)| (t, name))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (TargetName::AdrenoA630, "qcom-emu"),
+                (TargetName::AmdGfx1100, "usb-emu"),
+                (TargetName::HexagonV65, "dsp-emu"),
+            ]
+        );
+    }
 }

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::child_wait::wait_or_kill;
+use modelrt_hal::target::{TargetName, UnknownTarget};
 
 /// Exit code export.py uses for user errors (bad model, unsupported op, wrong target, unsupported pickle, ...).
 pub const USER_ERROR_EXIT: i32 = 2;
@@ -56,54 +57,106 @@ impl Source {
     }
 }
 
-/// Arguments for one export; mirrors export.py's CLI.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Arguments for one export. This is the one declaration of the compile options: `cargo xtask compile` flattens it
+/// into its arguments (the field docs are its `--help`), and [`ExportArgs::to_argv`] passes them to export.py through
+/// [`EXPORT_OPTIONS`], whose flags a test compares with this declaration and with export.py's own parser.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct ExportArgs {
+    /// What to export (from `cargo xtask compile`'s MODEL or --tinygrad; `convert`'s pickle).
+    #[arg(skip = Source::Onnx(PathBuf::new()))]
     pub source: Source,
-    /// `cpu-x86_64`, `cpu-aarch64`, `adreno-a630`, `amd-gfx1100` or `amd-gfx1201` (ignored for pickles).
-    pub target: String,
+    /// The exporter's output directory (a scratch directory under `target/` for `compile`).
+    #[arg(skip)]
     pub out: PathBuf,
-    pub reference: bool,
-    pub seed: Option<u64>,
-    pub threads: Option<u32>,
-    pub float16: bool,
-    pub image: bool,
-    pub cpu_baseline: Option<String>,
-    /// Graph inputs folded into the graph with a fixed value before capture (`--const NAME=FILE.npy`).
-    pub consts: Vec<(String, PathBuf)>,
-    /// ONNX models: values of named dynamic input dimensions (`--dim NAME=VALUE`); the others are 1.
-    pub dims: Vec<(String, u64)>,
-    /// compile3's dtypes: float16 inputs fed as float32, float outputs returned as float32.
-    pub compile3_dtypes: bool,
-    /// Compile ops tinygrad is known to compute wrongly and skip the cross-check with onnxruntime.
-    pub trust_tinygrad: bool,
     /// Pickles: initial contents of inputs the program advances in place (`NAME`, `zeros` or a `.npy` path).
+    #[arg(skip)]
     pub state_init: Vec<(String, String)>,
-    /// CPU targets: tinygrad kernel search of this width during capture (`--beam N`).
+    /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
+    /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
+    /// hexagon-v65 (comma three DSP; emulated: dsp-emu).
+    #[arg(long, default_value = "cpu", value_parser = parse_target)]
+    pub target: Option<TargetName>,
+    /// Embed seeded random inputs and the reference's outputs for them (onnxruntime's; tinygrad's own run for
+    /// --tinygrad) so `modelrt verify` can check the bundle on any device.
+    #[arg(long)]
+    pub reference: bool,
+    /// Seed of the random inputs the compile captures with, checks with and (with --reference) embeds.
+    #[arg(long, default_value = "0")]
+    pub seed: Option<u64>,
+    /// CPU kernels' thread split (baked in at compile time; default 4).
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Only with --image, which implies it (FLOAT16=1: half-precision images). tinygrad 0.14 reads FLOAT16 only
+    /// in its IMAGE paths, so on its own it would change no kernel and is refused.
+    #[arg(long)]
+    pub float16: bool,
+    /// adreno-a630 only: openpilot's image/texture layout (IMAGE=1 FLOAT16=1: convolutions read half-precision
+    /// images); the bundle is verified at the half-precision tolerance 5e-2.
+    #[arg(long)]
+    pub image: bool,
+    /// Value of the model's dynamic input dimension NAME (repeatable). A bundle has fixed shapes: dynamic
+    /// dimensions without --dim are compiled as 1, and the compile prints each one.
+    #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
+    pub dims: Vec<(String, u64)>,
+    /// CPU baseline the kernels are built for (clang-19 -O3): cpu-x86_64: x86-64-v3 (default; AVX2, 256-bit
+    /// vectors) or x86-64-v4 (AVX-512, 512-bit vectors); cpu-aarch64: cortex-a76 (default) or armv8.2-a; `host`:
+    /// the best of these this machine supports (the compile prints which). A host lacking a bundle's CPU features
+    /// refuses to load it and names them. See docs/cpu-kernels.md.
+    #[arg(long)]
+    pub cpu_baseline: Option<String>,
+    /// Fix graph input NAME to the value in FILE.npy, folded into the graph before capture (repeatable). Needed for
+    /// inputs that set a shape-like parameter (Reshape's shape, Slice's starts, Pad's pads, Resize's scales, ...):
+    /// a bundle cannot take those at run time, and compile refuses them without a fixed value.
+    #[arg(long = "const", value_name = "NAME=FILE.npy", value_parser = parse_const)]
+    pub consts: Vec<(String, PathBuf)>,
+    /// compile3's dtypes instead of the model's own: float16 inputs are fed as float32 and float outputs are
+    /// returned as float32 (what openpilot's compile3.py does).
+    #[arg(long)]
+    pub compile3_dtypes: bool,
+    /// Compile even where tinygrad is known to compute an op differently from the ONNX reference, and skip the
+    /// compile-time cross-check of tinygrad's result with onnxruntime. The bundle may give wrong answers.
+    #[arg(long)]
+    pub trust_tinygrad: bool,
+    /// CPU targets: run tinygrad's kernel search (BEAM=N) on this CPU during the compile and write the chosen
+    /// optimisations to a search cache next to the bundle (OUTPUT with extension .beam.json, or --beam-cache-out).
+    /// Refused for another architecture's CPU unless --beam-cache gives a cache made on that CPU.
+    #[arg(long, value_name = "N")]
     pub beam: Option<u32>,
-    /// CPU targets: apply this search cache instead of searching (`--beam-cache FILE`).
+    /// CPU targets: apply a search cache (from --beam) instead of searching; the same cache gives a
+    /// byte-identical bundle. A kernel the cache lacks, or a cache entry the model lacks, is an error.
+    #[arg(long, value_name = "FILE")]
     pub beam_cache: Option<PathBuf>,
-    /// With `beam`: where the exporter writes the search cache.
+    /// With --beam: where to write the search cache.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "beam",
+        conflicts_with = "beam_cache"
+    )]
     pub beam_cache_out: Option<PathBuf>,
-    /// CPU targets, ONNX models: stride-1 3×3 convs as Winograd F(4×4,3×3) (`--winograd auto|on|off`; None: the
-    /// exporter's default, off). Documented in docs/cpu-kernels.md.
+    /// CPU targets: stride-1 3×3 convolutions as Winograd F(4×4,3×3), weights transformed at compile time: auto
+    /// (the exporter's default; x86-64 only) where the measured rule of docs/cpu-kernels.md §6 says it is faster
+    /// than the channel-last direct convolution, on for every such conv, off for none. Each rewritten conv is
+    /// checked against onnxruntime and keeps the direct form if it misses the bundle's tolerance (the compile
+    /// says so).
+    #[arg(long, value_parser = ["auto", "on", "off"])]
     pub winograd: Option<String>,
-    /// ONNX and `--tinygrad` compiles for a target with an executing model (adreno-a630, amd-gfx1100,
-    /// hexagon-v65): run the bundle there on seeded inputs and compare with the reference before writing it
-    /// ([`crate::emu_check`]). Not an export.py argument. Default on.
+    /// Skip the check that otherwise runs before an adreno-a630, amd-gfx1100 or hexagon-v65 bundle is written:
+    /// the bundle executed on that target's model (qcom-emu: the IR3 interpreter; usb-emu: the RDNA3
+    /// interpreter behind the emulated bridge; dsp-emu: qemu-hexagon behind the FastRPC model) on seeded
+    /// inputs, every output compared with onnxruntime (for --tinygrad: with tinygrad's own run on the host CPU).
+    /// Takes minutes on large models; without it the bundle is only checked structurally, and the compile says
+    /// the outputs were NOT checked.
+    #[arg(long = "no-emu-check", action = clap::ArgAction::SetFalse)]
     pub emu_check: bool,
 }
 
 impl ExportArgs {
     /// Default ONNX export for `target` into `out`.
-    pub fn onnx(
-        model: impl Into<PathBuf>,
-        target: impl Into<String>,
-        out: impl Into<PathBuf>,
-    ) -> Self {
+    pub fn onnx(model: impl Into<PathBuf>, target: TargetName, out: impl Into<PathBuf>) -> Self {
         ExportArgs {
             source: Source::Onnx(model.into()),
-            target: target.into(),
+            target: Some(target),
             out: out.into(),
             reference: false,
             seed: None,
@@ -124,75 +177,146 @@ impl ExportArgs {
         }
     }
 
-    /// export.py arguments (after the script path).
+    /// Default conversion of a compile3 pickle into `out` (the pickle names its own target).
+    pub fn pickle(pickle: impl Into<PathBuf>, out: impl Into<PathBuf>) -> Self {
+        ExportArgs {
+            source: Source::Pickle(pickle.into()),
+            target: None,
+            ..ExportArgs::onnx(PathBuf::new(), TargetName::host_cpu(), out)
+        }
+    }
+
+    /// The target's name, or `pickle` for a pickle (scratch directories and messages).
+    pub fn target_label(&self) -> &'static str {
+        self.target.map_or("pickle", TargetName::as_str)
+    }
+
+    /// export.py arguments (after the script path): the source, then [`EXPORT_OPTIONS`] (compiles) or
+    /// [`PICKLE_OPTIONS`] (pickles), then `--out`.
     pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        match &self.source {
-            Source::Onnx(_) | Source::Tinygrad(_) => {
-                let (flag, what) = match &self.source {
-                    Source::Tinygrad(spec) => ("--tinygrad", spec.clone()),
-                    _ => ("--onnx", self.source.file().display().to_string()),
-                };
-                v.extend([
-                    flag.to_string(),
-                    what,
-                    "--target".to_string(),
-                    self.target.clone(),
-                ]);
-                if self.reference {
-                    v.push("--reference".into());
-                }
-                if let Some(s) = self.seed {
-                    v.extend(["--seed".into(), s.to_string()]);
-                }
-                if let Some(t) = self.threads {
-                    v.extend(["--threads".into(), t.to_string()]);
-                }
-                if self.float16 {
-                    v.push("--float16".into());
-                }
-                if self.image {
-                    v.push("--image".into());
-                }
-                if let Some(b) = &self.cpu_baseline {
-                    v.extend(["--cpu-baseline".into(), b.clone()]);
-                }
-                for (name, file) in &self.consts {
-                    v.extend(["--const".into(), format!("{name}={}", file.display())]);
-                }
-                for (name, value) in &self.dims {
-                    v.extend(["--dim".into(), format!("{name}={value}")]);
-                }
-                if self.compile3_dtypes {
-                    v.push("--compile3-dtypes".into());
-                }
-                if self.trust_tinygrad {
-                    v.push("--trust-tinygrad".into());
-                }
-                if let Some(n) = self.beam {
-                    v.extend(["--beam".into(), n.to_string()]);
-                }
-                for (flag, path) in [
-                    ("--beam-cache", &self.beam_cache),
-                    ("--beam-cache-out", &self.beam_cache_out),
-                ] {
-                    if let Some(p) = path {
-                        v.extend([flag.to_string(), p.display().to_string()]);
+        let (flag, what, options) = match &self.source {
+            Source::Onnx(p) => ("--onnx", p.display().to_string(), EXPORT_OPTIONS),
+            Source::Tinygrad(spec) => ("--tinygrad", spec.clone(), EXPORT_OPTIONS),
+            Source::Pickle(p) => ("--pickle", p.display().to_string(), PICKLE_OPTIONS),
+        };
+        let mut v = vec![flag.to_string(), what];
+        for (flag, value) in options {
+            match value(self) {
+                Value::Flag(on) => {
+                    if on {
+                        v.push(flag.to_string());
                     }
                 }
-                if let Some(w) = &self.winograd {
-                    v.extend(["--winograd".into(), w.clone()]);
-                }
-            }
-            Source::Pickle(p) => {
-                v.extend(["--pickle".to_string(), p.display().to_string()]);
-                for (name, init) in &self.state_init {
-                    v.extend(["--state-init".into(), format!("{name}={init}")]);
+                Value::Each(values) => {
+                    for x in values {
+                        v.extend([flag.to_string(), x]);
+                    }
                 }
             }
         }
         v.extend(["--out".to_string(), self.out.display().to_string()]);
         v
+    }
+}
+
+/// How one option goes onto export.py's command line.
+pub enum Value {
+    /// A switch, given when on.
+    Flag(bool),
+    /// `FLAG VALUE` once per value (an `Option` gives none or one).
+    Each(Vec<String>),
+}
+
+/// An export.py option and how [`ExportArgs`] fills it in.
+pub type ExportOption = (&'static str, fn(&ExportArgs) -> Value);
+
+fn one<T: ToString>(v: &Option<T>) -> Value {
+    Value::Each(v.iter().map(T::to_string).collect())
+}
+
+fn path(v: &Option<PathBuf>) -> Value {
+    Value::Each(v.iter().map(|p| p.display().to_string()).collect())
+}
+
+/// The source options of export.py (exactly one is given).
+pub const SOURCE_FLAGS: &[&str] = &["--onnx", "--tinygrad", "--pickle"];
+
+/// The compile options export.py takes for ONNX models and tinygrad programs, in argv order: the one table
+/// [`ExportArgs::to_argv`] walks. Tests compare its flags with [`ExportArgs`]'s clap declaration and with export.py's
+/// argparse parser (`export.option_names()`).
+pub const EXPORT_OPTIONS: &[ExportOption] = &[
+    ("--target", |a| one(&a.target)),
+    ("--reference", |a| Value::Flag(a.reference)),
+    ("--seed", |a| one(&a.seed)),
+    ("--threads", |a| one(&a.threads)),
+    ("--float16", |a| Value::Flag(a.float16)),
+    ("--image", |a| Value::Flag(a.image)),
+    ("--cpu-baseline", |a| one(&a.cpu_baseline)),
+    ("--const", |a| {
+        Value::Each(
+            a.consts
+                .iter()
+                .map(|(name, file)| format!("{name}={}", file.display()))
+                .collect(),
+        )
+    }),
+    ("--dim", |a| {
+        Value::Each(
+            a.dims
+                .iter()
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect(),
+        )
+    }),
+    ("--compile3-dtypes", |a| Value::Flag(a.compile3_dtypes)),
+    ("--trust-tinygrad", |a| Value::Flag(a.trust_tinygrad)),
+    ("--beam", |a| one(&a.beam)),
+    ("--beam-cache", |a| path(&a.beam_cache)),
+    ("--beam-cache-out", |a| path(&a.beam_cache_out)),
+    ("--winograd", |a| one(&a.winograd)),
+];
+
+/// The options export.py takes for pickles, in argv order.
+pub const PICKLE_OPTIONS: &[ExportOption] = &[("--state-init", |a| {
+    Value::Each(
+        a.state_init
+            .iter()
+            .map(|(name, init)| format!("{name}={init}"))
+            .collect(),
+    )
+})];
+
+/// [`ExportArgs`] options of `cargo xtask compile` that are not export.py's (they steer what xtask does).
+pub const XTASK_ONLY_OPTIONS: &[&str] = &["--no-emu-check"];
+
+/// `--target`: a target name, or `cpu` for this host's CPU.
+pub fn parse_target(s: &str) -> Result<TargetName, String> {
+    match s {
+        "cpu" => Ok(TargetName::host_cpu()),
+        s => s.parse().map_err(|e: UnknownTarget| format!("{e}, or cpu")),
+    }
+}
+
+/// `NAME=VALUE` (VALUE >= 1) for `--dim`.
+pub fn parse_dim(s: &str) -> Result<(String, u64), String> {
+    match s.split_once('=') {
+        Some((name, v)) if !name.is_empty() => match v.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok((name.to_string(), n)),
+            _ => Err(format!(
+                "expected NAME=VALUE with VALUE a whole number >= 1, got '{s}'"
+            )),
+        },
+        _ => Err(format!("expected NAME=VALUE, got '{s}'")),
+    }
+}
+
+/// `NAME=FILE.npy` for `--const`.
+pub fn parse_const(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!("expected NAME=FILE.npy, got '{s}'")),
     }
 }
 
@@ -304,9 +428,51 @@ mod tests {
         p
     }
 
+    /// `--target cpu` is this host's CPU; every name parses; anything else is refused naming the valid ones.
+    #[test]
+    fn target_names_and_cpu_parse() {
+        assert_eq!(parse_target("cpu"), Ok(TargetName::host_cpu()));
+        for t in TargetName::ALL {
+            assert_eq!(parse_target(t.as_str()), Ok(t));
+        }
+        let e = parse_target("tpu").unwrap_err();
+        assert!(e.contains("adreno-a630") && e.ends_with(", or cpu"), "{e}");
+    }
+
+    #[test]
+    fn dim_values_are_names_with_whole_numbers() {
+        assert_eq!(parse_dim("N=8"), Ok(("N".to_string(), 8)));
+        assert_eq!(parse_dim("batch_size=1"), Ok(("batch_size".to_string(), 1)));
+        for bad in ["N", "=8", "N=0", "N=-1", "N=x", "N="] {
+            assert!(parse_dim(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The argv table has a row for every option [`ExportArgs`] declares to clap (and no other), so an option
+    /// added to the declaration reaches export.py (or is listed as xtask's own).
+    #[test]
+    fn option_table_is_the_clap_declaration() {
+        use clap::Args;
+        let cmd = ExportArgs::augment_args(clap::Command::new("export"));
+        let mut declared: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| format!("--{l}"))
+            .collect();
+        declared.sort();
+        let mut table: Vec<String> = EXPORT_OPTIONS
+            .iter()
+            .map(|o| o.0)
+            .chain(XTASK_ONLY_OPTIONS.iter().copied())
+            .map(String::from)
+            .collect();
+        table.sort();
+        assert_eq!(declared, table);
+    }
+
     #[test]
     fn argv_matches_export_py_cli() {
-        let mut a = ExportArgs::onnx("m.onnx", "cpu-x86_64", "out");
+        let mut a = ExportArgs::onnx("m.onnx", TargetName::CpuX86_64, "out");
         a.reference = true;
         a.seed = Some(3);
         a.threads = Some(2);
@@ -331,7 +497,7 @@ mod tests {
         );
         let w = ExportArgs {
             winograd: Some("off".into()),
-            ..ExportArgs::onnx("m.onnx", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("m.onnx", TargetName::CpuX86_64, "o")
         };
         assert_eq!(
             w.to_argv(),
@@ -346,15 +512,11 @@ mod tests {
                 "o"
             ]
         );
-        let p = ExportArgs {
-            source: Source::Pickle("m.pkl".into()),
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
-        };
+        let p = ExportArgs::pickle("m.pkl", "o");
         assert_eq!(p.to_argv(), ["--pickle", "m.pkl", "--out", "o"]);
         let st = ExportArgs {
-            source: Source::Pickle("m.pkl".into()),
             state_init: vec![("feat_q".into(), "zeros".into())],
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+            ..ExportArgs::pickle("m.pkl", "o")
         };
         assert_eq!(
             st.to_argv(),
@@ -369,7 +531,7 @@ mod tests {
         );
         let tg = ExportArgs {
             source: Source::Tinygrad("models/p.py:build".into()),
-            ..ExportArgs::onnx("x", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("x", TargetName::CpuX86_64, "o")
         };
         assert_eq!(
             tg.to_argv(),
@@ -386,7 +548,7 @@ mod tests {
         let img = ExportArgs {
             image: true,
             float16: true,
-            ..ExportArgs::onnx("m", "adreno-a630", "o")
+            ..ExportArgs::onnx("m", TargetName::AdrenoA630, "o")
         };
         assert!(
             img.to_argv().contains(&"--image".to_string())
@@ -394,7 +556,7 @@ mod tests {
         );
         let dims = ExportArgs {
             dims: vec![("N".into(), 8), ("T".into(), 3)],
-            ..ExportArgs::onnx("m", "cpu-x86_64", "o")
+            ..ExportArgs::onnx("m", TargetName::CpuX86_64, "o")
         };
         let argv = dims.to_argv();
         assert!(
@@ -413,7 +575,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "tpu", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_secs(20),
         )
         .unwrap_err();
@@ -427,7 +589,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_secs(20),
         )
         .unwrap_err();
@@ -437,7 +599,7 @@ mod tests {
         let out = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "outdir"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "outdir"),
             Duration::from_secs(20),
         )
         .unwrap();
@@ -448,7 +610,7 @@ mod tests {
     #[test]
     fn exit_2_without_error_line_reports_last_line_and_missing_script_is_clear() {
         let s = fake_script("e2b", "echo 'python: cannot open file' >&2\nexit 2\n");
-        let a = ExportArgs::onnx("m", "cpu-x86_64", "o");
+        let a = ExportArgs::onnx("m", TargetName::CpuX86_64, "o");
         let e = run_script(Path::new("sh"), &s, &a, Duration::from_secs(20)).unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -466,7 +628,7 @@ mod tests {
         let e = run_script(
             Path::new("sh"),
             &s,
-            &ExportArgs::onnx("m", "cpu-x86_64", "o"),
+            &ExportArgs::onnx("m", TargetName::CpuX86_64, "o"),
             Duration::from_millis(300),
         )
         .unwrap_err();

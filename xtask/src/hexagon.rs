@@ -89,7 +89,11 @@ pub fn measure(py: &Path, res: u32, full: bool) -> Result<Figures> {
     std::fs::create_dir_all(&dir)?;
     let onnx = make_model(py, &dir, res, full)?;
     let out = dir.join("qdq-hexagon.mrt");
-    let mut args = ExportArgs::onnx(&onnx, "hexagon-v65", PathBuf::new());
+    let mut args = ExportArgs::onnx(
+        &onnx,
+        modelrt_hal::target::TargetName::HexagonV65,
+        PathBuf::new(),
+    );
     args.reference = true;
     let t = Instant::now();
     let report = crate::compile::compile(py, args, &out)?;

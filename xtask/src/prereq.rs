@@ -13,6 +13,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use modelrt_hal::target::TargetName;
+
 /// One missing prerequisite: what, why, and the command that installs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
@@ -89,10 +91,11 @@ pub fn llvm_major(lib: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Everything `target` (an exporter target name, or `pickle`) needs that `probe` does not have.
-pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
+/// Everything a compile for `target` needs that `probe` does not have.
+pub fn missing_for(target: TargetName, probe: &dyn Probe) -> Vec<Missing> {
     let mut out = Vec::new();
-    if target.starts_with("cpu-") {
+    let family = target.family();
+    if family == "cpu" {
         let cc = probe.cc().unwrap_or_else(|| "clang".into());
         if !probe.has_program(&cc) {
             out.push(Missing {
@@ -102,7 +105,7 @@ pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
             });
         }
     }
-    if target.starts_with("amd-")
+    if family == "amd"
         && !probe
             .shared_libraries()
             .iter()
@@ -114,7 +117,7 @@ pub fn missing_for(target: &str, probe: &dyn Probe) -> Vec<Missing> {
             install: "apt-get install -y libllvm19 (or `cargo xtask setup`)".into(),
         });
     }
-    if target.starts_with("hexagon-") {
+    if family == "hexagon" {
         out.extend(missing_for_hexagon(probe));
     }
     out
@@ -157,7 +160,7 @@ fn missing_for_hexagon(probe: &dyn Probe) -> Vec<Missing> {
 }
 
 /// Fail with one line naming every missing prerequisite of `target` on this machine.
-pub fn check(target: &str) -> anyhow::Result<()> {
+pub fn check(target: TargetName) -> anyhow::Result<()> {
     let missing = missing_for(target, &System);
     if missing.is_empty() {
         return Ok(());
@@ -209,7 +212,7 @@ mod tests {
             cc: None,
             qemu: None,
         };
-        let m = missing_for("cpu-x86_64", &none);
+        let m = missing_for(TargetName::CpuX86_64, &none);
         assert_eq!(m.len(), 1);
         assert!(m[0].to_string().contains("`clang`"), "{}", m[0]);
         assert!(m[0].install.contains("apt-get install -y clang"));
@@ -219,8 +222,8 @@ mod tests {
             cc: Some("gcc-12"),
             qemu: None,
         };
-        assert!(missing_for("cpu-aarch64", &with_cc).is_empty());
-        assert!(missing_for("adreno-a630", &none).is_empty());
+        assert!(missing_for(TargetName::CpuAarch64, &with_cc).is_empty());
+        assert!(missing_for(TargetName::AdrenoA630, &none).is_empty());
     }
 
     #[test]
@@ -231,8 +234,8 @@ mod tests {
             cc: None,
             qemu,
         };
-        assert!(missing_for("hexagon-v65", &tools(Some(10))).is_empty());
-        let m = missing_for("hexagon-v65", &tools(Some(7)));
+        assert!(missing_for(TargetName::HexagonV65, &tools(Some(10))).is_empty());
+        let m = missing_for(TargetName::HexagonV65, &tools(Some(7)));
         assert_eq!(m.len(), 1);
         assert!(m[0].what.contains("found 7"), "{}", m[0]);
         assert!(m[0].install.contains("cargo xtask setup"), "{}", m[0]);
@@ -242,7 +245,7 @@ mod tests {
             cc: None,
             qemu: None,
         };
-        let all: Vec<String> = missing_for("hexagon-v65", &bare)
+        let all: Vec<String> = missing_for(TargetName::HexagonV65, &bare)
             .iter()
             .map(|m| m.what.clone())
             .collect();
@@ -253,7 +256,7 @@ mod tests {
                 && all[2].contains("llvm-objcopy-19"),
             "{all:?}"
         );
-        assert!(missing_for("cpu-x86_64", &tools(Some(7))).len() == 1);
+        assert!(missing_for(TargetName::CpuX86_64, &tools(Some(7))).len() == 1);
     }
 
     #[test]
@@ -264,13 +267,13 @@ mod tests {
             cc: None,
             qemu: None,
         };
-        let m = missing_for("amd-gfx1100", &old);
+        let m = missing_for(TargetName::AmdGfx1100, &old);
         assert_eq!(m.len(), 1);
         assert!(m[0].install.contains("libllvm19"));
         let new = Fake {
             libs: vec!["libLLVM-15.so.1", "libLLVM.so.19.1"],
             ..old
         };
-        assert!(missing_for("amd-gfx1201", &new).is_empty());
+        assert!(missing_for(TargetName::AmdGfx1201, &new).is_empty());
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::bench::{build_modelrt, summarize};
 use crate::exporter::ExportArgs;
+use modelrt_hal::target::TargetName;
 
 /// What `cargo xtask threads` measures.
 #[derive(Clone, Debug)]
@@ -37,14 +38,6 @@ pub struct Candidate {
     pub median_ns: u64,
     pub max_ns: u64,
     pub samples: usize,
-}
-
-fn host_cpu_target() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "cpu-aarch64"
-    } else {
-        "cpu-x86_64"
-    }
 }
 
 fn loadavg() -> String {
@@ -100,7 +93,7 @@ pub fn run(o: &ThreadsOptions) -> Result<Vec<Candidate>> {
     let mut bundles = Vec::new();
     for &t in &o.candidates {
         let out = dir.join(format!("{name}-t{t}.mrt"));
-        let mut args = ExportArgs::onnx(&o.model, host_cpu_target(), &dir);
+        let mut args = ExportArgs::onnx(&o.model, TargetName::host_cpu(), &dir);
         args.threads = Some(t);
         let r = crate::compile::compile(&python, args, &out)?;
         eprintln!(

@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use modelrt_core::verify::{compare, compare_reference};
 use modelrt_core::Bundle;
+use modelrt_hal::target::TargetName;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 
 use crate::exporter::ExportArgs;
@@ -33,7 +34,7 @@ pub const MODELS: &[&str] = &[
 ];
 
 /// Cross targets whose bundles are only checked to decode.
-pub const CROSS_TARGETS: &[&str] = &["adreno-a630", "amd-gfx1100"];
+pub const CROSS_TARGETS: &[TargetName] = &[TargetName::AdrenoA630, TargetName::AmdGfx1100];
 
 /// One model's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -94,7 +95,7 @@ fn run_cpu(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<Zoo
     let t = Instant::now();
     let r = crate::compile::compile(
         python,
-        ExportArgs::onnx(&onnx, host_target(), ""),
+        ExportArgs::onnx(&onnx, TargetName::host_cpu(), ""),
         &bundle_path,
     )?;
     let compile_s = t.elapsed().as_secs_f64();
@@ -151,15 +152,7 @@ fn run_cpu(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<Zoo
     })
 }
 
-fn host_target() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "cpu-aarch64"
-    } else {
-        "cpu-x86_64"
-    }
-}
-
-fn cross(python: &Path, zoo: &Path, model: &str, target: &str, out_dir: &Path) -> String {
+fn cross(python: &Path, zoo: &Path, model: &str, target: TargetName, out_dir: &Path) -> String {
     let onnx = zoo.join(format!("light_{model}.onnx"));
     let path = out_dir.join(format!("{model}-{target}.mrt"));
     let res = crate::compile::compile(python, ExportArgs::onnx(&onnx, target, ""), &path).and_then(
@@ -200,7 +193,7 @@ pub fn run(only: &[String], with_cross: bool) -> Result<Vec<ZooResult>> {
         if with_cross {
             for t in CROSS_TARGETS {
                 r.cross
-                    .push(((*t).into(), cross(&python, &zoo, model, t, &out_dir)));
+                    .push((t.to_string(), cross(&python, &zoo, model, *t, &out_dir)));
             }
         }
         eprintln!("<== zoo: {model}: cpu {}", r.cpu);
@@ -292,7 +285,7 @@ fn randomized(python: &Path, zoo: &Path, model: &str, out_dir: &Path) -> Result<
 
 /// Compile `onnx` for adreno-a630 with an onnxruntime reference, run it on `--device qcom-emu` and compare.
 fn run_adreno(python: &Path, onnx: &Path, image: bool, out: &Path) -> Result<Measured> {
-    let mut args = ExportArgs::onnx(onnx, "adreno-a630", "");
+    let mut args = ExportArgs::onnx(onnx, TargetName::AdrenoA630, "");
     args.reference = true;
     args.image = image;
     args.float16 = image;
@@ -496,7 +489,7 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult
             run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu").unwrap())
         } else {
             randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
-                let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
+                let mut args = ExportArgs::onnx(&onnx, TargetName::AmdGfx1100, "");
                 args.reference = true;
                 args.emu_check = false; // run_bundle_on is the same comparison
                 crate::compile::compile(&python, args, &bundle)?;

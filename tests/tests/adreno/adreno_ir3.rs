@@ -7,6 +7,7 @@
 //!   tolerance (fp32 bundles: 1e-4; image/fp16 bundles: the 5e-2 the exporter embeds for FLOAT16);
 //! - threads: the vision bundle's work groups run on 1 and on 3 host threads leave byte-identical GPU memory
 //!   and equal instruction counts, and both match onnxruntime.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,7 +26,7 @@ const MODELS: [&str; 3] = ["vision", "policy", "dmonitor"];
 fn bundle(py: &Path, model: &str, image: bool) -> Vec<u8> {
     let mut args = ExportArgs::onnx(
         root().join(format!("xtask/models/{model}.onnx")),
-        "adreno-a630",
+        TargetName::AdrenoA630,
         "",
     );
     args.image = image;

@@ -14,6 +14,7 @@
 //!
 //! Both have a kernel that uses per-fiber private memory (`stp`/`ldp`). These are cheap to emulate (a few seconds
 //! a step); every zoo model at full size runs through `cargo xtask zoo --adreno` (docs/zoo.md).
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -65,7 +66,7 @@ fn compile_and_run(
     image: bool,
     tag: &str,
 ) -> ((f64, f64, usize, usize), Vec<Vec<String>>) {
-    let mut args = ExportArgs::onnx(onnx, "adreno-a630", "");
+    let mut args = ExportArgs::onnx(onnx, TargetName::AdrenoA630, "");
     args.image = image;
     args.float16 = image;
     args.reference = true;

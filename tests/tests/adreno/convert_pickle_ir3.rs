@@ -7,6 +7,7 @@
 //! - IMAGE=1 FLOAT16=1: tinygrad derives the half/image weights with GPU kernels the fake KGSL never runs, so those
 //!   buffers hold zeros; `convert` must say so with one warning line instead of silently producing a bundle that
 //!   computes wrong outputs, and must not warn for the fp32 pickle.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -53,7 +54,7 @@ fn qcom_pickle(py: &Path, model: &str, image: bool, dir: &Path) -> PathBuf {
 
 /// The exporter's stderr when converting `pkl` (what `cargo xtask convert` prints), after checking it succeeded.
 fn convert_stderr(py: &Path, pkl: &Path, dir: &Path) -> String {
-    let mut args = ExportArgs::onnx(pkl, "", dir.join("manifest"));
+    let mut args = ExportArgs::pickle(pkl, dir.join("manifest"));
     args.source = Source::Pickle(pkl.to_path_buf());
     let out = Command::new(py)
         .arg(script_path())
@@ -116,12 +117,16 @@ fn fp32_qcom_pickle_computes_the_same_outputs_as_its_onnx_compile() {
     let err = convert_stderr(&py, &pkl, &dir);
     assert!(!err.contains("warning:"), "fp32 pickle: {err}");
     let conv = dir.join("policy-pickle.mrt");
-    let mut args = ExportArgs::onnx(&pkl, "", "");
+    let mut args = ExportArgs::pickle(&pkl, "");
     args.source = Source::Pickle(pkl.clone());
     xtask::compile::compile(&py, args, &conv).unwrap();
     let conv = std::fs::read(conv).unwrap();
 
-    let mut args = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), "adreno-a630", "");
+    let mut args = ExportArgs::onnx(
+        root().join("xtask/models/policy.onnx"),
+        TargetName::AdrenoA630,
+        "",
+    );
     args.reference = true;
     let onnx = std::fs::read(compile_args(&py, args, "-ir3")).unwrap();
     let (ref_in, ref_out, _, _) = reference(&onnx);

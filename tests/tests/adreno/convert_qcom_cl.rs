@@ -36,7 +36,7 @@ fn convert(py: &Path, stem: &str) -> Vec<u8> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let pkl = pickle(stem, &dir);
-    let mut args = ExportArgs::onnx(&pkl, "", "");
+    let mut args = ExportArgs::pickle(&pkl, "");
     args.source = Source::Pickle(pkl.clone());
     let out = dir.join("out.mrt");
     xtask::compile::compile(py, args, &out).unwrap();

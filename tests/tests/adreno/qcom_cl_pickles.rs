@@ -46,7 +46,7 @@ fn check(stem: &str, kind: &str) {
         ],
     );
     let mrt = dir.join(format!("{stem}.mrt"));
-    let mut args = ExportArgs::onnx(&pkl, "", "");
+    let mut args = ExportArgs::pickle(&pkl, "");
     args.source = Source::Pickle(pkl.clone());
     xtask::compile::compile(&py, args, &mrt).unwrap();
     py_run(

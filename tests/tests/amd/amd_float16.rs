@@ -12,6 +12,7 @@
 //! Needs the exporter's Python, LLVM 19 tools and the Navi31 firmware; without them the tests are recorded skips, which
 //! fail under CI (`tests/src/skip.rs`).
 use super::rdna3_support;
+use modelrt_hal::target::TargetName;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -92,7 +93,7 @@ fn run_case(py: &Path, name: &str) -> Result<f64, String> {
     let out = out_dir().join(format!("{name}.mrt"));
     // The outputs are compared with ONNX's expected values below, on the same device the pre-write check
     // would use.
-    let mut args = ExportArgs::onnx(case.model(), "amd-gfx1100", "");
+    let mut args = ExportArgs::onnx(case.model(), TargetName::AmdGfx1100, "");
     args.emu_check = false;
     xtask::compile::compile(py, args, &out).map_err(|e| format!("compile: {e:#}"))?;
     let bytes = std::fs::read(&out).unwrap();
@@ -188,7 +189,7 @@ fn float16_matmul_add_tanh_compiles_for_gfx1100_with_the_device_check() {
 
     // The compile with the pre-write check on must get the bundle through usb-emu: before the 16-bit
     // operations existed it stopped at `unsupported instruction … (unknown VOP1/VOP2/VOPC opcode)`.
-    let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
+    let mut args = ExportArgs::onnx(&onnx, TargetName::AmdGfx1100, "");
     args.emu_check = true;
     let checked = out_dir().join("matmul_add_tanh_f16-checked.mrt");
     // Float16 outputs are compared at their own resolution (core/src/verify.rs), so the compile must
@@ -198,7 +199,7 @@ fn float16_matmul_add_tanh_compiles_for_gfx1100_with_the_device_check() {
 
     // The same graph with the onnxruntime reference embedded, run on usb-emu: within float16 precision
     // (a few f16 ulps of outputs in (−1, 1): tinygrad computes tanh from exp in f16).
-    let mut args = ExportArgs::onnx(&onnx, "amd-gfx1100", "");
+    let mut args = ExportArgs::onnx(&onnx, TargetName::AmdGfx1100, "");
     args.emu_check = false;
     args.reference = true;
     let with_ref = out_dir().join("matmul_add_tanh_f16-ref.mrt");

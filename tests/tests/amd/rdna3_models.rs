@@ -16,6 +16,7 @@
 //! are recorded skips, which fail under CI (`tests/src/skip.rs`). The whole light zoo runs in
 //! `rdna3_zoo.rs` (ignored by default; command in docs/hw/rdna3-isa.md).
 use super::rdna3_support;
+use modelrt_hal::target::TargetName;
 
 use modelrt_core::verify::compare;
 use modelrt_core::Bundle;
@@ -36,7 +37,7 @@ fn gfx1100(py: &std::path::Path, model: &str) -> Vec<u8> {
 fn pipeline_gfx1100(py: &std::path::Path) -> Vec<u8> {
     let mut args = ExportArgs::onnx(
         std::path::PathBuf::new(),
-        "amd-gfx1100",
+        TargetName::AmdGfx1100,
         std::path::PathBuf::new(),
     );
     args.source = Source::Tinygrad(xtask::pipeline::script_spec());

@@ -10,6 +10,7 @@
 //! pipeline bundle
 //! (`xtask/models/modeld_pipeline.py`) stepped `PIPELINE_FRAMES` frames against `modelrt run --steps`
 //! with frames drawn by the pipeline script's own sampler.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -125,11 +126,7 @@ fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
 /// script's own `sample_inputs` (`NAME.npy`, stacked), the outputs of `modelrt run --steps` (`cli/`)
 /// and its state after the last frame (`state/`); returns the bundle.
 fn pipeline_fixture(py: &Path, bin: &Path, dir: &Path) -> PathBuf {
-    let mut args = ExportArgs::onnx(
-        PathBuf::new(),
-        format!("cpu-{}", std::env::consts::ARCH),
-        PathBuf::new(),
-    );
+    let mut args = ExportArgs::onnx(PathBuf::new(), TargetName::host_cpu(), PathBuf::new());
     args.source = Source::Tinygrad(xtask::pipeline::script_spec());
     let bundle = compile_args(py, args, "pyapi");
     let script = "import importlib.util, sys\nimport numpy as np\n\
@@ -169,7 +166,11 @@ fn fresh(dir: &Path) -> PathBuf {
 
 /// The stateful bundle compiled for `target`.
 fn stateful_bundle(py: &Path, target: &str) -> PathBuf {
-    let mut args = ExportArgs::onnx(PathBuf::new(), target, PathBuf::new());
+    let mut args = ExportArgs::onnx(
+        PathBuf::new(),
+        target.parse().expect("a target name"),
+        PathBuf::new(),
+    );
     args.source = Source::Tinygrad(format!(
         "{}:build",
         root().join("targets/python/tests/stateful.py").display()

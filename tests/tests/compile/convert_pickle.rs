@@ -7,6 +7,7 @@
 //!   fake KGSL of qcom/golden/fake_kgsl.py) are converted to Adreno a630 bundles whose kernels decode, whose
 //!   weights are the model's bytes, and which load and run on the KGSL model (streams validated, shaders not run).
 //! - A pickle from another tinygrad version, or compiled on the NULL device (no weights), is refused with a clear error.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -86,7 +87,7 @@ fn model(name: &str) -> String {
 
 /// `cargo xtask convert PICKLE -o OUT`.
 fn convert(py: &Path, pkl: &Path, out: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut args = ExportArgs::onnx(pkl, "", "");
+    let mut args = ExportArgs::pickle(pkl, "");
     args.source = Source::Pickle(pkl.to_path_buf());
     xtask::compile::compile(py, args, out)?;
     Ok(std::fs::read(out)?)
@@ -243,7 +244,7 @@ fn check_weights(b: &Bundle<'_>, inits: &[(String, Vec<u8>)], image: bool) {
 fn same_kernels_as_onnx_compile(py: &Path, b: &Bundle<'_>, name: &str) {
     let path = compile_args(
         py,
-        ExportArgs::onnx(model(name), "adreno-a630", ""),
+        ExportArgs::onnx(model(name), TargetName::AdrenoA630, ""),
         "-convert-pickle",
     );
     let bytes = std::fs::read(path).unwrap();

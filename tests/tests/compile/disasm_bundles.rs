@@ -38,7 +38,7 @@ fn tiny_model_kernels_all_decode_for_a630_and_gfx1100() {
         .expect("the exporter Python runs");
     assert!(st.success());
     for (target, isa) in [("adreno-a630", Isa::A6xx), ("amd-gfx1100", Isa::Gfx1100)] {
-        let mut args = ExportArgs::onnx(&onnx, target, "");
+        let mut args = ExportArgs::onnx(&onnx, target.parse().expect("a target name"), "");
         args.emu_check = false; // only the code is looked at here
         let path = modelrt_tests::compile_args(&py, args, "-disasm");
         let bytes = std::fs::read(&path).unwrap();

@@ -3,6 +3,7 @@
 //! are checked to be well formed and every kernel binary to decode for its target
 //! (`modelrt_targets::inspect`); the Adreno bundles also go through the Adreno backend against the
 //! KGSL model, which validates every PM4 stream they submit (shader execution: tests/tests/adreno/adreno_ir3.rs).
+use modelrt_hal::target::TargetName;
 use std::path::Path;
 
 use modelrt_core::Bundle;
@@ -14,7 +15,7 @@ use xtask::exporter::ExportArgs;
 fn build(py: &Path, model: &str, target: &str, image: bool) -> Vec<u8> {
     let mut args = ExportArgs::onnx(
         root().join(format!("xtask/models/{model}.onnx")),
-        target,
+        target.parse().expect("a target name"),
         "",
     );
     args.image = image;
@@ -130,7 +131,11 @@ fn adreno_bundles_decode_and_their_streams_validate() {
 fn adreno_compiles_are_deterministic() {
     let Some(py) = python() else { return };
     let a = build(&py, "policy", "adreno-a630", true);
-    let mut args = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), "adreno-a630", "");
+    let mut args = ExportArgs::onnx(
+        root().join("xtask/models/policy.onnx"),
+        TargetName::AdrenoA630,
+        "",
+    );
     args.image = true;
     args.float16 = true;
     let b = std::fs::read(compile_args(&py, args, "-image-again")).unwrap();

@@ -5,6 +5,7 @@
 //! refused with one line and nothing is written.
 //! A float16 model passes at its outputs' own resolution; `--tinygrad` programs are checked too (against
 //! tinygrad's own run of the script's first seeded step), or the compile says they were not.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 
 use modelrt_core::bundle::Bundle;
@@ -21,7 +22,11 @@ fn out(name: &str) -> PathBuf {
 }
 
 fn policy(target: &str, emu_check: bool) -> ExportArgs {
-    let mut a = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), target, "");
+    let mut a = ExportArgs::onnx(
+        root().join("xtask/models/policy.onnx"),
+        target.parse().expect("a target name"),
+        "",
+    );
     a.emu_check = emu_check;
     a
 }
@@ -63,7 +68,10 @@ fn amd_compile_is_checked_on_the_rdna3_interpreter_and_writes_the_same_bundle() 
 #[test]
 fn targets_without_an_executing_model_are_not_checked() {
     for t in ["cpu-x86_64", "cpu-aarch64", "amd-gfx1201"] {
-        assert!(device_for(t).is_none(), "{t}");
+        assert!(
+            device_for(t.parse().expect("a target name")).is_none(),
+            "{t}"
+        );
     }
 }
 
@@ -80,7 +88,7 @@ fn an_output_the_model_computes_differently_is_refused_in_one_line() {
     // compile() exports into target/modelrt-export/<stem>-<target> and leaves the manifest there.
     let dir = root().join("target/modelrt-export/policy-adreno-a630-tamper-adreno-a630");
     let mut m = Manifest::load(&dir).unwrap();
-    let dev = device_for("adreno-a630").unwrap();
+    let dev = device_for(TargetName::AdrenoA630).unwrap();
     let r = m.reference.clone().unwrap();
     let bundle = xtask::bundle_build::build(&m).unwrap();
     let spec = reference_spec(&m, &r).unwrap();
@@ -118,7 +126,11 @@ fn a_float16_model_passes_the_adreno_check_at_its_own_resolution() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let mut args = ExportArgs::onnx(dir.join("float16_matmul_tanh.onnx"), "adreno-a630", "");
+    let mut args = ExportArgs::onnx(
+        dir.join("float16_matmul_tanh.onnx"),
+        TargetName::AdrenoA630,
+        "",
+    );
     args.reference = true;
     let path = out("float16_matmul_tanh-adreno-a630");
     let r = xtask::compile::compile(&py, args, &path).unwrap_or_else(|e| panic!("{e:#}"));
@@ -126,7 +138,7 @@ fn a_float16_model_passes_the_adreno_check_at_its_own_resolution() {
     assert_eq!(c.device, "qcom-emu");
     assert!(c.max_abs > 0.0 && c.max_abs < 1e-2, "{c:?}");
     let bytes = std::fs::read(&path).unwrap();
-    assert!(check_embedded(&bytes, device_for("adreno-a630").unwrap()).is_ok());
+    assert!(check_embedded(&bytes, device_for(TargetName::AdrenoA630).unwrap()).is_ok());
 }
 
 /// A small stateless tinygrad program (matmul, bias, tanh) in the `--tinygrad` contract (xtask/exporter/mrt/script.py).
@@ -150,7 +162,7 @@ fn tiny_script() -> String {
 }
 
 fn script_args(target: &str) -> ExportArgs {
-    let mut a = ExportArgs::onnx("", target, "");
+    let mut a = ExportArgs::onnx("", target.parse().expect("a target name"), "");
     a.source = Source::Tinygrad(tiny_script());
     a
 }
@@ -176,7 +188,11 @@ fn tinygrad_programs_are_checked_on_the_target_model() {
         // the embedded reference (tinygrad's run on the host CPU) is the one the check used
         let bytes = std::fs::read(&path).unwrap();
         assert!(
-            check_embedded(&bytes, device_for(target).unwrap()).is_ok(),
+            check_embedded(
+                &bytes,
+                device_for(target.parse().expect("a target name")).unwrap()
+            )
+            .is_ok(),
             "{target}"
         );
 

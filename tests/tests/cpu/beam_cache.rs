@@ -3,6 +3,7 @@
 //! whose producer flags name the search and the cache's sha256, and whose outputs still match onnxruntime (the
 //! reference the exporter embeds) within 1e-4. A search for another architecture's CPU, a corrupt cache, a cache
 //! lacking one of the model's kernels and a cache naming a kernel the model lacks are each one clean error.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,7 +16,11 @@ use xtask::exporter::ExportArgs;
 const CACHE: &str = "xtask/beam/policy-x86_64.json";
 
 fn policy_args(cache: Option<PathBuf>) -> ExportArgs {
-    let mut args = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), "cpu-x86_64", "");
+    let mut args = ExportArgs::onnx(
+        root().join("xtask/models/policy.onnx"),
+        TargetName::CpuX86_64,
+        "",
+    );
     args.threads = Some(2); // the committed cache was searched for the bench's 2-thread split
     args.reference = true;
     args.beam_cache = cache;
@@ -114,7 +119,7 @@ fn committed_cache_gives_identical_bundles_that_match_onnxruntime() {
 fn beam_for_a_foreign_cpu_is_refused_without_a_cache() {
     let Some(py) = python() else { return };
     let mut args = policy_args(None);
-    args.target = "cpu-aarch64".into();
+    args.target = Some(TargetName::CpuAarch64);
     args.beam = Some(2);
     let msg = one_line_error(&py, args, "policy-aarch64-beam");
     assert!(

@@ -5,6 +5,7 @@
 //! Graph inputs that feed shape-like parameters must be refused with the `--const` fix, and accepted with it.
 //! Float16 outputs are verified at their own type's resolution, `--float16` alone is refused, a file that is
 //! not ONNX is named as such, and dynamic dimensions are printed and set with `--dim`.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,7 +47,7 @@ fn compile_with(
     consts: &[(&str, PathBuf)],
     more: impl FnOnce(&mut ExportArgs),
 ) -> anyhow::Result<PathBuf> {
-    let mut args = ExportArgs::onnx(dir.join(format!("{name}.onnx")), "cpu-x86_64", "");
+    let mut args = ExportArgs::onnx(dir.join(format!("{name}.onnx")), TargetName::CpuX86_64, "");
     args.reference = true;
     more(&mut args);
     args.consts = consts
@@ -193,7 +194,7 @@ fn float16_without_image_is_refused() {
     let dir = models(&py);
     for target in ["cpu-x86_64", "adreno-a630", "amd-gfx1100"] {
         let e = compile_with(&py, &dir, "float16_matmul_tanh", &[], |a| {
-            a.target = target.into();
+            a.target = Some(target.parse().expect("a target name"));
             a.float16 = true;
         })
         .unwrap_err();

@@ -14,6 +14,7 @@
 //!
 //! tinygrad 0.14's own CLANG kernels for this net have no ymm/zmm FMA at all (float4 loads, docs/cpu-kernels.md
 //! §2), so a behaviour change of the undocumented `DMC` switch or of the layout pass fails the width checks.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -75,7 +76,7 @@ fn model_from(py: &Path, script: &str, name: &str) -> PathBuf {
 }
 
 fn compile(py: &Path, target: &str, baseline: Option<&str>, tag: &str) -> PathBuf {
-    let mut args = ExportArgs::onnx(model(py), target, "");
+    let mut args = ExportArgs::onnx(model(py), target.parse().expect("a target name"), "");
     args.reference = true;
     args.cpu_baseline = baseline.map(str::to_string);
     modelrt_tests::compile_args(py, args, tag)
@@ -220,7 +221,7 @@ fn large_weight_conv_is_channel_block_major_and_matches_onnxruntime() {
     let Some(py) = python() else { return };
     let mut args = ExportArgs::onnx(
         model_from(&py, BLOCKED_SCRIPT, "blocked25"),
-        "cpu-x86_64",
+        TargetName::CpuX86_64,
         "",
     );
     args.reference = true;
@@ -255,7 +256,11 @@ fn policy_matrix_vector_kernels_use_ymm_fmas_and_match_onnxruntime() {
     // features, one kernel: `..._128_8_2_4`) and its 128 -> 64 layer multiply whole ymm vectors of weights; tinygrad's
     // heuristic gave them scalar FMAs only
     let Some(py) = python() else { return };
-    let mut args = ExportArgs::onnx(root().join("xtask/models/policy.onnx"), "cpu-x86_64", "");
+    let mut args = ExportArgs::onnx(
+        root().join("xtask/models/policy.onnx"),
+        TargetName::CpuX86_64,
+        "",
+    );
     args.reference = true;
     let path = modelrt_tests::compile_args(&py, args, "-gemm-v3");
     let bytes = std::fs::read(&path).unwrap();

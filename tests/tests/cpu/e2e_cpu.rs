@@ -110,8 +110,11 @@ fn embedded_demo_bundle_is_up_to_date() {
     } else {
         ("cpu-x86_64", "targets/assets/demo-x86_64.mrt")
     };
-    let mut args =
-        xtask::exporter::ExportArgs::onnx(root().join("xtask/models/vision.onnx"), target, "");
+    let mut args = xtask::exporter::ExportArgs::onnx(
+        root().join("xtask/models/vision.onnx"),
+        target.parse().expect("a target name"),
+        "",
+    );
     args.reference = true;
     args.seed = Some(0);
     let fresh = root().join("target/e2e/demo-check.mrt");

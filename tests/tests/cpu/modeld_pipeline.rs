@@ -9,6 +9,7 @@
 //! seed give different outputs; changing one frame changes that step's outputs and nothing before it (the frame really
 //! reaches the output; no input was baked in at capture). And the issue's own reproduction: a compile3-style pickle
 //! whose JIT returns the queue it advances converts with the captured queue as state and matches tinygrad step by step.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -40,13 +41,13 @@ fn fixture() -> Option<&'static Fixture> {
         let gold =
             pipeline::golden(&py, &dir, FRAMES, SEED, SEED + 1).expect("tinygrad's golden replay");
 
-        let mut args = ExportArgs::onnx(PathBuf::new(), "cpu-x86_64", PathBuf::new());
+        let mut args = ExportArgs::onnx(PathBuf::new(), TargetName::CpuX86_64, PathBuf::new());
         args.source = Source::Tinygrad(pipeline::script_spec());
         let script_out = dir.join("modeld-script.mrt");
         modelrt_tests::shared_compile(&py, args, &script_out).expect("--tinygrad compile");
 
         let pkl = dir.join("modeld.pkl");
-        let mut args = ExportArgs::onnx(PathBuf::new(), "pickle", PathBuf::new());
+        let mut args = ExportArgs::pickle(PathBuf::new(), PathBuf::new());
         args.source = Source::Pickle(pkl.clone());
         args.state_init = STATES
             .iter()
@@ -208,7 +209,7 @@ fn returned_queue_pickle_keeps_its_state_and_matches_tinygrad_step_by_step() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut args = ExportArgs::onnx(PathBuf::new(), "pickle", PathBuf::new());
+    let mut args = ExportArgs::pickle(PathBuf::new(), PathBuf::new());
     args.source = Source::Pickle(pkl.clone());
     let mrt = dir.join("held.mrt");
     xtask::compile::compile(&py, args, &mrt).expect("pickle converts");

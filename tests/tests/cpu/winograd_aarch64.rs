@@ -4,6 +4,7 @@
 //! compute what onnxruntime computes when they run as aarch64 code under qemu-aarch64: through the exporter's
 //! independent aarch64 replayer (`xtask/exporter/tests/check_manifest_aarch64.py`) and through the aarch64
 //! `modelrt verify` that `cargo xtask ci` cross-builds (`MODELRT_AARCH64_BIN`).
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,7 +38,7 @@ fn bundle(py: &Path) -> PathBuf {
         .status()
         .expect("the exporter Python runs");
     assert!(st.success());
-    let mut args = ExportArgs::onnx(onnx, "cpu-aarch64", "");
+    let mut args = ExportArgs::onnx(onnx, TargetName::CpuAarch64, "");
     args.reference = true;
     args.winograd = Some("on".into());
     let path = modelrt_tests::compile_args(py, args, "-winograd-on");

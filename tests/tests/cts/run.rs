@@ -31,7 +31,11 @@ pub fn compile_onnx(py: &Path, name: &str, dev: &Dev) -> Vec<u8> {
 }
 
 fn script_args(script: &str, dev: &Dev) -> ExportArgs {
-    let mut args = ExportArgs::onnx(PathBuf::new(), dev.target, PathBuf::new());
+    let mut args = ExportArgs::onnx(
+        PathBuf::new(),
+        dev.target.parse().expect("a target name"),
+        PathBuf::new(),
+    );
     args.source = Source::Tinygrad(
         modelrt_tests::root()
             .join(script)

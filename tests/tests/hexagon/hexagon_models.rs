@@ -12,6 +12,7 @@
 //!
 //! Needs the exporter's Python, clang-19 and qemu-hexagon-static >= 8 (`cargo xtask setup`); a missing one is a
 //! visible skip, and a failure under CI. Shared helpers: `modelrt_tests::hexagon`.
+use modelrt_hal::target::TargetName;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -193,7 +194,7 @@ fn float_small_net_matches_onnxruntime() {
     let err = max_abs(&f32s(&r.outputs[0]), &f32s(&ort[0]));
     assert!(err <= 1e-5, "float32 vs onnxruntime: max abs {err}");
     // The check `cargo xtask compile` runs before writing a hexagon bundle: the FastRPC model, one invoke.
-    let dev = xtask::emu_check::device_for("hexagon-v65").unwrap();
+    let dev = xtask::emu_check::device_for(TargetName::HexagonV65).unwrap();
     let c = xtask::emu_check::check_embedded(&bundle, dev).unwrap();
     assert_eq!(c.device, "dsp-emu");
     assert!(c.max_abs <= 1e-5, "compile check: max abs {:e}", c.max_abs);
@@ -270,7 +271,11 @@ fn bundles_without_kernels_run_on_dsp_emu() {
     assert!(ok, "tools/make_correctness_models.py failed");
     // a Constant squared with no graph input (tinygrad folds it: the output is copied from a weight), and Identity
     for name in ["constant_no_inputs", "input_passthrough"] {
-        let mut args = ExportArgs::onnx(models.join(format!("{name}.onnx")), "hexagon-v65", "");
+        let mut args = ExportArgs::onnx(
+            models.join(format!("{name}.onnx")),
+            TargetName::HexagonV65,
+            "",
+        );
         args.reference = true;
         let out = models.join(format!("{name}.mrt"));
         let report = xtask::compile::compile(&py, args, &out)
@@ -324,7 +329,7 @@ fn tinygrad_script_hexagon_bundle_runs_like_tinygrad() {
     std::fs::create_dir_all(&d).unwrap();
     let script = d.join("tiny_net.py");
     std::fs::write(&script, TINY_SCRIPT).unwrap();
-    let mut args = ExportArgs::onnx(PathBuf::new(), "hexagon-v65", PathBuf::new());
+    let mut args = ExportArgs::onnx(PathBuf::new(), TargetName::HexagonV65, PathBuf::new());
     args.source = Source::Tinygrad(format!("{}:build", script.display()));
     let out = d.join("tiny.mrt");
     xtask::compile::compile(&py, args, &out).expect("--tinygrad compile for hexagon-v65");
@@ -408,7 +413,7 @@ fn dsp_pickle_converts_to_a_hexagon_bundle_that_runs_like_tinygrad() {
         .unwrap()
         .success();
     assert!(ok, "capturing the DSP pickle failed");
-    let mut args = ExportArgs::onnx(PathBuf::new(), "", PathBuf::new());
+    let mut args = ExportArgs::pickle(PathBuf::new(), PathBuf::new());
     args.source = Source::Pickle(pkl.clone());
     let out = d.join("dsp.mrt");
     xtask::compile::compile(&py, args, &out).expect("convert of a DSP pickle");

@@ -52,7 +52,7 @@ fn compile(
     target: &str,
     tag: &str,
 ) -> (Vec<u8>, Option<xtask::emu_check::EmuCheck>) {
-    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    let mut args = ExportArgs::onnx(onnx, target.parse().expect("a target name"), PathBuf::new());
     args.reference = true;
     let out = dir().join(format!("heads-{tag}.mrt"));
     let report = xtask::compile::compile(py, args, &out)
@@ -90,7 +90,7 @@ fn amd_firmware() -> Option<()> {
 /// The heads graph for a GPU `target`, with the reference embedded, through the tests' compile cache; the
 /// pre-write check is off because the caller runs the bundle on the same device model.
 fn compile_gpu(py: &Path, onnx: &Path, target: &str) -> Vec<u8> {
-    let mut args = ExportArgs::onnx(onnx, target, PathBuf::new());
+    let mut args = ExportArgs::onnx(onnx, target.parse().expect("a target name"), PathBuf::new());
     args.reference = true;
     args.emu_check = false;
     std::fs::read(compile_args(py, args, "-heads")).unwrap()

@@ -12,6 +12,7 @@ import time
 import numpy as np
 from tinygrad import Device
 
+from mrt import manifest_schema
 from mrt.capture import capture
 from mrt.manifest import ManifestBuilder, NeedsMaterialize, constant_body, flatten_calls, safe_name
 from mrt.meta import kernel_meta_for
@@ -134,7 +135,9 @@ def reference(onnx_path: str, inputs: list[dict], outputs: list[dict], seed: int
 
 
 def write_out(out_dir: str, manifest: dict, blobs: dict):
-  """Write atomically-ish: a fresh directory (old blobs removed) so stale files never linger."""
+  """Write atomically-ish: a fresh directory (old blobs removed) so stale files never linger. Every kernel's meta record
+  is checked against the Rust declarations first (mrt/manifest_schema.py)."""
+  manifest_schema.check_kernels(manifest["kernels"])
   if os.path.isdir(os.path.join(out_dir, "blobs")):
     shutil.rmtree(os.path.join(out_dir, "blobs"))
   os.makedirs(os.path.join(out_dir, "blobs"), exist_ok=True)

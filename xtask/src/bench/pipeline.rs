@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::measure::Ctx;
-use super::prepare::{check_same_kernels, export_key, host_cpu_target};
+use super::prepare::{check_same_kernels, export_key};
 use super::proc;
 use super::stats::{stats_json, summarize, Acc};
 use crate::manifest::Manifest;
@@ -95,7 +95,7 @@ fn prepare(
             ))
             .args([
                 "--target",
-                host_cpu_target(),
+                modelrt_hal::target::TargetName::host_cpu().as_str(),
                 "--threads",
                 &threads.to_string(),
                 "--out",

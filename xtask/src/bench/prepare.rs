@@ -8,16 +8,10 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use modelrt_hal::target::TargetName;
+
 use super::ModelSource;
 use crate::manifest::Manifest;
-
-pub(super) fn host_cpu_target() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "cpu-aarch64"
-    } else {
-        "cpu-x86_64"
-    }
-}
 
 pub(super) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -219,7 +213,7 @@ pub(super) fn export_model(
             .arg(onnx)
             .args([
                 "--target",
-                host_cpu_target(),
+                TargetName::host_cpu().as_str(),
                 "--threads",
                 &threads.to_string(),
                 "--reference",

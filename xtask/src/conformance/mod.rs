@@ -77,14 +77,6 @@ fn load_baseline(root: &Path) -> Result<Baseline> {
     serde_json::from_str(&text).with_context(|| format!("malformed {}", p.display()))
 }
 
-fn host_cpu_target() -> &'static str {
-    if cfg!(target_arch = "aarch64") {
-        "cpu-aarch64"
-    } else {
-        "cpu-x86_64"
-    }
-}
-
 fn select(index: &Index, baseline: &Baseline, o: &Options) -> Vec<String> {
     let names: Vec<String> = match o.selection {
         Selection::All => index.cases.iter().map(|c| c.name.clone()).collect(),
@@ -199,7 +191,7 @@ pub fn run(o: &Options) -> Result<Vec<CaseResult>> {
     );
     let ctx = pipeline::Ctx {
         modelrt,
-        target: host_cpu_target().to_string(),
+        target: modelrt_hal::target::TargetName::host_cpu(),
         work,
         timeout: o.timeout,
     };

@@ -30,7 +30,7 @@ pub struct Ctx {
     /// `modelrt` binary.
     pub modelrt: PathBuf,
     /// Exporter target (`cpu-x86_64` / `cpu-aarch64`, this host).
-    pub target: String,
+    pub target: modelrt_hal::target::TargetName,
     /// `target/conformance/work`.
     pub work: PathBuf,
     /// Limit for each step of a case.
@@ -144,7 +144,7 @@ fn export_step(
         "--onnx".to_string(),
         case.model().display().to_string(),
         "--target".into(),
-        ctx.target.clone(),
+        ctx.target.to_string(),
         "--out".into(),
         out.display().to_string(),
     ];

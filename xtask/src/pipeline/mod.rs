@@ -13,8 +13,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::BufferKind;
 use modelrt_core::Bundle;
-use modelrt_hal::target::DType;
-use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
+use modelrt_hal::target::{DType, TargetName};
+use modelrt_targets::runner::{device, load, DeviceChoice, LoadOptions};
 
 use crate::exporter::{ExportArgs, Source};
 use crate::setup::workspace_root;
@@ -156,22 +156,17 @@ pub fn run(frames: usize) -> Result<Vec<Row>> {
     let gold = golden(&python, &dir, frames, SEED, SEED + 1)?;
     let mut rows = Vec::new();
     for (target, image, device, dev_name) in [
+        (TargetName::CpuX86_64, false, device("cpu")?, "cpu"),
         (
-            "cpu-x86_64",
+            TargetName::AdrenoA630,
             false,
-            modelrt_targets::runner::device("cpu").unwrap(),
-            "cpu",
-        ),
-        (
-            "adreno-a630",
-            false,
-            modelrt_targets::runner::device("qcom-emu").unwrap(),
+            device("qcom-emu")?,
             "qcom-emu",
         ),
         (
-            "adreno-a630",
+            TargetName::AdrenoA630,
             true,
-            modelrt_targets::runner::device("qcom-emu").unwrap(),
+            device("qcom-emu")?,
             "qcom-emu",
         ),
     ] {

@@ -1,282 +1,9 @@
-//! Exporter manifest (format 1): serde mirror of `manifest.json` written by `xtask/exporter/export.py`
-//! (contract: docs/hw/tinygrad-export.md §10), plus `Manifest::load` which reads every referenced blob and checks
+//! `Manifest::load`: read `manifest.json` and every blob it references (paths confined to `blobs/`), then check
 //! basic consistency (ids, sizes, blob lengths, argument/parameter agreement) with clear errors.
-
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The only manifest format this reader understands.
-pub const FORMAT: u32 = 1;
-
-/// Element types, spelled like numpy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DType {
-    Float32,
-    Float16,
-    Bfloat16,
-    Float64,
-    Int8,
-    Uint8,
-    Int16,
-    Uint16,
-    Int32,
-    Uint32,
-    Int64,
-    Uint64,
-    Bool,
-}
-
-impl DType {
-    /// Size of one element in bytes.
-    pub fn itemsize(self) -> u64 {
-        match self {
-            DType::Int8 | DType::Uint8 | DType::Bool => 1,
-            DType::Float16 | DType::Bfloat16 | DType::Int16 | DType::Uint16 => 2,
-            DType::Float32 | DType::Int32 | DType::Uint32 => 4,
-            DType::Float64 | DType::Int64 | DType::Uint64 => 8,
-        }
-    }
-}
-
-/// Who produced the manifest and with which compile-affecting settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Producer {
-    pub tinygrad: String,
-    pub tinymesa: Option<String>,
-    pub onnx_sha256: String,
-    pub dev: String,
-    pub renderer: String,
-    pub flags: BTreeMap<String, String>,
-}
-
-/// Compilation target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Target {
-    Cpu {
-        arch: String,
-        baseline: String,
-    },
-    Adreno {
-        chip: u32,
-        image: bool,
-        half: bool,
-    },
-    Amd {
-        gfx: String,
-    },
-    /// Qualcomm Hexagon DSP (`version` 65 = v65 with 128-byte HVX); kernels are shared objects with CPU meta.
-    Hexagon {
-        version: u32,
-    },
-}
-
-/// Role of a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BufferKind {
-    Input,
-    Output,
-    Weight,
-    State,
-    Scratch,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Buffer {
-    pub id: usize,
-    pub size: u64,
-    pub dtype: DType,
-    pub kind: BufferKind,
-    /// Initial bytes (exactly `size`) for weight/state buffers.
-    pub blob: Option<String>,
-    pub label: String,
-}
-
-/// A model input or output bound to a buffer region.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TensorBinding {
-    pub name: String,
-    pub buffer: usize,
-    pub offset: u64,
-    pub shape: Vec<u64>,
-    pub dtype: DType,
-}
-
-impl TensorBinding {
-    /// Byte size of the tensor.
-    pub fn nbytes(&self) -> u64 {
-        self.shape.iter().product::<u64>() * self.dtype.itemsize()
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ParamKind {
-    Buffer,
-    Image,
-    CoreId,
-    Var,
-}
-
-/// One kernel parameter, in parameter order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Param {
-    pub kind: ParamKind,
-    pub dtype: DType,
-    /// Image height in pixels (image params only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub height: Option<u64>,
-    /// Image width in pixels, 4 channels each (image params only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub width: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuMeta {
-    /// Number of `core_id` values (serial or parallel invocations), 1 when the kernel has no core_id.
-    pub threads: u32,
-}
-
-/// Decoded mesa ir3 fields (docs/hw/adreno-kgsl-pm4.md §9.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Ir3Meta {
-    pub image_size: u32,
-    pub fregs: u32,
-    pub hregs: u32,
-    pub branchstack: u32,
-    pub pvtmem: u32,
-    pub shmem: u32,
-    pub wgid: u32,
-    pub lid: u32,
-    pub wgsz: u32,
-    pub buf_off: u32,
-    pub imm_off: u32,
-    /// Blob with the u32 immediates to place at `imm_off`.
-    pub immediates: String,
-    pub tex_cnt: u32,
-    pub ibo_cnt: u32,
-    pub tex_to_image: Vec<u32>,
-}
-
-/// AMD kernel descriptor fields (docs/hw/tinygrad-export.md §8). Offsets are into the image laid out by tinygrad's
-/// `elf_loader` (PROGBITS sections appended in header order, each aligned).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AmdMeta {
-    pub descriptor_offset: u64,
-    pub entry_offset: u64,
-    pub group_segment_fixed_size: u32,
-    pub private_segment_fixed_size: u32,
-    pub kernarg_size: u32,
-    pub compute_pgm_rsrc1: u32,
-    pub compute_pgm_rsrc2: u32,
-    pub compute_pgm_rsrc3: u32,
-    pub kernel_code_properties: u32,
-    pub wavefront_size: u32,
-    pub sgpr_count: u32,
-    pub vgpr_count: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KernelMeta {
-    Cpu(CpuMeta),
-    Ir3(Ir3Meta),
-    Amd(AmdMeta),
-    /// A Qualcomm-compiled kernel (`DEV=QCOM` pickles): the binary blob is the whole Qualcomm container, which carries
-    /// its own layout (docs/hw/adreno-kgsl-pm4.md §9.1). JSON: `{"qcomcl": {}}`.
-    QcomCl {},
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Kernel {
-    pub name: String,
-    pub entry: String,
-    pub binary: String,
-    pub source: Option<String>,
-    pub params: Vec<Param>,
-    pub meta: KernelMeta,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Runs once after weights are uploaded, before the first inference.
-    Init,
-    /// Runs on every inference.
-    Run,
-}
-
-/// A kernel argument: a buffer view or an integer (core_id placeholder 0 / bound var value).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Arg {
-    Buffer {
-        buffer: usize,
-        offset: u64,
-        size: u64,
-    },
-    Int {
-        int: i64,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Location {
-    pub buffer: usize,
-    pub offset: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-pub enum OpBody {
-    Kernel {
-        kernel: usize,
-        args: Vec<Arg>,
-        global: [u64; 3],
-        local: [u64; 3],
-    },
-    Copy {
-        dst: Location,
-        src: Location,
-        size: u64,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Op {
-    pub phase: Phase,
-    #[serde(flatten)]
-    pub body: OpBody,
-}
-
-/// Seeded inputs and onnxruntime outputs (raw little-endian bytes), keyed by tensor name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reference {
-    pub seed: u64,
-    pub inputs: BTreeMap<String, String>,
-    pub outputs: BTreeMap<String, String>,
-    pub atol: f64,
-    pub rtol: f64,
-}
-
-/// The whole manifest. `blobs` is filled by [`Manifest::load`] with every referenced blob, keyed by its path.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format: u32,
-    pub producer: Producer,
-    pub target: Target,
-    pub buffers: Vec<Buffer>,
-    pub inputs: Vec<TensorBinding>,
-    pub outputs: Vec<TensorBinding>,
-    pub kernels: Vec<Kernel>,
-    pub ops: Vec<Op>,
-    pub reference: Option<Reference>,
-    #[serde(skip)]
-    pub blobs: BTreeMap<String, Vec<u8>>,
-}
+use super::schema::*;
 
 /// Why a manifest directory could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -777,6 +504,37 @@ mod tests {
         ];
         assert!(load_err("ref", &sample_json(), &blobs)
             .contains("reference output \"y\" has 4 bytes, expected 8"));
+    }
+
+    /// Kernel metadata is read into hal's field types: a value that does not fit them is refused when the manifest
+    /// is read, naming the type (xtask/src/manifest/meta_schema.rs is the schema the exporter checks against).
+    #[test]
+    fn meta_values_outside_hal_types_are_refused() {
+        let amd = serde_json::json!({"descriptor_offset": 0, "entry_offset": 256, "group_segment_fixed_size": 0,
+            "private_segment_fixed_size": 0, "kernarg_size": 24, "compute_pgm_rsrc1": 0, "compute_pgm_rsrc2": 0,
+            "compute_pgm_rsrc3": 0, "kernel_code_properties": 1024, "wavefront_size": 32, "sgpr_count": 8,
+            "vgpr_count": 8});
+        let ok: KernelMeta = serde_json::from_value(serde_json::json!({ "amd": amd })).unwrap();
+        assert!(matches!(
+            ok,
+            KernelMeta::Amd(AmdMeta {
+                wavefront_size: 32,
+                ..
+            })
+        ));
+        for (field, v, ty) in [
+            ("wavefront_size", 256u64, "u8"),
+            ("descriptor_offset", 1 << 32, "u32"),
+            ("sgpr_count", 1 << 16, "u16"),
+        ] {
+            let mut j = sample_json();
+            j["target"] = serde_json::json!({"kind": "amd", "gfx": "gfx1100"});
+            let mut a = amd.clone();
+            a[field] = v.into();
+            j["kernels"][0]["meta"] = serde_json::json!({ "amd": a });
+            let e = load_err(&format!("amd-{field}"), &j, GOOD_BLOBS);
+            assert!(e.contains(&format!("expected {ty}")), "{field}: {e}");
+        }
     }
 
     #[test]
