@@ -6,6 +6,7 @@ mod bundle_doc;
 mod capi_header;
 mod crate_map;
 mod doc_paths;
+mod golden_independent;
 mod hw_refs;
 mod layout;
 mod msrv;
