@@ -10,7 +10,7 @@
 //! - AMD: an ELF64 `ET_REL` for `EM_AMDGPU` whose `e_flags` machine matches the bundle's gfx target,
 //!   with the entry symbol in `.text`, a 64-byte `<entry>.kd` kernel descriptor in `.rodata`, and a
 //!   kernarg segment large enough for the parameters.
-//! - Hexagon: see [`crate::dsp::inspect`].
+//! - Hexagon: see [`modelrt_hexagon::bundle::inspect`].
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::{AmdKernelMeta, KernelMeta, ParamDesc, ParamKind, Target};
 use object::elf::{FileHeader64, ET_REL};
@@ -123,7 +123,7 @@ pub fn check_kernels(bundle: &Bundle<'_>) -> Result<KernelCheck, String> {
                 check_amd(k.binary, k.entry, *gfx, m, &k.params).map_err(what)?
             }
             (Target::Hexagon { .. }, KernelMeta::Cpu(_)) => {
-                crate::dsp::inspect::check_hexagon(k.binary, k.entry).map_err(what)?
+                modelrt_hexagon::bundle::inspect::check_hexagon(k.binary, k.entry).map_err(what)?
             }
             _ => return Err(what("metadata does not match the bundle target".into())),
         }

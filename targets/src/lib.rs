@@ -6,7 +6,6 @@
 // (tests/tests/repo/soundness.rs).
 #![forbid(unsafe_code)]
 pub mod disasm;
-pub mod dsp;
 pub mod inspect;
 pub mod npy;
 pub mod registry;

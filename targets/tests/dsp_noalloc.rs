@@ -107,7 +107,7 @@ unsafe impl FastRpcIo for Answering {
 
 #[test]
 fn hundred_dsp_steps_allocate_nothing() {
-    let b = Bundle::parse(modelrt_targets::dsp::selftest::SELFTEST_BUNDLE).unwrap();
+    let b = Bundle::parse(modelrt_hexagon::bundle::selftest::SELFTEST_BUNDLE).unwrap();
     let io = Arc::new(Answering {
         inner: FastRpcModel::new(Box::new(Refuse), Duration::from_secs(5)),
         runs: AtomicU32::new(0),

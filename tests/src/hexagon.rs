@@ -133,11 +133,11 @@ pub fn tinygrad_cpu(py: &Path, onnx: &Path, x: &[u8], shape: &[usize]) -> Vec<u8
     std::fs::read(&outp).unwrap()
 }
 
-/// Run a hexagon bundle launch by launch under the qemu harness (`modelrt_targets::dsp::emu`).
-pub fn run(bundle: &[u8], inputs: &[Vec<u8>]) -> modelrt_targets::dsp::emu::DspRun {
+/// Run a hexagon bundle launch by launch under the qemu harness (`modelrt_hexagon::bundle::emu`).
+pub fn run(bundle: &[u8], inputs: &[Vec<u8>]) -> modelrt_hexagon::bundle::emu::DspRun {
     let b = Bundle::parse(bundle).expect("hexagon bundle parses and validates");
     let ins: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-    modelrt_targets::dsp::emu::run_bundle(&b, &ins).expect("bundle runs under qemu-hexagon")
+    modelrt_hexagon::bundle::emu::run_bundle(&b, &ins).expect("bundle runs under qemu-hexagon")
 }
 
 /// Files whose contents decide what the exporter writes for a given model: its Python sources and the DSP C sources.

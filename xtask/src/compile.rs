@@ -49,7 +49,7 @@ fn has_dsp_library(manifest: &Manifest) -> bool {
     manifest
         .kernels
         .iter()
-        .any(|k| k.name == modelrt_targets::dsp::MODEL_LIBRARY)
+        .any(|k| k.name == modelrt_hexagon::device::MODEL_LIBRARY)
 }
 
 /// Scratch directory for one export, inside the workspace's `target/`.

@@ -108,7 +108,7 @@ pub fn measure(py: &Path, res: u32, full: bool) -> Result<Figures> {
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let ort = f32s(r.outputs.get(0).map_err(|e| anyhow::anyhow!("{e}"))?.data);
-    let run = modelrt_targets::dsp::emu::run_bundle(&b, &ins)?;
+    let run = modelrt_hexagon::bundle::emu::run_bundle(&b, &ins)?;
     let got = f32s(&run.outputs[0]);
     let cpu = tinygrad_cpu(py, &onnx, ins[0], res, &dir)?;
     Ok(Figures {

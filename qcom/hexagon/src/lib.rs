@@ -23,4 +23,6 @@ pub mod fastrpc;
 pub mod emu;
 
 #[cfg(feature = "platform")]
+pub mod bundle;
+#[cfg(feature = "platform")]
 pub mod platform;

@@ -1,6 +1,7 @@
 //! `modelrt disasm`: list the instructions of a bundle's GPU kernels (adreno-a630 IR3, amd-gfx1100
 //! RDNA3), or decode raw instruction words given on the command line. The decoding is
 //! `modelrt_targets::disasm`; this module parses the arguments and prints.
+use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
@@ -97,8 +98,8 @@ fn bundle(path: &Path, only: Option<&str>) -> anyhow::Result<()> {
     let (isa, kernels) =
         bundle_listing(&b, only).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let (target, syntax) = match isa {
-        Isa::A6xx => ("adreno-a630", "a6xx IR3 in Mesa's syntax"),
-        Isa::Gfx1100 => ("amd-gfx1100", "RDNA3 in LLVM's syntax"),
+        Isa::A6xx => (TargetName::AdrenoA630.as_str(), "a6xx IR3 in Mesa's syntax"),
+        Isa::Gfx1100 => (TargetName::AmdGfx1100.as_str(), "RDNA3 in LLVM's syntax"),
     };
     outln!(
         "{}: {target}, {} ({syntax})",

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Subcommand;
+use modelrt_hexagon::bundle::selftest as bundle_selftest;
 use modelrt_hexagon::device::{DspOptions, Transport};
 use modelrt_hexagon::emu::device::{FastRpcModel, Qemu};
 use modelrt_hexagon::fastrpc::selftest::{self, Check};
 use modelrt_hexagon::fastrpc::FastRpcIo;
-use modelrt_targets::dsp::selftest as bundle_selftest;
 
 #[derive(Subcommand)]
 pub enum DspCmd {

@@ -220,7 +220,7 @@ fn tinygrad_hexagon_bundles_are_checked_on_dsp_emu() {
         .body()
         .kernels
         .iter()
-        .any(|k| k.unwrap().name == modelrt_targets::dsp::MODEL_LIBRARY);
+        .any(|k| k.unwrap().name == modelrt_hexagon::device::MODEL_LIBRARY);
     // the reference the check needed is not kept: this compile did not ask for --reference
     assert!(b.body().reference.is_none());
     // every hexagon compile path builds the DSP model library, so the check runs on dsp-emu

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Executor;
+use modelrt_hexagon::bundle as dsp;
+use modelrt_hexagon::device::MODEL_LIBRARY;
 use modelrt_hexagon::device::{HexagonDevice, Transport};
 use modelrt_hexagon::emu::device::{FastRpcModel, Fault, Qemu};
 use modelrt_hexagon::fastrpc::engine::{Loaded, Pattern};
 use modelrt_hexagon::fastrpc::session::{Session, SessionConfig};
-use modelrt_targets::dsp;
-use modelrt_targets::dsp::MODEL_LIBRARY;
 use modelrt_tests::hexagon::{small_qdq, tools};
 use modelrt_tests::reference;
 
@@ -29,7 +29,7 @@ fn dsp_selftest_embedded_bundle_passes_on_the_model() {
         return;
     }
     let checks =
-        modelrt_targets::dsp::selftest::run_embedded(Transport::Emulated, &Default::default());
+        modelrt_hexagon::bundle::selftest::run_embedded(Transport::Emulated, &Default::default());
     for c in &checks {
         eprintln!(
             "{} {}: {}",

@@ -304,7 +304,7 @@ fn harness_refuses_bad_libraries_with_distinct_errors() {
         .success();
     assert!(ok);
     let so = std::fs::read(d.join("x.so")).unwrap();
-    let offline = modelrt_targets::dsp::inspect::check_hexagon(&so, "x").unwrap_err();
+    let offline = modelrt_hexagon::bundle::inspect::check_hexagon(&so, "x").unwrap_err();
     assert!(offline.contains("sqrtf"), "{offline}");
     let e = launch(&so);
     assert!(

@@ -1,5 +1,5 @@
 //! Whole `hexagon-v65` bundles compiled by the real exporter and computed under qemu-hexagon launch by launch
-//! (`modelrt_targets::dsp::emu`), checked against independent references:
+//! (`modelrt_hexagon::bundle::emu`), checked against independent references:
 //! - a small QDQ uint8 MobileNetV2-shaped net: bit-identical to tinygrad's own CPU result for the same graph, within
 //!   quantisation tolerance of onnxruntime, every kernel launch byte-identical to what tinygrad's own mock
 //!   (MOCKDSP) computed for the same launch, and no kernel keeps tinygrad's over-aligned vector type;
@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use modelrt_core::bundle::Bundle;
+use modelrt_hexagon::device::MODEL_LIBRARY;
 use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
-use modelrt_targets::dsp::MODEL_LIBRARY;
 use modelrt_targets::runner::{load, LoadOptions};
 use modelrt_tests::hexagon::{
     compile, dir, f32s, max_abs, models, run, small_qdq, tinygrad_cpu, tools,
@@ -243,17 +243,17 @@ fn two_compiles_give_identical_bundles() {
         "depthwise 576x7x7 under qemu != tinygrad DEV=CPU"
     );
     // this bundle is `modelrt dsp selftest`'s embedded one: the committed copy must be what the exporter builds
-    let asset = root().join("targets/assets/dsp-selftest.mrt");
+    let asset = root().join("qcom/hexagon/assets/dsp-selftest.mrt");
     if std::env::var("MODELRT_UPDATE_DSP_SELFTEST").is_ok_and(|v| v == "1") {
         std::fs::write(&asset, &one).unwrap();
     }
     assert!(
         std::fs::read(&asset).unwrap() == one,
-        "{} is out of date: run `MODELRT_UPDATE_DSP_SELFTEST=1 cargo test -p modelrt-tests --test hexagon hexagon_models two_compiles` and rebuild modelrt",
+        "{} is out of date: run `MODELRT_UPDATE_DSP_SELFTEST=1 cargo test -p modelrt-tests --test hexagon hexagon_models two_compiles` and rebuild modelrt-hexagon",
         asset.display()
     );
     assert!(
-        modelrt_targets::dsp::selftest::SELFTEST_BUNDLE == one.as_slice(),
+        modelrt_hexagon::bundle::selftest::SELFTEST_BUNDLE == one.as_slice(),
         "the modelrt build embeds a stale selftest bundle"
     );
 }

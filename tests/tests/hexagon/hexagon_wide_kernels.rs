@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir, FIRMWARE_ENV};
 use modelrt_core::bundle::Bundle;
-use modelrt_targets::dsp::MODEL_LIBRARY;
+use modelrt_hexagon::device::MODEL_LIBRARY;
 use modelrt_targets::runner::{load, DeviceChoice, LoadOptions};
 use modelrt_tests::hexagon::{dir, f32s, max_abs, tools};
 use modelrt_tests::{compile_args, reference, root, skip};

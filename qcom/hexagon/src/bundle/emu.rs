@@ -1,12 +1,12 @@
 //! A hexagon bundle computed under qemu-hexagon: its init and run steps become one `qemu_harness` schedule
-//! ([`modelrt_hexagon::emu::harness`]) whose launches call each kernel library's FastRPC `entry`, and the output
+//! ([`crate::emu::harness`]) whose launches call each kernel library's FastRPC `entry`, and the output
 //! tensors are read back. An execution model only, launch by launch (the per-kernel libraries): the FastRPC path
-//! with its one-invoke model library is [`modelrt_hexagon::device`].
+//! with its one-invoke model library is [`crate::device`].
+use crate::emu::harness::{self, BufArg, Schedule, Step};
+use crate::fastrpc::engine::Op;
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::Target;
-use modelrt_hexagon::emu::harness::{self, BufArg, Schedule, Step};
-use modelrt_hexagon::fastrpc::engine::Op;
 
 /// One executed step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub fn schedule<'a>(b: &Bundle<'a>, inputs: &[&[u8]]) -> Result<(Schedule<'a>, V
         s.libs.push(k?.binary);
     }
     let mut names = Vec::new();
-    for op in crate::dsp::ops::ops(b, body.init.iter().chain(body.run.iter()))? {
+    for op in crate::bundle::ops::ops(b, body.init.iter().chain(body.run.iter()))? {
         match op {
             Op::Launch { kernel, bufs, vals } => {
                 names.push(body.kernels.get(kernel as usize)?.name.to_string());

@@ -1,16 +1,16 @@
 //! The part of `modelrt dsp selftest` that runs a model: a tiny hexagon bundle embedded in the binary
-//! (targets/assets/dsp-selftest.mrt — one QDQ depthwise 3×3 over 576 channels at 7×7, built by the exporter from
+//! (qcom/hexagon/assets/dsp-selftest.mrt — one QDQ depthwise 3×3 over 576 channels at 7×7, built by the exporter from
 //! `xtask/exporter/tools/dsp_models.py --dwtrap`; tests/tests/hexagon/hexagon_models.rs checks it is what the exporter builds today) is loaded
-//! on the Hexagon device through the executor ([`modelrt_hexagon::device`], one FastRPC invoke per step), run on its embedded reference inputs and compared with its
+//! on the Hexagon device through the executor ([`crate::device`], one FastRPC invoke per step), run on its embedded reference inputs and compared with its
 //! embedded reference outputs, with timings. On the model (`--emu`) it also reports the FastRPC invokes per step.
 use std::time::Instant;
 
+use crate::device::{self, DspOptions, Transport};
+use crate::fastrpc::selftest::Check;
 use anyhow::Context;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::compare_reference;
 use modelrt_core::Executor;
-use modelrt_hexagon::device::{self, DspOptions, Transport};
-use modelrt_hexagon::fastrpc::selftest::Check;
 
 /// The embedded bundle.
 pub static SELFTEST_BUNDLE: &[u8] = include_bytes!("../../assets/dsp-selftest.mrt");

@@ -1,14 +1,14 @@
 //! A hexagon bundle's steps as the FastRPC engine's op list by (buffer, offset) — launch arguments split into
 //! buffer views and 8-byte scalar slots — for the launch-by-launch paths: the qemu execution model
-//! ([`crate::dsp::emu`]) and tinygrad's per-launch pattern ([`launch_plan`]). The one-invoke path (`--device
+//! ([`crate::bundle::emu`]) and tinygrad's per-launch pattern ([`launch_plan`]). The one-invoke path (`--device
 //! dsp`/`dsp-emu`) records the same ops from the executor's queue, by arena offset
-//! ([`modelrt_hexagon::device::HexagonQueue`]).
+//! ([`crate::device::HexagonQueue`]).
 use std::sync::Arc;
 
+use crate::fastrpc::engine::{Kernel, Op, View};
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::{ArgRef, Bundle, Step as BStep};
 use modelrt_hal::target::ParamKind;
-use modelrt_hexagon::fastrpc::engine::{Kernel, Op, View};
 
 fn u32_of(v: u64, what: &str) -> Result<u32> {
     u32::try_from(v).with_context(|| format!("{what} {v} does not fit 32 bits"))
@@ -69,11 +69,11 @@ pub fn ops(
 }
 
 /// The same bundle as tinygrad runs it: one library per kernel (the model library left out), init and run ops
-/// in order, for [`modelrt_hexagon::fastrpc::engine::Loaded`] (the per-launch engine; used to count tinygrad's
+/// in order, for [`crate::fastrpc::engine::Loaded`] (the per-launch engine; used to count tinygrad's
 /// open/invoke/close pattern against the one-invoke step).
-pub fn launch_plan(b: &Bundle<'_>) -> Result<modelrt_hexagon::fastrpc::engine::Plan> {
+pub fn launch_plan(b: &Bundle<'_>) -> Result<crate::fastrpc::engine::Plan> {
     let body = b.body();
-    let mut p = modelrt_hexagon::fastrpc::engine::Plan::default();
+    let mut p = crate::fastrpc::engine::Plan::default();
     for k in body.kernels.iter() {
         let k = k?;
         p.kernels.push(Kernel {
