@@ -7,6 +7,9 @@
 //!   the device nodes or the FastRPC model (`--device dsp` / `dsp-emu`).
 //! - [`emu`] (feature `emu`, default on): [`emu::device`], a FastRPC/ION device model behind the same trait, and
 //!   [`emu::harness`], which builds `dsp/qemu_harness.c` and runs DSP kernels under qemu-hexagon.
+//! - [`platform`] and [`bundle`] (feature `platform`, default on): the `dsp`/`dsp-emu` devices the platform registry
+//!   lists, and the host-side bundle tools (per-launch ops, the qemu execution model, the selftest bundle, the offline
+//!   library check).
 //! - `dsp/*.c`: the DSP-side C sources: the helper library every kernel links (`dsp_helpers.c`), the model
 //!   library's schedule runner (`schedule_runner.c`, linked by the exporter) and the qemu harness.
 //!

@@ -8,7 +8,9 @@
 //! * [`assembly`]: where the driver and the device model meet — opening a booted GPU for tools
 //!   (real hardware, or the device model behind the bridge emulator);
 //! * with the `emu` feature: the Navi31 GPU device model (`emu::navi31_gpu`), whose shaders run on
-//!   the RDNA3 interpreter (`modelrt-rdna3`).
+//!   the RDNA3 interpreter (`modelrt-rdna3`);
+//! * with the `platform` feature: [`platform`], the `usb`/`usb-emu` devices the platform registry lists
+//!   and the firmware-directory lookup every `modelrt` command shares.
 //!
 //! Depends on `modelrt-asm24` (bridge, PCIe, sessions, the bridge emulator) and `modelrt-hal`; the
 //! driver modules never import the device model.
