@@ -3,7 +3,8 @@
 #![forbid(unsafe_code)]
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use modelrt_targets::registry::REGISTRY;
 
 mod cli;
 
@@ -12,17 +13,7 @@ mod cli;
     name = "modelrt",
     version,
     about = "Run precompiled neural-network model bundles (.mrt)",
-    after_help = "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. Devices (--device of \
-run/verify/bench/demo; auto picks the real device for the bundle's target):
-  cpu       this machine's CPU (cpu-* bundles)
-  qcom      Adreno GPU through KGSL on a comma device (adreno-a630 bundles)
-  qcom-emu  emulated Adreno: the KGSL model validates the command streams, the IR3 interpreter computes the outputs
-  dsp       Hexagon cDSP through FastRPC on a comma device (hexagon-v65 bundles; never run on hardware)
-  dsp-emu   emulated DSP: the FastRPC model, the bundle's model library runs under qemu-hexagon
-  usb       AMD gfx1100 GPU behind an ASM24 USB bridge, booted by the AM driver (amd-gfx1100 bundles; untested on hardware)
-  usb-emu   emulated AMD GPU: the bridge emulator's Navi31 model, kernels on the RDNA3 interpreter (needs the amdgpu firmware)
-Only cpu has been run on real hardware; the emulated devices compute real outputs, and every time they report is labelled as modelled.
-A closed standard output (e.g. `modelrt info X.mrt | head -1`) ends modelrt quietly with exit status 141."
+    // The device list in `after_help` comes from the registry (`device_list`).
 )]
 struct Cli {
     #[command(subcommand)]
@@ -71,8 +62,30 @@ enum Cmd {
     Dsp(cli::dsp::DspCmd),
 }
 
+/// The top-level help's closing text: every registered device with its help.
+fn device_list() -> String {
+    let devices: Vec<String> = REGISTRY
+        .devices()
+        .iter()
+        .filter(|d| !d.hidden)
+        .map(|d| match d.family {
+            Some(f) => format!("  {:<9} {} [{f} bundles]", d.name, d.help),
+            None => format!("  {:<9} {}", d.name, d.help),
+        })
+        .collect();
+    format!(
+        "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. Devices (--device of \
+run/verify/bench/demo; auto picks the real device for the bundle's target):
+{}
+Only cpu has been run on real hardware; the emulated devices compute real outputs, and every time they report is labelled as modelled.
+A closed standard output (e.g. `modelrt info X.mrt | head -1`) ends modelrt quietly with exit status 141.",
+        devices.join("\n")
+    )
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let matches = Cli::command().after_help(device_list()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.cmd {
         Cmd::Demo { device } => cli::demo::run(&device),
         Cmd::Info { bundle, verbose } => cli::model::info(&bundle, verbose),
