@@ -118,9 +118,7 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     }
     let dir = export(python, &args)?;
     let mut manifest = Manifest::load(&dir)?;
-    if let Some(dev) =
-        check_on.filter(|d| d.0 == modelrt_targets::runner::device("dsp-emu").unwrap())
-    {
+    if let Some(dev) = check_on.filter(|d| d.1 == "dsp-emu") {
         if !has_dsp_library(&manifest) {
             // dsp-emu runs a whole step through the bundle's model library; without one there is nothing it can run
             check_on = None;

@@ -310,7 +310,7 @@ fn process_cpu_s() -> Option<f64> {
 
 /// Run `bundle`'s embedded reference inputs on `--device qcom-emu` and compare with them.
 fn run_bundle(bundle: &Path) -> Result<Measured> {
-    run_bundle_on(bundle, modelrt_targets::runner::device("qcom-emu").unwrap())
+    run_bundle_on(bundle, modelrt_targets::runner::device("qcom-emu")?)
 }
 
 /// Run `bundle`'s embedded reference inputs on `device` and compare with them.
@@ -486,14 +486,14 @@ pub fn run_amd_all(only: &[String], reuse: bool) -> Result<Vec<DeviceModelResult
         let bundle = out_dir.join(format!("{model}-gfx1100.mrt"));
         let res = if reuse && bundle.exists() {
             eprintln!("reusing {}", bundle.display());
-            run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu").unwrap())
+            run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu")?)
         } else {
             randomized(&python, &zoo, model, &out_dir).and_then(|onnx| {
                 let mut args = ExportArgs::onnx(&onnx, TargetName::AmdGfx1100, "");
                 args.reference = true;
                 args.emu_check = false; // run_bundle_on is the same comparison
                 crate::compile::compile(&python, args, &bundle)?;
-                run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu").unwrap())
+                run_bundle_on(&bundle, modelrt_targets::runner::device("usb-emu")?)
             })
         };
         let run = DeviceModelRun::from_result(res);
