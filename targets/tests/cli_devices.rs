@@ -40,7 +40,7 @@ fn auto_names_the_emulated_device_when_the_hardware_is_absent() {
     let dir = scratch("auto");
     let adreno = write(&dir, "a630.mrt", &copy_bundle(A630, ["y", "w"], &[]));
     let amd = write(&dir, "gfx1100.mrt", &copy_bundle(GFX1100, ["y", "w"], &[]));
-    let hexagon = asset("dsp-selftest.mrt");
+    let hexagon = dsp_selftest();
     // No comma device, USB bridge or DSP here.
     for (bundle, emu) in [
         (adreno.as_str(), "--device qcom-emu"),
@@ -89,7 +89,7 @@ fn the_bundle_target_is_checked_before_the_device() {
 fn bench_labels_every_emulated_device() {
     let dir = scratch("emulated");
     let adreno = write(&dir, "a630.mrt", &copy_bundle(A630, ["y", "w"], &[]));
-    let hexagon = asset("dsp-selftest.mrt");
+    let hexagon = dsp_selftest();
     let cases = [
         (adreno.as_str(), "qcom-emu"),
         (hexagon.to_str().unwrap(), "dsp-emu"),

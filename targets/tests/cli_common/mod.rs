@@ -65,6 +65,11 @@ pub fn asset(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The hexagon selftest bundle, `qcom/hexagon/assets/dsp-selftest.mrt` (its family's asset).
+pub fn dsp_selftest() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../qcom/hexagon/assets/dsp-selftest.mrt")
+}
+
 /// The host CPU target.
 pub fn host_cpu() -> Target<'static> {
     Target::Cpu {
