@@ -665,3 +665,87 @@ fn help_names_the_new_safety_flags() {
         );
     }
 }
+
+/// Runs `gpuflash args` under `strace` (file syscalls, into `log`); `None` when strace cannot run
+/// here (not installed, or ptrace not permitted) — a skip that is said, and a failure under CI.
+fn gpuflash_strace(args: &[&str], log: &Path) -> Option<Output> {
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e"])
+        .arg("trace=openat,write,fsync,fdatasync,rename,renameat,renameat2")
+        .arg("-o")
+        .arg(log)
+        .arg(env!("CARGO_BIN_EXE_gpuflash"))
+        .args(args)
+        .output();
+    match o {
+        Ok(o) if log.exists() => Some(o),
+        other => {
+            let why = format!("strace cannot run here: {other:?}");
+            assert!(std::env::var_os("CI").is_none(), "{why}");
+            eprintln!("SKIP backup_is_synced_and_read_back_before_the_first_erase: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn backup_is_synced_and_read_back_before_the_first_erase() {
+    let (orig, mut new) = (image(15), image(15));
+    new[0x7000..0x7100].fill(0x22);
+    let (d, _board, t) = flash_board("fsync", "emu-direct", &orig);
+    std::fs::write(d.join("new.bin"), &new).unwrap();
+    let backups = d.join("backups");
+    let log = d.join("strace.log");
+    let new_file = d.join("new.bin");
+    let args = [
+        "--transport",
+        &t,
+        "write",
+        p(&new_file),
+        "--yes",
+        "--backup-dir",
+        p(&backups),
+    ];
+    let Some(o) = gpuflash_strace(&args, &log) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", text(&o).1);
+    // Syscalls in order, without the pid prefix.
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once(' ').map_or(l, |x| x.1).trim().to_string())
+        .collect();
+    let find = |from: usize, f: &dyn Fn(&str) -> bool| {
+        (from..calls.len())
+            .find(|&i| f(&calls[i]))
+            .unwrap_or_else(|| panic!("no such call after #{from}: {calls:#?}"))
+    };
+    let fd = |i: usize| calls[i].rsplit("= ").next().unwrap().trim().to_string();
+    let board = find(0, &|c| {
+        c.starts_with("openat(") && c.contains("board.bin\", O_RDWR")
+    });
+    let board_fd = fd(board);
+    let tmp = find(board, &|c| {
+        c.starts_with("openat(") && c.contains(".partial") && c.contains("O_EXCL")
+    });
+    let tmp_fd = fd(tmp);
+    let synced = find(tmp, &|c| c.starts_with(&format!("fsync({tmp_fd})")));
+    let renamed = find(synced, &|c| {
+        c.starts_with("rename") && c.contains(".partial") && c.contains("gpuflash-backup-")
+    });
+    let dir = find(renamed, &|c| {
+        c.starts_with("openat(") && c.contains(&format!("{}\", O_RDONLY", p(&backups)))
+    });
+    let dir_synced = find(dir, &|c| c.starts_with(&format!("fsync({})", fd(dir))));
+    let reread = find(dir_synced, &|c| {
+        c.starts_with("openat(") && c.contains("gpuflash-backup-") && c.contains("O_RDONLY")
+    });
+    // The emulated flash persists every erase/program to board.bin: its first write is the
+    // first erase, and it comes after all of the above.
+    let first_erase = find(board, &|c| c.starts_with(&format!("write({board_fd},")));
+    assert!(
+        reread < first_erase,
+        "backup synced (#{synced}), renamed (#{renamed}), directory synced (#{dir_synced}) and read back (#{reread}) before the first erase (#{first_erase})"
+    );
+}
