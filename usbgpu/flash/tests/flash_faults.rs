@@ -20,6 +20,7 @@ mod common {
 
 use common::navi31::{behind_bridge, model};
 use common::tool;
+use modelrt_gpuflash::flashtool::FlashEvent;
 
 /// Fails exactly the `fail_at`-th access (0-based), then works again (a transient fault).
 struct Faulty<M> {
@@ -277,4 +278,30 @@ fn a_program_disturb_is_caught_by_the_final_whole_chip_compare() {
     assert_eq!(r.summary.written, 1);
     drop(b);
     assert!(std::fs::read(&file).unwrap() == target);
+}
+
+#[test]
+fn a_disconnect_while_checking_the_backup_keeps_no_unchecked_backup() {
+    let (original, target) = original_and_target();
+    let dir = tool::Scratch::new("check-cut");
+    let file = dir.join("board.bin");
+    std::fs::write(&file, &original).unwrap();
+    let backups = dir.join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    let mut b = tool::board(&file);
+    let model = b.emulated_model().unwrap();
+    let e = tool::write(&mut b, &target, Some(&backups), &mut |ev| {
+        if let FlashEvent::Start {
+            what: "backup check",
+            ..
+        } = ev
+        {
+            model.lock().power_off();
+        }
+    })
+    .expect_err("the check cannot run without power");
+    assert_eq!(model.lock().flash().stats().erases, 0, "{e}");
+    drop(b);
+    assert!(tool::backups_in(&backups).is_empty(), "{e}");
+    assert!(std::fs::read(&file).unwrap() == original);
 }

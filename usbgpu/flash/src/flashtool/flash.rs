@@ -371,16 +371,18 @@ fn take_backup(
     let mut cur = vec![0u8; len];
     read_range(flash, 0, &mut cur, "backup", progress)?;
     let outcome = save_backup(dir, &cur)?;
+    // Only a checked backup is kept: one saved now is removed if the check fails or cannot run.
+    let unverified = |outcome: &BackupOutcome| match outcome {
+        BackupOutcome::Saved { path, .. } => remove_durably(path).map(|()| Some(path.clone())),
+        _ => Ok(None),
+    };
     let mut check = vec![0u8; len];
-    read_range(flash, 0, &mut check, "backup check", progress)?;
+    if let Err(e) = read_range(flash, 0, &mut check, "backup check", progress) {
+        unverified(&outcome)?;
+        return Err(e);
+    }
     if let Some(addr) = first_difference(&check, &cur) {
-        let removed = match &outcome {
-            BackupOutcome::Saved { path, .. } => {
-                remove_durably(path)?;
-                Some(path.clone())
-            }
-            _ => None,
-        };
+        let removed = unverified(&outcome)?;
         return Err(FlashToolError::BackupMismatch {
             addr,
             flash: check[addr],
