@@ -1,9 +1,13 @@
 //! Transport fault injection: a failing BAR5 access at every point of a session (open, primed and
 //! pipelined reads, page program, close) must surface as an error — never a panic or a hang — and
 //! the session must still restore the pad/mirror/ROM_CNTL registers; over the bridge emulator a
-//! USB disconnect in the middle of a dump fails cleanly.
+//! USB disconnect in the middle of a dump fails cleanly. Flash faults against the `gpuflash`
+//! engine: a bit flipped while the backup is read stops the write before any erase, a skip is
+//! never decided by one read, and a program disturb is caught by the final whole-chip compare.
 use modelrt_gpuflash::emu::direct::{DirectMmio, SharedModel};
-use modelrt_gpuflash::emu::flash_board::{Navi31Bar5, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL};
+use modelrt_gpuflash::emu::flash_board::{
+    Disturb, Navi31Bar5, ReadFlip, RESET_MIRROR, RESET_PADS, RESET_ROM_CNTL,
+};
 use modelrt_gpuflash::navi31::regs::*;
 use modelrt_gpuflash::navi31::romsw::{RomSw, RomSwConfig};
 use modelrt_gpuflash::navi31::spi_nor::SpiNor;
@@ -11,9 +15,12 @@ use modelrt_hal::mmio::Mmio;
 
 mod common {
     pub mod navi31;
+    pub mod tool;
 }
 
 use common::navi31::{behind_bridge, model};
+use common::tool;
+use modelrt_gpuflash::flashtool::FlashEvent;
 
 /// Fails exactly the `fail_at`-th access (0-based), then works again (a transient fault).
 struct Faulty<M> {
@@ -135,4 +142,166 @@ fn usb_disconnect_mid_dump_fails_cleanly() {
     let mut buf = vec![0u8; 0x20_0000];
     let e = nor.read(0, &mut buf).unwrap_err();
     assert!(e.to_string().to_lowercase().contains("disconnect"), "{e}");
+}
+
+/// The original flash and a target that changes sectors 3, 4 and 200 (all pages non-blank).
+fn original_and_target() -> (Vec<u8>, Vec<u8>) {
+    let original = tool::navi31_image(21);
+    let mut target = original.clone();
+    for s in [3usize, 4, 200] {
+        for b in &mut target[s * tool::SECTOR..(s + 1) * tool::SECTOR] {
+            *b = b.rotate_left(3) ^ 0x5A;
+        }
+    }
+    (original, target)
+}
+
+#[test]
+fn a_bit_flip_while_taking_the_backup_stops_the_write_before_any_erase() {
+    let (original, target) = original_and_target();
+    // 0x5123 lies inside a 64 KiB read chunk: one wire read of it per whole-chip read. The flip
+    // hits the backup read (occurrence 0) or the read that checks it (occurrence 1).
+    for first in [0u32, 1] {
+        let dir = tool::Scratch::new(&format!("flip-backup-{first}"));
+        let file = dir.join("board.bin");
+        std::fs::write(&file, &original).unwrap();
+        let backups = dir.join("backups");
+        std::fs::create_dir_all(&backups).unwrap();
+        let mut b = tool::board(&file);
+        let model = b.emulated_model().unwrap();
+        model.lock().schedule_read_flip(ReadFlip {
+            addr: 0x5123,
+            mask: 0x10,
+            first,
+            count: 1,
+        });
+        let e = tool::write(&mut b, &target, Some(&backups), &mut |_| {})
+            .expect_err("a backup that does not match the flash stops the write");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("backup")
+                && msg.contains("0x005123")
+                && msg.contains("nothing was erased"),
+            "occurrence {first}: {msg}"
+        );
+        assert_eq!(model.lock().flash().stats().erases, 0, "no erase");
+        assert!(model.lock().flash().array() == original, "flash untouched");
+        drop(b);
+        // No unverified backup is left behind to be restored from later.
+        for (p, d) in tool::backups_in(&backups) {
+            assert!(d == original, "{} is a good backup", p.display());
+        }
+        // A clean re-run backs up the original and writes.
+        let mut b = tool::board(&file);
+        let r = tool::write(&mut b, &target, Some(&backups), &mut |_| {}).unwrap();
+        assert_eq!(r.summary.written, 3);
+        drop(b);
+        let saved = tool::backups_in(&backups);
+        assert_eq!(saved.len(), 1, "{saved:?}");
+        assert!(saved[0].1 == original, "the backup is the original flash");
+        assert!(std::fs::read(&file).unwrap() == target);
+    }
+}
+
+#[test]
+fn a_sector_is_skipped_only_after_a_second_read_agrees() {
+    // The flash differs from the image in one bit of sector 9; the one read that decides whether
+    // to skip sector 9 sees that bit flipped (it looks identical). Without a backup the writer's
+    // own read is that read; with one, the backup and its check both see it.
+    for (name, backup, flips) in [("nobackup", false, 1u32), ("backup", true, 2)] {
+        let (original, _) = original_and_target();
+        let addr = 9 * tool::SECTOR + 0x123;
+        let mut target = original.clone();
+        target[addr] ^= 0x04;
+        let dir = tool::Scratch::new(&format!("skip-{name}"));
+        let file = dir.join("board.bin");
+        std::fs::write(&file, &original).unwrap();
+        let mut b = tool::board(&file);
+        b.emulated_model()
+            .unwrap()
+            .lock()
+            .schedule_read_flip(ReadFlip {
+                addr,
+                mask: 0x04,
+                first: 0,
+                count: flips,
+            });
+        let backups = backup.then(|| dir.join("backups"));
+        if let Some(d) = &backups {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let r = tool::write(&mut b, &target, backups.as_deref(), &mut |_| {});
+        drop(b);
+        let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.summary.written, 1, "{name}: sector 9 was written");
+        assert!(
+            std::fs::read(&file).unwrap() == target,
+            "{name}: the flash equals the image"
+        );
+    }
+}
+
+#[test]
+fn a_program_disturb_is_caught_by_the_final_whole_chip_compare() {
+    let (original, target) = original_and_target();
+    let dir = tool::Scratch::new("disturb");
+    let file = dir.join("board.bin");
+    std::fs::write(&file, &original).unwrap();
+    // Sector 3 is written and verified (programs 0..16); the first program of sector 4 then
+    // clears a bit back in sector 3.
+    let addr = (0..tool::SECTOR)
+        .map(|i| 3 * tool::SECTOR + i)
+        .find(|&a| target[a] & 0x01 != 0)
+        .unwrap();
+    let mut b = tool::board(&file);
+    b.emulated_model()
+        .unwrap()
+        .lock()
+        .schedule_disturb(Disturb {
+            addr,
+            mask: 0x01,
+            program: 16,
+        });
+    let e = tool::write(&mut b, &target, None, &mut |_| {})
+        .expect_err("the final compare finds the disturbed byte");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sector 3")
+            && msg.contains(&format!("0x{addr:06X}"))
+            && msg.contains("re-run"),
+        "{msg}"
+    );
+    drop(b);
+    // The advice works: the same write again repairs sector 3.
+    let mut b = tool::board(&file);
+    let r = tool::write(&mut b, &target, None, &mut |_| {}).unwrap();
+    assert_eq!(r.summary.written, 1);
+    drop(b);
+    assert!(std::fs::read(&file).unwrap() == target);
+}
+
+#[test]
+fn a_disconnect_while_checking_the_backup_keeps_no_unchecked_backup() {
+    let (original, target) = original_and_target();
+    let dir = tool::Scratch::new("check-cut");
+    let file = dir.join("board.bin");
+    std::fs::write(&file, &original).unwrap();
+    let backups = dir.join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    let mut b = tool::board(&file);
+    let model = b.emulated_model().unwrap();
+    let e = tool::write(&mut b, &target, Some(&backups), &mut |ev| {
+        if let FlashEvent::Start {
+            what: "backup check",
+            ..
+        } = ev
+        {
+            model.lock().power_off();
+        }
+    })
+    .expect_err("the check cannot run without power");
+    assert_eq!(model.lock().flash().stats().erases, 0, "{e}");
+    drop(b);
+    assert!(tool::backups_in(&backups).is_empty(), "{e}");
+    assert!(std::fs::read(&file).unwrap() == original);
 }

@@ -2,12 +2,21 @@
 //! (before each erase), before random page programs, and at random points inside erase/program
 //! operations; after power-on the resume path (re-running the same write) must leave the flash
 //! equal to the target with zero bytes lost, and the pre-write backup must restore the original.
+//! The `gpuflash` engine loses power after each of its phases (backup, erase, program, verify,
+//! final compare): the backup of the original survives and a re-run resumes.
 use modelrt_gpuflash::emu::direct::{DirectMmio, SharedModel};
 use modelrt_gpuflash::emu::flash_board::{Navi31Bar5, Navi31Config, PowerCut};
+use modelrt_gpuflash::flashtool::FlashEvent;
 use modelrt_gpuflash::navi31::romsw::{RomSw, RomSwConfig, RomSwError};
 use modelrt_gpuflash::navi31::spi_nor::{FlashError, SpiNor};
 use modelrt_gpuflash::navi31::writer::{write_image, WriteError, WriteOptions, WriteSummary};
 use modelrt_hal::embedded_hal::delay::DelayNs;
+
+mod common {
+    pub mod tool;
+}
+
+use common::tool;
 
 const SIZE: usize = 0x20_0000;
 const SECTOR: usize = 0x1000;
@@ -300,4 +309,97 @@ fn power_cut_while_clearing_cmp_is_resumable() {
         model.lock().flash().array()[..RANGE as usize * SECTOR]
             == target[..RANGE as usize * SECTOR]
     );
+}
+
+/// Where the `gpuflash` engine's write loses power: after each of its phases.
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// The backup is saved and checked; the first erase has not started.
+    Backup,
+    /// The first changed sector is erased; nothing programmed.
+    Erase,
+    /// The first changed sector is programmed; its read-back has not started.
+    Program,
+    /// The first changed sector is read back and verified; the next erase has not started.
+    Verify,
+    /// Every sector is written; the final whole-chip compare has started.
+    FinalVerify,
+}
+
+#[test]
+fn power_cut_after_each_phase_of_the_tool_keeps_the_backup_and_resumes() {
+    let original = tool::navi31_image(31);
+    let mut target = original.clone();
+    for s in [2usize, 7, 300] {
+        for b in &mut target[s * SECTOR..(s + 1) * SECTOR] {
+            *b = !*b;
+        }
+    }
+    for phase in [
+        Phase::Backup,
+        Phase::Erase,
+        Phase::Program,
+        Phase::Verify,
+        Phase::FinalVerify,
+    ] {
+        let dir = tool::Scratch::new(&format!("phase-{phase:?}"));
+        let file = dir.join("board.bin");
+        std::fs::write(&file, &original).unwrap();
+        let backups = dir.join("backups");
+        std::fs::create_dir_all(&backups).unwrap();
+        let mut b = tool::board(&file);
+        let model = b.emulated_model().unwrap();
+        let cut = match phase {
+            Phase::Backup => Some(PowerCut::BeforeCommand {
+                opcode: 0x20,
+                occurrence: 0,
+            }),
+            Phase::Erase => Some(PowerCut::BeforeCommandAfter {
+                opcode: 0x02,
+                after: 0x20,
+            }),
+            Phase::Program => Some(PowerCut::BeforeCommandAfter {
+                opcode: 0x03,
+                after: 0x02,
+            }),
+            Phase::Verify => Some(PowerCut::BeforeCommand {
+                opcode: 0x20,
+                occurrence: 1,
+            }),
+            Phase::FinalVerify => None,
+        };
+        if let Some(c) = cut {
+            model.lock().schedule_power_cut(c);
+        }
+        let first = tool::write(&mut b, &target, Some(&backups), &mut |ev| {
+            if let (Phase::FinalVerify, FlashEvent::Start { what: "verify", .. }) = (phase, ev) {
+                model.lock().power_off();
+            }
+        });
+        assert!(!model.lock().powered(), "{phase:?}: the power was cut");
+        let e = first.expect_err("a write that lost power fails");
+        assert!(e.to_string().contains("re-run"), "{phase:?}: {e}");
+        drop(b);
+        // The user keeps a good backup of the original flash.
+        let saved = tool::backups_in(&backups);
+        assert!(
+            saved.iter().any(|(_, d)| *d == original),
+            "{phase:?}: the backup of the original survives"
+        );
+        // Power on (a fresh board over the same image file) and re-run: it resumes.
+        let mut b = tool::board(&file);
+        let r = tool::write(&mut b, &target, Some(&backups), &mut |_| {})
+            .unwrap_or_else(|e| panic!("{phase:?}: resume failed: {e}"));
+        assert!(r.summary.written <= 3, "{phase:?}: {:?}", r.summary);
+        drop(b);
+        assert!(
+            std::fs::read(&file).unwrap() == target,
+            "{phase:?}: the flash equals the image"
+        );
+        let saved = tool::backups_in(&backups);
+        assert!(
+            saved.iter().any(|(_, d)| *d == original),
+            "{phase:?}: the original's backup is still there"
+        );
+    }
 }

@@ -177,3 +177,34 @@ fn verify_names_the_first_difference_and_open_names_the_missing_image() {
         "{e}"
     );
 }
+
+#[test]
+fn saving_never_touches_another_file_and_temporary_names_are_unique() {
+    let dir = scratch("save");
+    // Someone's own file that happens to be named like the old temporary name of a.bin.
+    std::fs::write(dir.join("a.partial"), b"mine").unwrap();
+    flash::save(&dir.join("a.bin"), b"bin").unwrap();
+    assert_eq!(std::fs::read(dir.join("a.partial")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(dir.join("a.bin")).unwrap(), b"bin");
+    // Two targets sharing a stem, saved concurrently, never mix their contents.
+    let run = |name: &'static str, fill: u8| {
+        let path = dir.join(name);
+        std::thread::spawn(move || {
+            for i in 0..40u8 {
+                let data = vec![fill ^ i; 64 * 1024];
+                flash::save(&path, &data).unwrap();
+                let back = std::fs::read(&path).unwrap();
+                assert!(back.iter().all(|&b| b & 0x80 == fill & 0x80), "{name}");
+            }
+        })
+    };
+    let (x, y) = (run("a.img", 0x00), run("a.bin", 0x80));
+    x.join().unwrap();
+    y.join().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.bin", "a.img", "a.partial"], "no temporary left");
+}

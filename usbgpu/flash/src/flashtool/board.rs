@@ -138,6 +138,13 @@ impl Board {
         BoardDelay::new(SleepDelay)
     }
 
+    /// The emulated board's model (emulator transports only): a handle for fault injection and
+    /// back-door checks in tests.
+    #[cfg(feature = "emu")]
+    pub fn emulated_model(&self) -> Option<SharedModel<Navi31Bar5>> {
+        self.emulated.clone()
+    }
+
     /// BAR5 accesses so far.
     pub fn accesses(&self) -> u64 {
         self.accesses

@@ -73,6 +73,32 @@ pub enum FlashToolError {
     /// A write stopped part-way.
     #[error("{0} (re-run the same write to resume; identical sectors are skipped)")]
     WriteStopped(String),
+    /// An output file exists and replacing it was not asked for.
+    #[error("{} exists; pass --yes to replace it", .0.display())]
+    Exists(PathBuf),
+    /// An image to write does not have the Navi31 flash layout (docs/hw/navi31-spi-flash.md §7).
+    #[error("{} is not a Navi31 flash image: {reason}; pass --force-image to write it anyway", .path.display())]
+    NotNavi31Image { path: PathBuf, reason: String },
+    /// The backup file does not read back as written.
+    #[error("backup {} reads back differently at 0x{addr:06X} (the disk did not keep it); nothing was erased; free space or pick another --backup-dir and re-run", .path.display())]
+    BackupFile { path: PathBuf, addr: usize },
+    /// A second read of the flash disagrees with the backup just taken.
+    #[error("backup check failed: a second read of the flash gave {flash:02x} at 0x{addr:06X}, the backup read {backup:02x}; nothing was erased{}; check the connection (cable, bridge, --prescale) and re-run", match .removed { Some(p) => format!(" and the unverified backup {} was removed", p.display()), None => String::new() })]
+    BackupMismatch {
+        addr: usize,
+        flash: u8,
+        backup: u8,
+        removed: Option<PathBuf>,
+    },
+    /// The whole-chip read after a write differs from what the flash should hold.
+    #[error("read-back after the write: sector {sector} differs at 0x{addr:06X} (flash={flash:02x}, expected {want:02x}); re-run the same write to rewrite it (identical sectors are skipped){}", match .backup { Some(p) => format!("; the flash before this write is in the backup {}", p.display()), None => String::new() })]
+    ReadBackMismatch {
+        sector: u32,
+        addr: usize,
+        flash: u8,
+        want: u8,
+        backup: Option<PathBuf>,
+    },
     /// A file could not be read or written.
     #[error("{what} {}", .path.display())]
     Io {

@@ -1,8 +1,12 @@
 //! The SPI-flash commands over the ROM_SW engine: identify, read, dump, verify, and the safe write
-//! (full backup first, unchanged sectors skipped, every written sector verified, resumable by range).
+//! (a full backup first — synced, read back and checked against a second read of the flash before
+//! anything is erased —, unchanged sectors skipped only when two reads agree, every written sector
+//! verified, then the whole chip read back; resumable by range), and saving files durably without
+//! ever sharing a temporary name.
 //! Each takes an options struct and reports progress through a [`FlashEvent`] callback.
 use std::path::{Path, PathBuf};
 
+use crate::navi31::aperture::{self, ApertureError};
 use crate::navi31::chips::{self, ChipInfo};
 use crate::navi31::romsw::{RomSw, RomSwConfig};
 use crate::navi31::spi_nor::SpiNor;
@@ -268,7 +272,11 @@ pub fn verify(
 }
 
 /// Write `image` (the whole chip's worth) as `req` says: backup, then skip/erase/program/verify
-/// sector by sector. The backup is reported as a [`FlashEvent`] before any sector is touched.
+/// sector by sector, then a whole-chip read-back. The backup is saved durably (file and directory
+/// synced), read back from the file, and compared with a second read of the flash before the
+/// first erase; it is reported through `on_backup` only once it passed. After the sectors, the
+/// whole chip is read once more and compared: the range with the image, the rest with the
+/// (checked) backup when one was taken.
 pub fn write(
     board: &mut Board,
     req: &WriteRequest,
@@ -284,13 +292,16 @@ pub fn write(
     if size as usize != image.len() {
         return Err(FlashToolError::ChipSize(size));
     }
+    let abort = |mut flash: Flash<'_>, e: FlashToolError| {
+        let _ = flash.spi_mut().close();
+        Err(e)
+    };
     let (backup, known) = match &req.backup_dir {
         None => (BackupOutcome::NotTaken, None),
-        Some(dir) => {
-            let mut cur = vec![0u8; image.len()];
-            read_range(&mut flash, 0, &mut cur, "backup", progress)?;
-            (save_backup(dir, &cur)?, Some(cur))
-        }
+        Some(dir) => match take_backup(&mut flash, dir, image.len(), progress) {
+            Ok(b) => b,
+            Err(e) => return abort(flash, e),
+        },
     };
     on_backup(&backup);
     let sectors = size / chips::GD25LQ16E.sector_size;
@@ -308,16 +319,84 @@ pub fn write(
     progress(FlashEvent::Finish);
     let summary = match result {
         Ok(s) => s,
-        Err(e) => {
-            let _ = flash.spi_mut().close();
-            return Err(FlashToolError::WriteStopped(e.to_string()));
-        }
+        Err(e) => return abort(flash, FlashToolError::WriteStopped(e.to_string())),
     };
+    // The final whole-chip compare: every sector, skipped ones included, read back once more.
+    let mut back = vec![0u8; image.len()];
+    if let Err(e) = read_range(&mut flash, 0, &mut back, "verify", progress) {
+        let e = FlashToolError::WriteStopped(format!("read-back after the write: {e}"));
+        return abort(flash, e);
+    }
+    let ss = chips::GD25LQ16E.sector_size as usize;
+    let start = req.range.start_sector as usize * ss;
+    let end = req
+        .range
+        .sector_count
+        .map_or(image.len(), |c| start + c as usize * ss);
+    let want = |a: usize| match &known {
+        _ if (start..end).contains(&a) => Some(image[a]),
+        Some(k) => Some(k[a]),
+        None => None,
+    };
+    if let Some(addr) = (0..image.len()).find(|&a| want(a).is_some_and(|w| back[a] != w)) {
+        let e = FlashToolError::ReadBackMismatch {
+            sector: (addr / ss) as u32,
+            addr,
+            flash: back[addr],
+            want: want(addr).unwrap_or(back[addr]),
+            backup: match &backup {
+                BackupOutcome::Saved { path, .. } | BackupOutcome::AlreadyPresent { path, .. } => {
+                    Some(path.clone())
+                }
+                BackupOutcome::NotTaken => None,
+            },
+        };
+        return abort(flash, e);
+    }
     Ok(WriteReport {
         backup,
         summary,
         spi_transactions: close(flash)?,
     })
+}
+
+/// The backup before a write: read the whole chip, save it durably, re-read the file, read the
+/// flash a second time and compare. Returns the outcome and the checked contents.
+fn take_backup(
+    flash: &mut Flash<'_>,
+    dir: &Path,
+    len: usize,
+    progress: &mut dyn FnMut(FlashEvent),
+) -> Result<(BackupOutcome, Option<Vec<u8>>), FlashToolError> {
+    let mut cur = vec![0u8; len];
+    read_range(flash, 0, &mut cur, "backup", progress)?;
+    let outcome = save_backup(dir, &cur)?;
+    // Only a checked backup is kept: one saved now is removed if the check fails or cannot run.
+    let unverified = |outcome: &BackupOutcome| match outcome {
+        BackupOutcome::Saved { path, .. } => remove_durably(path).map(|()| Some(path.clone())),
+        _ => Ok(None),
+    };
+    let mut check = vec![0u8; len];
+    if let Err(e) = read_range(flash, 0, &mut check, "backup check", progress) {
+        unverified(&outcome)?;
+        return Err(e);
+    }
+    if let Some(addr) = first_difference(&check, &cur) {
+        let removed = unverified(&outcome)?;
+        return Err(FlashToolError::BackupMismatch {
+            addr,
+            flash: check[addr],
+            backup: cur[addr],
+            removed,
+        });
+    }
+    Ok((outcome, Some(cur)))
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    (0..a.len().min(b.len()))
+        .find(|&i| a[i] != b[i])
+        .or((a.len() != b.len()).then_some(a.len().min(b.len())))
 }
 
 /// The backup file for flash content `data`: named by its hash, so it is never overwritten by a
@@ -326,13 +405,26 @@ pub fn backup_path(dir: &Path, data: &[u8]) -> PathBuf {
     dir.join(format!("gpuflash-backup-{}.bin", &sha256_hex(data)[..16]))
 }
 
+/// Save `data` as its backup in `dir` (file and directory synced), then read the file back and
+/// compare.
 fn save_backup(dir: &Path, data: &[u8]) -> Result<BackupOutcome, FlashToolError> {
     let path = backup_path(dir, data);
     let sha256 = sha256_hex(data);
     if std::fs::read(&path).is_ok_and(|d| d == data) {
+        // Written by an earlier run (perhaps by a build that did not sync): make it durable now.
+        sync_file(&path)?;
+        sync_dir(&path)?;
         return Ok(BackupOutcome::AlreadyPresent { path, sha256 });
     }
     save(&path, data)?;
+    let back = std::fs::read(&path).map_err(|source| FlashToolError::Io {
+        what: "reading back",
+        path: path.clone(),
+        source,
+    })?;
+    if let Some(addr) = first_difference(&back, data) {
+        return Err(FlashToolError::BackupFile { path, addr });
+    }
     Ok(BackupOutcome::Saved { path, sha256 })
 }
 
@@ -353,17 +445,177 @@ pub fn load_image(path: &Path, size: u32) -> Result<Vec<u8>, FlashToolError> {
     Ok(img)
 }
 
-/// Write `data` to `path` atomically (temporary file, then rename).
+/// Check that `img` (read from `path`) has the Navi31 flash layout the ROM aperture dump is
+/// judged by (docs/hw/navi31-spi-flash.md §7): 2 MiB, the IFWI magic `AA 55 AA 55` at offset 0,
+/// and two 1 MiB halves that differ.
+pub fn check_image(path: &Path, img: &[u8]) -> Result<(), FlashToolError> {
+    let reason = match aperture::validate::<core::convert::Infallible>(img) {
+        Ok(()) => return Ok(()),
+        Err(ApertureError::BadMagic(m)) => format!(
+            "offset 0 holds {:02X} {:02X} {:02X} {:02X}, not the IFWI magic AA 55 AA 55",
+            m[0], m[1], m[2], m[3]
+        ),
+        Err(ApertureError::Mirrored) => {
+            "its two 1 MiB halves are identical (a mirrored dump)".to_string()
+        }
+        Err(ApertureError::BufferSize(n)) => format!("it is {n} bytes, not 2 MiB"),
+        Err(e) => e.to_string(),
+    };
+    Err(FlashToolError::NotNavi31Image {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
+/// Write `data` to `path` durably, replacing it if it exists: a uniquely named temporary file in
+/// the same directory (created new, written, synced), renamed over `path`, then the directory
+/// synced.
 pub fn save(path: &Path, data: &[u8]) -> Result<(), FlashToolError> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, data).map_err(|source| FlashToolError::Io {
-        what: "writing",
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, path).map_err(|source| FlashToolError::Io {
-        what: "renaming to",
+    let tmp = write_temporary(path, data)?;
+    if let Err(source) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(FlashToolError::Io {
+            what: "renaming to",
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    sync_dir(path)
+}
+
+/// [`save`], but never replacing an existing file: [`FlashToolError::Exists`] if `path` exists
+/// (checked atomically where the file system has hard links).
+pub fn save_new(path: &Path, data: &[u8]) -> Result<(), FlashToolError> {
+    if path.exists() {
+        return Err(FlashToolError::Exists(path.to_path_buf()));
+    }
+    let tmp = write_temporary(path, data)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let result = match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(FlashToolError::Exists(path.to_path_buf()))
+        }
+        // No hard links here (e.g. FAT): the existence check above has to do.
+        Err(_) if !path.exists() => {
+            std::fs::rename(&tmp, path).map_err(|source| FlashToolError::Io {
+                what: "renaming to",
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+        Err(_) => Err(FlashToolError::Exists(path.to_path_buf())),
+    };
+    let _ = std::fs::remove_file(&tmp);
+    result?;
+    sync_dir(path)
+}
+
+/// A new temporary file beside `path` holding `data`, synced: `.NAME.PID-N.partial` (the full
+/// file name, the process id and a per-process counter mixed with the clock), created with
+/// `create_new` so it is never someone else's file.
+fn write_temporary(path: &Path, data: &[u8]) -> Result<PathBuf, FlashToolError> {
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map_or_else(
+        || "gpuflash-output".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let dir = parent_dir(path);
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    let mut last = None;
+    for _ in 0..16 {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(
+            ".{name}.{}-{:x}.partial",
+            std::process::id(),
+            clock ^ (n << 32) ^ n
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp);
+        let mut f = match file {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last = Some(e);
+                continue;
+            }
+            Err(source) => {
+                return Err(FlashToolError::Io {
+                    what: "creating",
+                    path: tmp,
+                    source,
+                })
+            }
+        };
+        if let Err(source) = f.write_all(data).and_then(|()| f.sync_all()) {
+            drop(f);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(FlashToolError::Io {
+                what: "writing",
+                path: tmp,
+                source,
+            });
+        }
+        return Ok(tmp);
+    }
+    Err(FlashToolError::Io {
+        what: "creating a temporary file beside",
+        path: path.to_path_buf(),
+        source: last.unwrap_or_else(|| std::io::Error::other("no free temporary name")),
+    })
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// `fsync` the file at `path`.
+fn sync_file(path: &Path) -> Result<(), FlashToolError> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|source| FlashToolError::Io {
+            what: "syncing",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// `fsync` the directory holding `path`, so a rename or removal in it survives a crash (a file
+/// system that cannot sync directories is accepted).
+fn sync_dir(path: &Path) -> Result<(), FlashToolError> {
+    let dir = parent_dir(path);
+    match std::fs::File::open(dir).and_then(|f| f.sync_all()) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        Err(source) => Err(FlashToolError::Io {
+            what: "syncing the directory",
+            path: dir.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Remove the file at `path` and sync its directory.
+fn remove_durably(path: &Path) -> Result<(), FlashToolError> {
+    std::fs::remove_file(path).map_err(|source| FlashToolError::Io {
+        what: "removing",
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    sync_dir(path)
 }

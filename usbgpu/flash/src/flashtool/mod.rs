@@ -38,7 +38,8 @@ pub enum Unit {
 /// Progress of a long operation, in order: `Start`, then positions and notes, then `Finish`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FlashEvent {
-    /// A phase (`what`: "read", "dump", "backup", "write", "rom dump", "item") of `total` units starts.
+    /// A phase (`what`: "read", "dump", "backup", "backup check", "write", "verify", "rom dump",
+    /// "item") of `total` units starts.
     Start {
         what: &'static str,
         unit: Unit,

@@ -1,7 +1,8 @@
 //! Verified, resumable image writer (docs/hw/navi31-spi-flash.md §6 "flash", §10), flashrom-style: sectors already equal
-//! to the image are skipped; each changed sector is erased, its non-0xFF pages programmed, and the
-//! whole sector read back and compared before the next one; the first mismatch stops the run with
-//! its address. Because unchanged sectors are skipped, re-running the same write after an
+//! to the image are skipped — a skip needs two reads that agree (the known contents or a first
+//! read, then a read of the sector itself), so one bad read never leaves a sector unwritten; each
+//! changed sector is erased, its non-0xFF pages programmed, and the whole sector read back and
+//! compared before the next one; the first mismatch stops the run with its address. Because unchanged sectors are skipped, re-running the same write after an
 //! interruption (power loss, unplug) is the resume path: it redoes exactly the sectors that are
 //! not yet correct. A sector range limits the work explicitly.
 use modelrt_hal::embedded_hal::delay::DelayNs;
@@ -136,7 +137,8 @@ pub fn sector_range<E>(opts: &WriteOptions, sectors: u32) -> Result<(u32, u32), 
 }
 
 /// Write `image` over the selected sector range. `known` may hold the flash contents read in this
-/// same session (e.g. the backup just taken) to avoid reading each sector before comparing.
+/// same session (e.g. the backup just taken) to avoid reading each changed sector before erasing
+/// it; a sector `known` calls unchanged is still read once and compared before it is skipped.
 pub fn write_image<S: SpiDevice, D: DelayNs>(
     flash: &mut SpiNor<S, D>,
     image: &[u8],
@@ -179,13 +181,19 @@ pub fn write_image<S: SpiDevice, D: DelayNs>(
     for sector in start..start + count {
         let base = sector as usize * ss;
         let want = &image[base..base + ss];
-        let same = match known.and_then(|k| k.get(base..base + ss)) {
+        let mut same = match known.and_then(|k| k.get(base..base + ss)) {
             Some(k) => k == want,
             None => {
                 flash.read(base as u32, cur).map_err(fe(Some(sector)))?;
                 cur == want
             }
         };
+        if same {
+            // A skip is never decided by one read: the sector is read (again) and must still
+            // equal the image, else it is written like a changed one.
+            flash.read(base as u32, cur).map_err(fe(Some(sector)))?;
+            same = cur == want;
+        }
         if same {
             summary.skipped += 1;
             progress(SectorEvent::Skipped { sector });

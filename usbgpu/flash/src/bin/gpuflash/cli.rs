@@ -49,19 +49,31 @@ pub enum Cmd {
     /// Identify the flash: JEDEC id, status registers 1-3, SFDP signature, write protection (CMP).
     Info,
     /// Read SIZE bytes at ADDR (decimal or 0x hex); hexdump, or raw bytes to -o FILE.
+    ///
+    /// An existing FILE is never replaced without --yes.
     Read {
         /// Start address.
         addr: String,
         /// Byte count.
         size: String,
-        /// Write the bytes to this file instead of a hexdump.
+        /// Write the bytes to this file instead of a hexdump (synced; an existing file is kept
+        /// unless --yes).
         #[arg(short = 'o', long)]
         output: Option<PathBuf>,
+        /// Replace the -o file if it exists.
+        #[arg(long)]
+        yes: bool,
     },
     /// Read the whole 2 MiB flash into FILE (written only after the read completed).
+    ///
+    /// FILE is written to a temporary file beside it, synced and renamed; an existing FILE (e.g. an
+    /// older good backup) is never replaced without --yes.
     Dump {
         /// Output file.
         file: PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        yes: bool,
     },
     /// Compare the flash with a 2 MiB image; reports the first differing address.
     Verify {
@@ -70,11 +82,16 @@ pub enum Cmd {
     },
     /// Write a 2 MiB image (needs --yes); backup first, verified, resumable.
     ///
-    /// Takes a full backup first, skips identical sectors, erases+programs+reads back each
-    /// changed sector and stops at the first mismatch. Re-run the same command to resume after
-    /// an interruption (finished sectors are skipped), or limit it with --start-sector/--sector-count.
-    /// Backups are named by their content hash and never overwritten, so the backup of the
-    /// original flash survives a resumed run.
+    /// Checks that the image is a Navi31 flash image (IFWI magic AA 55 AA 55 at offset 0, the two
+    /// 1 MiB halves differ) unless --force-image. Takes a full backup first: the file and its
+    /// directory are synced, the file is read back, and the flash is read a second time and
+    /// compared with it; on any difference nothing is erased. Skips a sector only when two reads
+    /// agree it is identical, erases+programs+reads back each changed sector and stops at the
+    /// first mismatch, then reads the whole chip back and compares it (the range with the image,
+    /// the rest with the backup). Re-run the same command to resume after an interruption
+    /// (finished sectors are skipped), or limit it with --start-sector/--sector-count. Backups are
+    /// named by their content hash and never overwritten, so the backup of the original flash
+    /// survives a resumed run.
     Write(WriteArgs),
     /// PSP early-boot mailbox.
     Psp {
@@ -104,6 +121,10 @@ pub struct WriteArgs {
     /// Number of sectors (default: to the end).
     #[arg(long)]
     pub sector_count: Option<u32>,
+    /// Write an image that does not look like a Navi31 flash image (no IFWI magic at offset 0, or
+    /// mirrored 1 MiB halves).
+    #[arg(long)]
+    pub force_image: bool,
     /// Skip the full backup (needs --yes too).
     #[arg(long)]
     pub no_backup: bool,

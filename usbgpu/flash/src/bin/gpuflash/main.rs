@@ -19,7 +19,7 @@ mod write;
 use anyhow::{bail, Result};
 use clap::Parser;
 use modelrt_gpuflash::flashtool::flash::FlashOptions;
-use modelrt_gpuflash::flashtool::{Board, BoardOptions};
+use modelrt_gpuflash::flashtool::{Board, BoardOptions, FlashToolError};
 
 use crate::cli::{Cli, Cmd, PspCmd, RomCmd};
 
@@ -32,7 +32,18 @@ fn run(cli: &Cli) -> Result<()> {
     let mut range = (0, 0);
     match &cli.cmd {
         Cmd::Write(a) => backup = write::prepare(a)?,
-        Cmd::Read { addr, size, .. } => range = read::range(addr, size)?,
+        Cmd::Read {
+            addr,
+            size,
+            output,
+            yes,
+        } => {
+            range = read::range(addr, size)?;
+            if let Some(o) = output {
+                refuse_existing(o, *yes)?;
+            }
+        }
+        Cmd::Dump { file, yes } => refuse_existing(file, *yes)?,
         Cmd::Psp {
             cmd: PspCmd::IfwiAll { yes: false, .. },
         } => bail!("refusing to stream firmware without --yes"),
@@ -50,8 +61,8 @@ fn run(cli: &Cli) -> Result<()> {
     let b = &mut board;
     let result = match &cli.cmd {
         Cmd::Info => info::run(b, &opts),
-        Cmd::Read { output, .. } => read::run(b, &opts, range, output.as_deref()),
-        Cmd::Dump { file } => dump::run(b, &opts, file),
+        Cmd::Read { output, yes, .. } => read::run(b, &opts, range, output.as_deref(), *yes),
+        Cmd::Dump { file, yes } => dump::run(b, &opts, file, *yes),
         Cmd::Verify { file } => verify::run(b, &opts, file),
         Cmd::Write(a) => write::run(b, &opts, a, backup.as_deref()),
         Cmd::Psp { cmd: PspCmd::Probe } => psp::probe(b),
@@ -70,6 +81,14 @@ fn run(cli: &Cli) -> Result<()> {
         return Err(e.into());
     }
     result
+}
+
+/// An output file that exists is refused before the device is touched, unless `--yes`.
+fn refuse_existing(file: &std::path::Path, yes: bool) -> Result<()> {
+    if !yes && file.exists() {
+        return Err(FlashToolError::Exists(file.to_path_buf()).into());
+    }
+    Ok(())
 }
 
 fn main() {

@@ -1,9 +1,10 @@
-//! `gpuflash read ADDR SIZE`: a byte range of the flash as a hexdump or into a file.
+//! `gpuflash read ADDR SIZE [-o FILE [--yes]]`: a byte range of the flash as a hexdump or into a
+//! file (an existing one only replaced with `--yes`).
 use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use modelrt_gpuflash::flashtool::flash::{self, save, FlashOptions, ReadOptions};
+use modelrt_gpuflash::flashtool::flash::{self, save, save_new, FlashOptions, ReadOptions};
 use modelrt_gpuflash::flashtool::{sha256_hex, Board};
 use modelrt_gpuflash::navi31::chips;
 
@@ -36,6 +37,7 @@ pub fn run(
     opts: &FlashOptions,
     (addr, size): (u32, u32),
     output: Option<&Path>,
+    replace: bool,
 ) -> Result<()> {
     let req = ReadOptions {
         flash: *opts,
@@ -47,7 +49,11 @@ pub fn run(
     eprintln!("SPI transactions: {}", r.spi_transactions);
     match output {
         Some(p) => {
-            save(p, &r.data)?;
+            if replace {
+                save(p, &r.data)?;
+            } else {
+                save_new(p, &r.data)?;
+            }
             say!("wrote {} bytes to {}", r.data.len(), p.display());
         }
         None => {

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 use modelrt_gpuflash::flashtool::flash::{
-    self, load_image, BackupOutcome, FlashOptions, WriteRequest,
+    self, check_image, load_image, BackupOutcome, FlashOptions, WriteRequest,
 };
 use modelrt_gpuflash::flashtool::{sha256_hex, Board};
 use modelrt_gpuflash::navi31::chips;
@@ -14,7 +14,7 @@ use crate::cli::WriteArgs;
 use crate::draw::Draw;
 
 /// The checks of `write` before the device is touched (and before any backup): `--yes`, the sector
-/// range, the image; then the backup directory (created now), or `None` with `--no-backup`.
+/// range, the image (its size, and its Navi31 layout unless `--force-image`); then the backup directory (created now), or `None` with `--no-backup`.
 pub fn prepare(a: &WriteArgs) -> Result<Option<PathBuf>> {
     if !a.yes {
         bail!("refusing to write without --yes");
@@ -26,7 +26,10 @@ pub fn prepare(a: &WriteArgs) -> Result<Option<PathBuf>> {
         clear_cmp: a.clear_cmp,
     };
     sector_range::<std::convert::Infallible>(&range, sectors).map_err(|e| anyhow!("{e}"))?;
-    load_image(&a.file, chips::GD25LQ16E.size)?;
+    let img = load_image(&a.file, chips::GD25LQ16E.size)?;
+    if !a.force_image {
+        check_image(&a.file, &img)?;
+    }
     backup_dir(a)
 }
 
@@ -116,6 +119,18 @@ pub fn run(
         if s.cleared_cmp { ", CMP cleared" } else { "" },
         sha256_hex(&img),
         t.elapsed()
+    );
+    let end = a.start_sector as u64 + s.sectors as u64;
+    let rest = if s.sectors as u64 == sectors {
+        String::new()
+    } else if backup_dir.is_some() {
+        ", the other sectors equal the backup".to_string()
+    } else {
+        ", the other sectors were not compared (no backup)".to_string()
+    };
+    say!(
+        "read back after the write: sectors {}..{end} equal the image{rest}",
+        a.start_sector
     );
     Ok(())
 }

@@ -17,6 +17,10 @@
 //!   interrupted program a prefix of its bytes (real cells may also be left marginal, which only
 //!   hardware can show);
 //! * bytes clocked out while nothing is driven (dummy cycles, ignored commands) read 0xFF.
+//!
+//! Fault injection for the tool's tests: [`ReadFlip`] flips bits of one array byte on chosen reads
+//! of it (a transient error on the wire: the array keeps its value), [`Disturb`] clears bits of one
+//! array byte when a chosen page program completes (a program disturb outside the page).
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
@@ -91,6 +95,33 @@ pub struct Gd25Stats {
     pub busy_ops: u64,
 }
 
+/// A transient read error: while reading the array byte at `addr` (command 0x03), its
+/// `first`..`first + count` occurrences (0-based, counted from when the flip was scheduled) go out
+/// XORed with `mask`. The array itself keeps its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadFlip {
+    /// Array byte address.
+    pub addr: usize,
+    /// Bits flipped on the wire.
+    pub mask: u8,
+    /// First occurrence flipped.
+    pub first: u32,
+    /// Occurrences flipped.
+    pub count: u32,
+}
+
+/// A program disturb: when the `program`-th page program (0-based, counted from when the disturb
+/// was scheduled) completes, the bits `mask` of the array byte at `addr` are cleared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Disturb {
+    /// Array byte address.
+    pub addr: usize,
+    /// Bits cleared.
+    pub mask: u8,
+    /// Which completed program triggers it.
+    pub program: u64,
+}
+
 /// The flash chip.
 pub struct Gd25 {
     cfg: Gd25Config,
@@ -105,6 +136,8 @@ pub struct Gd25 {
     selected: bool,
     bytes: Vec<u8>,
     stats: Gd25Stats,
+    read_flip: Option<(ReadFlip, u32)>,
+    disturb: Option<(Disturb, u64)>,
 }
 
 /// SFDP table: header "SFDP", revision 1.6, one parameter header (JEDEC basic table, 16 dwords
@@ -139,6 +172,35 @@ impl Gd25 {
             selected: false,
             bytes: Vec::new(),
             stats: Gd25Stats::default(),
+            read_flip: None,
+            disturb: None,
+        }
+    }
+
+    /// Arm a transient read error (replaces any armed one).
+    pub fn schedule_read_flip(&mut self, flip: ReadFlip) {
+        self.read_flip = Some((flip, 0));
+    }
+
+    /// Arm a program disturb (replaces any armed one).
+    pub fn schedule_disturb(&mut self, disturb: Disturb) {
+        self.disturb = Some((disturb, 0));
+    }
+
+    /// The array byte at `a` as it goes out on a read, after an armed [`ReadFlip`].
+    fn read_byte(&mut self, a: usize) -> u8 {
+        let v = self.array[a];
+        match &mut self.read_flip {
+            Some((f, seen)) if f.addr == a => {
+                let n = *seen;
+                *seen += 1;
+                if n >= f.first && n - f.first < f.count {
+                    v ^ f.mask
+                } else {
+                    v
+                }
+            }
+            _ => v,
         }
     }
 
@@ -206,7 +268,7 @@ impl Gd25 {
             0x9F => JEDEC[(i - 1) % 3],
             0x03 if i >= 4 => {
                 let a = self.addr() + (i - 4);
-                self.array[a % SIZE]
+                self.read_byte(a % SIZE)
             }
             0x5A if i >= 5 => sfdp_byte(self.addr() + (i - 5)),
             _ => 0xFF,
@@ -329,6 +391,9 @@ impl Gd25 {
                 if n > 0 {
                     self.persist(page, PAGE);
                 }
+                if permille == 1000 {
+                    self.program_done();
+                }
             }
             Op::Wrsr { sr1, sr2 } => {
                 if permille == 1000 {
@@ -338,6 +403,21 @@ impl Gd25 {
                     }
                 }
             }
+        }
+    }
+
+    /// A page program completed: fire an armed [`Disturb`] whose turn it is.
+    fn program_done(&mut self) {
+        let Some((d, seen)) = &mut self.disturb else {
+            return;
+        };
+        let n = *seen;
+        *seen += 1;
+        if n == d.program {
+            let (addr, mask) = (d.addr % SIZE, d.mask);
+            self.disturb = None;
+            self.array[addr] &= !mask;
+            self.persist(addr, 1);
         }
     }
 

@@ -1,6 +1,7 @@
 //! The Navi31 flash board: a device model of BAR5 (docs/hw/navi31-spi-flash.md §12 (b)): the SMUIO ROM_SW SPI engine wired to a GD25LQ16E model,
 //! the ROM_INDEX/ROM_DATA aperture and the PSP flash mailbox, with emulated time, gating, the RX
-//! lag quirk, strict checking of the forced pad/mirror/ROM_CNTL values and power-loss injection.
+//! lag quirk, strict checking of the forced pad/mirror/ROM_CNTL values, power-loss injection and
+//! flash faults (a bit flipped on a read, a program disturb).
 //!
 //! Backed by an image file for `--transport emu:IMAGE`: every completed (or power-cut, partially
 //! applied) erase/program is written through to the file, so **writes persist**.
@@ -29,7 +30,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::navi31::regs::*;
-pub use gd25::{Gd25, Gd25Config};
+pub use gd25::{Disturb, Gd25, Gd25Config, ReadFlip};
 use modelrt_asm24::emu::RegisterModel;
 pub use psp::{InjectError, Psp, PspConfig, PspPhase};
 
@@ -62,6 +63,9 @@ pub enum PowerCut {
     /// When the `occurrence`-th (0-based) busy operation (erase/program/WRSR, counted since the model was created) has
     /// run for `permille`/1000 of its time.
     DuringBusy { occurrence: u64, permille: u64 },
+    /// Just before the first SPI transaction with `opcode` that follows a transaction with `after`
+    /// (e.g. `opcode` READ after PROGRAM: the sector is programmed, its read-back not started).
+    BeforeCommandAfter { opcode: u8, after: u8 },
 }
 
 /// Model configuration.
@@ -140,6 +144,7 @@ pub struct Navi31Bar5 {
     powered: bool,
     clock_ns: u64,
     cut: Option<PowerCut>,
+    cut_after_seen: bool,
     opcode_counts: [u32; 256],
     stats: Navi31Stats,
 }
@@ -194,6 +199,7 @@ impl Navi31Bar5 {
             powered: true,
             clock_ns: 0,
             cut: None,
+            cut_after_seen: false,
             opcode_counts: [0; 256],
             stats: Navi31Stats::default(),
         };
@@ -266,6 +272,17 @@ impl Navi31Bar5 {
     /// Arm a power cut (counters restart at the next power-on).
     pub fn schedule_power_cut(&mut self, cut: PowerCut) {
         self.cut = Some(cut);
+        self.cut_after_seen = false;
+    }
+
+    /// Arm a transient read error on the flash (the tool's backup and read-back checks).
+    pub fn schedule_read_flip(&mut self, flip: ReadFlip) {
+        self.flash.schedule_read_flip(flip);
+    }
+
+    /// Arm a program disturb on the flash (the tool's final whole-chip compare).
+    pub fn schedule_disturb(&mut self, disturb: Disturb) {
+        self.flash.schedule_disturb(disturb);
     }
 
     /// Disarm a scheduled power cut that has not fired.
@@ -311,6 +328,13 @@ impl Navi31Bar5 {
                 self.power_off();
                 return;
             }
+        }
+        if let Some(PowerCut::BeforeCommandAfter { opcode: o, after }) = self.cut {
+            if o == opcode && self.cut_after_seen {
+                self.power_off();
+                return;
+            }
+            self.cut_after_seen |= opcode == after;
         }
         self.opcode_counts[opcode as usize] += 1;
         self.stats.spi_transactions += 1;
