@@ -41,6 +41,10 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ),
     ("python3-venv", "creates the exporter's Python venv"),
     (
+        "strace",
+        "checks gpuflash syncs and re-reads its backup before erasing (usbgpu/flash/tests/flash_cli.rs)",
+    ),
+    (
         "curl",
         "downloads Debian's AMD firmware package (cargo xtask firmware)",
     ),
