@@ -44,11 +44,21 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
             return Err(invalid("CPU target without a baseline", 0));
         }
     }
+    // The first state buffer (in table order) that shares arena bytes with another buffer, found
+    // in one pass when the first state buffer is reached; reported when the loop gets there, so
+    // errors come in the same order as a per-buffer check would give them.
+    let mut overlapping: Option<Option<usize>> = None;
     for (i, buf) in body.buffers.iter().enumerate() {
         let buf = buf?;
         check_buffer(b, &buf, i)?;
         if buf.kind == BufferKind::State {
-            check_state_disjoint(b, &buf, i)?;
+            let first = match overlapping {
+                Some(found) => found,
+                None => *overlapping.insert(first_overlapping_state(body.buffers)?),
+            };
+            if first == Some(i) {
+                return Err(invalid("state buffer overlaps another buffer", i));
+            }
         }
     }
     for (i, k) in body.kernels.iter().enumerate() {
@@ -129,32 +139,96 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
     Ok(())
 }
 
+/// One buffer's arena range for the disjointness sweep: `[start, end)`, whether it is a State
+/// buffer, and its index in the buffer table.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    state: bool,
+    index: usize,
+}
+
+fn span(d: &BufferDesc<'_>, index: usize) -> Result<Span, BundleError> {
+    let end = d
+        .arena_offset
+        .checked_add(d.size)
+        .ok_or_else(|| invalid("buffer lies outside the arena", index))?;
+    Ok(Span {
+        start: d.arena_offset,
+        end,
+        state: d.kind == BufferKind::State,
+        index,
+    })
+}
+
 /// A State buffer persists across runs, so nothing else may share its arena bytes: no scratch the
 /// memory plan reuses, no input that `run` uploads, no weight. (The writer lays buffers out side by
 /// side, so no written bundle fails this; it guards hand-made and foreign bundles.)
 /// Rule 7 of the format (`bundle/mod.rs`) still holds: format 1.0 already defined a State buffer as
 /// persisting across runs, which an overlapping one cannot do; running such a bundle would give
 /// wrong answers, so this enforces that existing meaning rather than adding a rule.
-fn check_state_disjoint(
-    b: &Bundle<'_>,
-    state: &BufferDesc<'_>,
-    i: usize,
-) -> Result<(), BundleError> {
-    // Both ranges lie inside the arena (`check_buffer` ran for `state`; the others are checked
-    // as they come), so the ends are computed checked only for robustness.
-    let end = |d: &BufferDesc<'_>| d.arena_offset.checked_add(d.size);
-    let s_end = end(state).ok_or_else(|| invalid("buffer lies outside the arena", i))?;
-    for (j, other) in b.body().buffers.iter().enumerate() {
-        if j == i {
-            continue;
-        }
-        let other = other?;
-        let o_end = end(&other).ok_or_else(|| invalid("buffer lies outside the arena", j))?;
-        if state.arena_offset < o_end && other.arena_offset < s_end {
-            return Err(invalid("state buffer overlaps another buffer", i));
-        }
+///
+/// Returns the lowest table index of a State buffer that shares arena bytes with any other buffer
+/// (`None` if there is none), or the first record, in table order, that does not decode or whose
+/// range overflows. Cost: one decoding pass to see whether the table is in arena order, then a
+/// sweep — O(n) for a table in arena order (everything the writer produces), O(n log n) for any
+/// other table when an allocator is present (feature `alloc`, which every hosted build enables).
+/// A `no_std` build without an allocator has no room to sort and falls back to comparing each
+/// State buffer with every buffer (quadratic) for tables that are not in arena order.
+fn first_overlapping_state(
+    buffers: Table<'_, BufferDesc<'_>>,
+) -> Result<Option<usize>, BundleError> {
+    let spans = || buffers.iter().enumerate().map(|(j, d)| span(&d?, j));
+    let mut in_order = true;
+    let mut prev = (0u64, 0u64);
+    for s in spans() {
+        let s = s?;
+        in_order &= prev <= (s.start, s.end);
+        prev = (s.start, s.end);
     }
-    Ok(())
+    if in_order {
+        // Every record decoded above, so none fails here.
+        return Ok(sweep(spans().filter_map(Result::ok)));
+    }
+    #[cfg(feature = "alloc")]
+    {
+        let mut sorted: alloc::vec::Vec<Span> = spans().collect::<Result<_, _>>()?;
+        sorted.sort_unstable_by_key(|s| (s.start, s.end));
+        Ok(sweep(sorted.into_iter()))
+    }
+    #[cfg(not(feature = "alloc"))]
+    {
+        let overlaps = |s: &Span| {
+            spans()
+                .filter_map(Result::ok)
+                .any(|o| o.index != s.index && s.start < o.end && o.start < s.end)
+        };
+        Ok(spans()
+            .filter_map(Result::ok)
+            .find(|s| s.state && overlaps(s))
+            .map(|s| s.index))
+    }
+}
+
+/// The lowest index of a State span that overlaps another span, for spans sorted by
+/// `(start, end)`: a span overlaps an earlier one exactly when the furthest end before it passes its
+/// start, and a later one exactly when the next span starts before its end. (A zero-size span sorts
+/// before a span with the same start and overlaps nothing there, as in the pairwise test.)
+fn sweep(sorted: impl Iterator<Item = Span>) -> Option<usize> {
+    let mut it = sorted.peekable();
+    let mut max_end = 0u64;
+    let mut first: Option<usize> = None;
+    while let Some(s) = it.next() {
+        if s.state
+            && (max_end > s.start || it.peek().is_some_and(|n| n.start < s.end))
+            && first.is_none_or(|f| s.index < f)
+        {
+            first = Some(s.index);
+        }
+        max_end = max_end.max(s.end);
+    }
+    first
 }
 
 fn check_meta(
