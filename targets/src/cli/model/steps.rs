@@ -118,9 +118,9 @@ pub(super) fn read_inputs(
     })
 }
 
-/// Write each output to its file in `files` (see `files::npy_paths`; each whole or not at all,
-/// `npy::write_file`): `stacked[i]` holds `steps`
-/// consecutive outputs, written with a leading axis of that length when `stacked_axis`.
+/// Write each output to its file in `files` (see `files::npy_paths`), each whole or not at all
+/// (`npy::write_file`): `stacked[i]` holds `steps` consecutive outputs, written with a leading axis
+/// of that length when `stacked_axis`.
 pub(super) fn write_outputs(
     b: &Bundle<'_>,
     files: &[PathBuf],
