@@ -1,13 +1,14 @@
 //! The check that no buffer shares a state buffer's arena bytes scales to bundles with very many
 //! state buffers (it once decoded the whole buffer table per state buffer: quadratic) and still
 //! catches every overlap, whether the buffer table is in arena order (as the writer lays it out) or
-//! not (a hand-made bundle).
+//! not (a hand-made bundle), and reports the same record as the pairwise rule it replaces.
 use std::time::{Duration, Instant};
 
 use modelrt_core::bundle::writer::{seal, write_bundle, BundleSpec, TableBuilder};
-use modelrt_core::bundle::{Body, BufferDesc, BufferKind, Producer};
+use modelrt_core::bundle::{Body, BufferDesc, BufferKind, Producer, TensorDesc};
 use modelrt_core::{Bundle, BundleError};
 use modelrt_hal::target::{CpuArch, DType, Target};
+use proptest::prelude::*;
 
 /// State buffers in the test bundle: a quadratic check needs ~10⁹ record decodes for these.
 const STATES: usize = 30_000;
@@ -112,4 +113,81 @@ fn overlap_among_many_state_buffers_is_caught() {
         d[mid].size = d[mid + 1].arena_offset - d[mid].arena_offset;
     });
     assert_eq!(timed_parse(&touching, "touching"), Ok(()));
+}
+
+/// `(arena_offset, size, is_state)` per buffer, in table order, in a 64-byte arena.
+fn spans() -> impl Strategy<Value = Vec<(u64, u64, bool)>> {
+    prop::collection::vec((0..56u64, 1..9u64, any::<bool>()), 1..10)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    /// The sweep gives the pairwise rule's verdict, down to the reported record: the lowest-index
+    /// state buffer that shares a byte with any other buffer, for any table order.
+    #[test]
+    fn sweep_agrees_with_the_pairwise_rule(spans in spans()) {
+        let buffers: Vec<BufferDesc<'_>> = spans
+            .iter()
+            .map(|&(arena_offset, size, state)| BufferDesc {
+                label: "b",
+                size,
+                dtype: DType::U8,
+                kind: if state { BufferKind::State } else { BufferKind::Scratch },
+                arena_offset,
+                init: state.then_some((0, 1)),
+            })
+            .collect();
+        let outputs = [TensorDesc {
+            name: "y",
+            buffer: 0,
+            offset: 0,
+            dtype: DType::U8,
+            shape: [1].into_iter().collect(),
+        }];
+        let small = many_states_small();
+        let template = Bundle::parse(&small).unwrap();
+        let table = TableBuilder::of(&buffers).unwrap();
+        let outs = TableBuilder::of(&outputs).unwrap();
+        let body = Body {
+            arena_size: 64,
+            buffers: table.view(),
+            outputs: outs.view(),
+            ..template.body().clone()
+        };
+        let bytes = seal(&body, &[0; 64]).unwrap();
+        let overlaps = |i: usize| {
+            let (a, n, _) = spans[i];
+            spans.iter().enumerate().any(|(j, &(b, m, _))| j != i && a < b + m && b < a + n)
+        };
+        let want = (0..spans.len()).find(|&i| spans[i].2 && overlaps(i));
+        match (Bundle::parse(&bytes), want) {
+            (Ok(_), None) => {}
+            (Err(BundleError::Invalid { what: "state buffer overlaps another buffer", index }), Some(i)) => {
+                prop_assert_eq!(index as usize, i)
+            }
+            (got, want) => prop_assert!(false, "got {:?}, want overlap at {:?}", got.map(|_| ()), want),
+        }
+    }
+}
+
+/// A small valid bundle whose other tables the property test reuses.
+fn many_states_small() -> Vec<u8> {
+    let mut spec = BundleSpec::new(
+        Target::Cpu {
+            arch: CpuArch::X86_64,
+            baseline: "x86-64-v3",
+            features: 0,
+        },
+        Producer {
+            tinygrad: "0.14.0",
+            tinymesa: None,
+            source_sha256: [1; 32],
+            dev: "CPU",
+            flags: "",
+        },
+    );
+    let y = spec.buffer("output:y", 4, DType::U8, BufferKind::Output, None);
+    spec.output("y", y, DType::U8, &[1]);
+    write_bundle(&spec).unwrap()
 }

@@ -44,21 +44,27 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
             return Err(invalid("CPU target without a baseline", 0));
         }
     }
-    // The first state buffer (in table order) that shares arena bytes with another buffer, found
-    // in one pass when the first state buffer is reached; reported when the loop gets there, so
-    // errors come in the same order as a per-buffer check would give them.
+    // With an allocator: the first state buffer (in table order) that shares arena bytes with
+    // another buffer, found in one sweep when the first state buffer is reached and reported when
+    // the loop gets there, so errors come in the same order as the per-buffer check gives them.
+    #[cfg(feature = "alloc")]
     let mut overlapping: Option<Option<usize>> = None;
     for (i, buf) in body.buffers.iter().enumerate() {
         let buf = buf?;
         check_buffer(b, &buf, i)?;
         if buf.kind == BufferKind::State {
-            let first = match overlapping {
-                Some(found) => found,
-                None => *overlapping.insert(first_overlapping_state(body.buffers)?),
-            };
-            if first == Some(i) {
-                return Err(invalid("state buffer overlaps another buffer", i));
+            #[cfg(feature = "alloc")]
+            {
+                let first = match overlapping {
+                    Some(found) => found,
+                    None => *overlapping.insert(first_overlapping_state(body.buffers)?),
+                };
+                if first == Some(i) {
+                    return Err(invalid("state buffer overlaps another buffer", i));
+                }
             }
+            #[cfg(not(feature = "alloc"))]
+            check_state_disjoint(b, &buf, i)?;
         }
     }
     for (i, k) in body.kernels.iter().enumerate() {
@@ -141,6 +147,7 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
 
 /// One buffer's arena range for the disjointness sweep: `[start, end)`, whether it is a State
 /// buffer, and its index in the buffer table.
+#[cfg(feature = "alloc")]
 #[derive(Clone, Copy)]
 struct Span {
     start: u64,
@@ -149,6 +156,7 @@ struct Span {
     index: usize,
 }
 
+#[cfg(feature = "alloc")]
 fn span(d: &BufferDesc<'_>, index: usize) -> Result<Span, BundleError> {
     let end = d
         .arena_offset
@@ -169,13 +177,18 @@ fn span(d: &BufferDesc<'_>, index: usize) -> Result<Span, BundleError> {
 /// persisting across runs, which an overlapping one cannot do; running such a bundle would give
 /// wrong answers, so this enforces that existing meaning rather than adding a rule.
 ///
+/// Cost: with an allocator (feature `alloc`, which every hosted build — CLI, C and Python APIs —
+/// enables) one sweep over the buffers sorted by arena offset, O(n) for a table already in arena
+/// order (everything the writer produces; nothing is allocated then) and O(n log n) otherwise.
+/// A `no_std` build without an allocator has no room to sort (detecting overlaps among n read-only
+/// records in constant space needs ~n² comparisons) and compares each State buffer with every
+/// buffer (`check_state_disjoint`): O(states × buffers), linear for the handful of state buffers
+/// real models have.
+///
 /// Returns the lowest table index of a State buffer that shares arena bytes with any other buffer
 /// (`None` if there is none), or the first record, in table order, that does not decode or whose
-/// range overflows. Cost: one decoding pass to see whether the table is in arena order, then a
-/// sweep — O(n) for a table in arena order (everything the writer produces), O(n log n) for any
-/// other table when an allocator is present (feature `alloc`, which every hosted build enables).
-/// A `no_std` build without an allocator has no room to sort and falls back to comparing each
-/// State buffer with every buffer (quadratic) for tables that are not in arena order.
+/// range overflows.
+#[cfg(feature = "alloc")]
 fn first_overlapping_state(
     buffers: Table<'_, BufferDesc<'_>>,
 ) -> Result<Option<usize>, BundleError> {
@@ -188,33 +201,43 @@ fn first_overlapping_state(
         prev = (s.start, s.end);
     }
     if in_order {
-        // Every record decoded above, so none fails here.
+        // Every record decoded above, so none is dropped here.
         return Ok(sweep(spans().filter_map(Result::ok)));
     }
-    #[cfg(feature = "alloc")]
-    {
-        let mut sorted: alloc::vec::Vec<Span> = spans().collect::<Result<_, _>>()?;
-        sorted.sort_unstable_by_key(|s| (s.start, s.end));
-        Ok(sweep(sorted.into_iter()))
+    let mut sorted: alloc::vec::Vec<Span> = spans().collect::<Result<_, _>>()?;
+    sorted.sort_unstable_by_key(|s| (s.start, s.end));
+    Ok(sweep(sorted.into_iter()))
+}
+
+/// The pairwise form of the rule for State buffer `state` (record `i`), used without an allocator.
+#[cfg(not(feature = "alloc"))]
+fn check_state_disjoint(
+    b: &Bundle<'_>,
+    state: &BufferDesc<'_>,
+    i: usize,
+) -> Result<(), BundleError> {
+    // Both ranges lie inside the arena (`check_buffer` ran for `state`; the others are checked
+    // as they come), so the ends are computed checked only for robustness.
+    let end = |d: &BufferDesc<'_>| d.arena_offset.checked_add(d.size);
+    let s_end = end(state).ok_or_else(|| invalid("buffer lies outside the arena", i))?;
+    for (j, other) in b.body().buffers.iter().enumerate() {
+        if j == i {
+            continue;
+        }
+        let other = other?;
+        let o_end = end(&other).ok_or_else(|| invalid("buffer lies outside the arena", j))?;
+        if state.arena_offset < o_end && other.arena_offset < s_end {
+            return Err(invalid("state buffer overlaps another buffer", i));
+        }
     }
-    #[cfg(not(feature = "alloc"))]
-    {
-        let overlaps = |s: &Span| {
-            spans()
-                .filter_map(Result::ok)
-                .any(|o| o.index != s.index && s.start < o.end && o.start < s.end)
-        };
-        Ok(spans()
-            .filter_map(Result::ok)
-            .find(|s| s.state && overlaps(s))
-            .map(|s| s.index))
-    }
+    Ok(())
 }
 
 /// The lowest index of a State span that overlaps another span, for spans sorted by
 /// `(start, end)`: a span overlaps an earlier one exactly when the furthest end before it passes its
 /// start, and a later one exactly when the next span starts before its end. (A zero-size span sorts
 /// before a span with the same start and overlaps nothing there, as in the pairwise test.)
+#[cfg(feature = "alloc")]
 fn sweep(sorted: impl Iterator<Item = Span>) -> Option<usize> {
     let mut it = sorted.peekable();
     let mut max_end = 0u64;
