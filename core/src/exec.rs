@@ -29,6 +29,13 @@ pub struct Timing {
     pub total_ns: u64,
 }
 
+/// Largest arena [`Executor::load`] allocates: 64 GiB. Every buffer, and so every input, output and
+/// state tensor, lies inside the arena (validation checks that), so this also bounds what a caller
+/// allocates per output. Far above any real model (openpilot's need a few MiB) and below what a
+/// hostile `arena_size` could otherwise ask a device or host to reserve; a larger arena is refused
+/// before the device allocates anything. Not a format rule: the bundle still parses.
+pub const MAX_ARENA: u64 = 64 << 30;
+
 /// Why loading or running failed.
 #[derive(Debug)]
 pub enum ExecError<E> {
@@ -51,6 +58,8 @@ pub enum ExecError<E> {
         expected: u64,
         got: u64,
     },
+    /// The bundle's arena is larger than [`MAX_ARENA`].
+    ArenaTooLarge { bytes: u64, limit: u64 },
 }
 
 impl<E: fmt::Display> fmt::Display for ExecError<E> {
@@ -76,6 +85,11 @@ impl<E: fmt::Display> fmt::Display for ExecError<E> {
             } => write!(
                 f,
                 "{what} {name_index} has {got} bytes, the bundle expects {expected}"
+            ),
+            ExecError::ArenaTooLarge { bytes, limit } => write!(
+                f,
+                "the bundle's arena of {bytes} bytes exceeds the {} GiB limit ({limit} bytes); it was not loaded",
+                limit >> 30
             ),
         }
     }
@@ -231,6 +245,12 @@ impl<'b, D: Device> Executor<'b, D> {
         device
             .check_target(&body.target)
             .map_err(ExecError::Device)?;
+        if body.arena_size > MAX_ARENA {
+            return Err(ExecError::ArenaTooLarge {
+                bytes: body.arena_size,
+                limit: MAX_ARENA,
+            });
+        }
         device
             .alloc_arena(body.arena_size)
             .map_err(ExecError::Device)?;

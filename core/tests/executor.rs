@@ -65,3 +65,34 @@ fn wrong_target_is_refused_at_load() {
     // Kernel metadata must match the target, so the writer already refuses this.
     assert!(write_bundle(&spec).is_err());
 }
+
+#[test]
+fn arena_over_the_limit_is_refused_before_allocation() {
+    use modelrt_core::bundle::BufferKind;
+    use modelrt_core::exec::MAX_ARENA;
+    let fx = Fixture::new();
+    let mut spec = fx.spec();
+    // An unused scratch buffer as large as the limit pushes the arena just past it.
+    spec.buffer("huge", MAX_ARENA, DType::U8, BufferKind::Scratch, None);
+    let bytes = write_bundle(&spec).unwrap();
+    let bundle = Bundle::parse(&bytes).unwrap();
+    let arena = bundle.body().arena_size;
+    assert!(arena > MAX_ARENA);
+    // The mock device would allocate (and zero) the whole arena: refused before that.
+    let e = Executor::load(bundle, MockDevice::default())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(e, ExecError::ArenaTooLarge { bytes, limit: MAX_ARENA } if bytes == arena),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the bundle's arena of {arena} bytes exceeds the 64 GiB limit ({MAX_ARENA} bytes); it was not loaded"
+        )
+    );
+    // The fixture alone (a small arena) loads.
+    let bytes = write_bundle(&fx.spec()).unwrap();
+    assert!(Executor::load(Bundle::parse(&bytes).unwrap(), MockDevice::default()).is_ok());
+}

@@ -1,5 +1,11 @@
 //! Minimal `.npy` (numpy array file) reading and writing for `modelrt run`: versions 1–3,
 //! little-endian or byte-order-free dtypes, C order only. Errors name the file problem in one line.
+//! Files are written whole or not at all ([`write_file`]): a failed write never leaves a truncated
+//! file, nor damages the file it was meant to replace.
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
 use modelrt_hal::target::DType;
 
 /// A decoded array: dtype, shape and raw little-endian data.
@@ -147,8 +153,9 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
     })
 }
 
-/// Encode an array as a version 1.0 `.npy` file.
-pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
+/// The version 1.0 `.npy` header (magic to the `\n` that ends the padded dictionary) for an
+/// array of `dtype` and `shape`; the data follows it.
+fn header(dtype: DType, shape: &[u64]) -> Vec<u8> {
     let dims = match shape {
         [] => String::new(),
         [d] => format!("{d},"),
@@ -167,13 +174,69 @@ pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
     let pad = unpadded.next_multiple_of(64) - unpadded;
     dict.push_str(&" ".repeat(pad));
     dict.push('\n');
-    let mut out = Vec::with_capacity(10 + dict.len() + data.len());
+    let mut out = Vec::with_capacity(10 + dict.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+/// Encode an array as a version 1.0 `.npy` file.
+pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
+    let mut out = header(dtype, shape);
     out.extend_from_slice(data);
     out
+}
+
+/// Write an array as a version 1.0 `.npy` file at `path`, replacing any file there only once the
+/// whole new file is written (see [`replace_file`]).
+pub fn write_file(path: &Path, dtype: DType, shape: &[u64], data: &[u8]) -> io::Result<()> {
+    replace_file(path, |f| {
+        f.write_all(&header(dtype, shape))?;
+        f.write_all(data)
+    })
+}
+
+/// Create `path` with the bytes `fill` writes, all or nothing: they go to a new temporary file in
+/// the same directory (created exclusively, so no existing file or symlink is followed), which is
+/// flushed to disk and then renamed over `path`. If `fill`, the flush or the rename fails, the
+/// temporary file is removed and whatever was at `path` before is left as it was. A symlink at
+/// `path` is replaced, not written through.
+pub fn replace_file(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
+    let (tmp, mut file) = create_temp_beside(path)?;
+    let written = fill(&mut file)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            std::fs::rename(&tmp, path)
+        });
+    if written.is_err() {
+        // Best effort: the error that matters is the write's.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// A new, empty file next to `path` named `.NAME.PID-K.tmp`, created exclusively.
+fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut k = 0u32;
+    loop {
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".{}-{k}.tmp", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            // Left over by an earlier run with the same process id: take the next name.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && k < 1000 => k += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -236,5 +299,74 @@ mod tests {
         fortran[pos..pos + 5].copy_from_slice(b"True ");
         assert_eq!(parse(&fortran), Err(NpyError::FortranOrder));
         assert_eq!(parse(b"\x93NUMPY\x09\x00xx"), Err(NpyError::Version(9, 0)));
+    }
+
+    /// Names in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("modelrt-npy-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_write_failing_midway_leaves_the_old_file_intact() {
+        let dir = scratch("fail");
+        let path = dir.join("y.npy");
+        let old = encode(DType::U8, &[3], &[1, 2, 3]);
+        std::fs::write(&path, &old).unwrap();
+        let e = replace_file(&path, |f| {
+            f.write_all(b"\x93NUMPY partial")?;
+            Err(io::Error::other("injected failure"))
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "injected failure");
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        // The temporary file is gone too.
+        assert_eq!(listing(&dir), ["y.npy"]);
+        // A new file that fails is not created at all.
+        let fresh = dir.join("z.npy");
+        assert!(replace_file(&fresh, |_| Err(io::Error::other("no"))).is_err());
+        assert_eq!(listing(&dir), ["y.npy"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn write_file_replaces_whole_and_not_through_symlinks() {
+        let dir = scratch("ok");
+        let path = dir.join("y.npy");
+        std::fs::write(&path, b"old").unwrap();
+        write_file(&path, DType::U8, &[2], &[7, 9]).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            encode(DType::U8, &[2], &[7, 9])
+        );
+        assert_eq!(listing(&dir), ["y.npy"]);
+        // A symlink at the destination is replaced; its target is not written.
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = dir.join("l.npy");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        write_file(&link, DType::U8, &[1], &[5]).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert!(!std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        // A stale temporary name is skipped, not reused.
+        let stale = dir.join(format!(".y.npy.{}-0.tmp", std::process::id()));
+        std::fs::write(&stale, b"stale").unwrap();
+        write_file(&path, DType::U8, &[1], &[1]).unwrap();
+        assert_eq!(std::fs::read(&stale).unwrap(), b"stale");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -156,3 +156,72 @@ fn an_unwritable_output_directory_is_refused_before_the_run() {
     );
     assert!(!text(&o).0.contains("output a/b"), "ran before refusing");
 }
+
+/// `modelrt ARGS` under a file-size limit of `bytes` (`prlimit --fsize`, with SIGXFSZ ignored so an
+/// oversized write fails with EFBIG instead of killing the process): writing any `.npy` file of
+/// the copy bundle (144 bytes) fails midway.
+fn modelrt_with_file_limit(bytes: u64, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("trap '' XFSZ; exec prlimit --fsize={bytes} \"$@\""))
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_modelrt"))
+        .args(args)
+        .output()
+        .expect("sh and prlimit (util-linux) run")
+}
+
+/// Names in `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_write_failing_midway_keeps_the_existing_file() {
+    let dir = scratch("write-fails");
+    let bundle = write(&dir, "b.mrt", &copy_bundle(host_cpu(), ["y", "w"], &["s"]));
+    let x = input_arg(&dir);
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // An earlier result the user keeps; smaller than the limit, so the limit alone cannot hurt it.
+    let old = b"an earlier y.npy".to_vec();
+    for name in ["y.npy", "s.npy"] {
+        std::fs::write(out_dir.join(name), &old).unwrap();
+    }
+    let out = out_dir.to_str().unwrap();
+    for (flag, file) in [("-o", "y.npy"), ("--dump-state", "s.npy")] {
+        let o = modelrt_with_file_limit(100, &["run", &bundle, "-i", &x, flag, out]);
+        let err = one_line_error(&o);
+        assert!(
+            err.contains(&format!("cannot write {}", out_dir.join(file).display())),
+            "{flag}: {err}"
+        );
+        // The old file is intact and no partial or temporary file is left behind.
+        assert_eq!(std::fs::read(out_dir.join(file)).unwrap(), old, "{flag}");
+        assert_eq!(listing(&out_dir), ["s.npy", "y.npy"], "{flag}");
+    }
+    // Without the limit both are replaced whole.
+    ok(&modelrt(&[
+        "run",
+        &bundle,
+        "-i",
+        &x,
+        "-o",
+        out,
+        "--dump-state",
+        out,
+    ]));
+    assert_eq!(
+        read_npy(&out_dir.join("y.npy")),
+        (vec![N as u64], X.to_vec())
+    );
+    assert_eq!(
+        read_npy(&out_dir.join("s.npy")),
+        (vec![N as u64], S0.to_vec())
+    );
+}

@@ -44,10 +44,26 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
             return Err(invalid("CPU target without a baseline", 0));
         }
     }
+    // With an allocator: the first state buffer (in table order) that shares arena bytes with
+    // another buffer, found in one sweep when the first state buffer is reached and reported when
+    // the loop gets there, so errors come in the same order as the per-buffer check gives them.
+    #[cfg(feature = "alloc")]
+    let mut overlapping: Option<Option<usize>> = None;
     for (i, buf) in body.buffers.iter().enumerate() {
         let buf = buf?;
         check_buffer(b, &buf, i)?;
         if buf.kind == BufferKind::State {
+            #[cfg(feature = "alloc")]
+            {
+                let first = match overlapping {
+                    Some(found) => found,
+                    None => *overlapping.insert(first_overlapping_state(body.buffers)?),
+                };
+                if first == Some(i) {
+                    return Err(invalid("state buffer overlaps another buffer", i));
+                }
+            }
+            #[cfg(not(feature = "alloc"))]
             check_state_disjoint(b, &buf, i)?;
         }
     }
@@ -129,12 +145,72 @@ fn check_buffer(b: &Bundle<'_>, buf: &BufferDesc<'_>, i: usize) -> Result<(), Bu
     Ok(())
 }
 
+/// One buffer's arena range for the disjointness sweep: `[start, end)`, whether it is a State
+/// buffer, and its index in the buffer table.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    state: bool,
+    index: usize,
+}
+
+#[cfg(feature = "alloc")]
+fn span(d: &BufferDesc<'_>, index: usize) -> Result<Span, BundleError> {
+    let end = d
+        .arena_offset
+        .checked_add(d.size)
+        .ok_or_else(|| invalid("buffer lies outside the arena", index))?;
+    Ok(Span {
+        start: d.arena_offset,
+        end,
+        state: d.kind == BufferKind::State,
+        index,
+    })
+}
+
 /// A State buffer persists across runs, so nothing else may share its arena bytes: no scratch the
 /// memory plan reuses, no input that `run` uploads, no weight. (The writer lays buffers out side by
 /// side, so no written bundle fails this; it guards hand-made and foreign bundles.)
 /// Rule 7 of the format (`bundle/mod.rs`) still holds: format 1.0 already defined a State buffer as
 /// persisting across runs, which an overlapping one cannot do; running such a bundle would give
 /// wrong answers, so this enforces that existing meaning rather than adding a rule.
+///
+/// Cost: with an allocator (feature `alloc`, which every hosted build — CLI, C and Python APIs —
+/// enables) one sweep over the buffers sorted by arena offset, O(n) for a table already in arena
+/// order (everything the writer produces; nothing is allocated then) and O(n log n) otherwise.
+/// A `no_std` build without an allocator has no room to sort (detecting overlaps among n read-only
+/// records in constant space needs ~n² comparisons) and compares each State buffer with every
+/// buffer (`check_state_disjoint`): O(states × buffers), linear for the handful of state buffers
+/// real models have.
+///
+/// Returns the lowest table index of a State buffer that shares arena bytes with any other buffer
+/// (`None` if there is none), or the first record, in table order, that does not decode or whose
+/// range overflows.
+#[cfg(feature = "alloc")]
+fn first_overlapping_state(
+    buffers: Table<'_, BufferDesc<'_>>,
+) -> Result<Option<usize>, BundleError> {
+    let spans = || buffers.iter().enumerate().map(|(j, d)| span(&d?, j));
+    let mut in_order = true;
+    let mut prev = (0u64, 0u64);
+    for s in spans() {
+        let s = s?;
+        in_order &= prev <= (s.start, s.end);
+        prev = (s.start, s.end);
+    }
+    if in_order {
+        // Every record decoded above, so none is dropped here.
+        return Ok(sweep(spans().filter_map(Result::ok)));
+    }
+    let mut sorted: alloc::vec::Vec<Span> = spans().collect::<Result<_, _>>()?;
+    sorted.sort_unstable_by_key(|s| (s.start, s.end));
+    Ok(sweep(sorted.into_iter()))
+}
+
+/// The pairwise form of the rule for State buffer `state` (record `i`), used without an allocator.
+#[cfg(not(feature = "alloc"))]
 fn check_state_disjoint(
     b: &Bundle<'_>,
     state: &BufferDesc<'_>,
@@ -155,6 +231,27 @@ fn check_state_disjoint(
         }
     }
     Ok(())
+}
+
+/// The lowest index of a State span that overlaps another span, for spans sorted by
+/// `(start, end)`: a span overlaps an earlier one exactly when the furthest end before it passes its
+/// start, and a later one exactly when the next span starts before its end. (A zero-size span sorts
+/// before a span with the same start and overlaps nothing there, as in the pairwise test.)
+#[cfg(feature = "alloc")]
+fn sweep(sorted: impl Iterator<Item = Span>) -> Option<usize> {
+    let mut it = sorted.peekable();
+    let mut max_end = 0u64;
+    let mut first: Option<usize> = None;
+    while let Some(s) = it.next() {
+        if s.state
+            && (max_end > s.start || it.peek().is_some_and(|n| n.start < s.end))
+            && first.is_none_or(|f| s.index < f)
+        {
+            first = Some(s.index);
+        }
+        max_end = max_end.max(s.end);
+    }
+    first
 }
 
 fn check_meta(

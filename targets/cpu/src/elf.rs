@@ -188,7 +188,15 @@ impl<'a> KernelObject<'a> {
             if sym.st_value(endian) >= section.sh_size(endian) {
                 return Err(not_found());
             }
-            return Ok(start + sym.st_value(endian));
+            let offset = start + sym.st_value(endian);
+            // Only the read-only prefix is mapped executable (W^X): a code section that is also
+            // writable is laid out in the read-write part.
+            if section.sh_flags(endian) & u64::from(elf::SHF_WRITE) != 0
+                || offset >= self.readonly_size
+            {
+                return Err(CpuError::EntryNotExecutable(entry.to_string()));
+            }
+            return Ok(offset);
         }
         Err(not_found())
     }

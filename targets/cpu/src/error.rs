@@ -54,6 +54,10 @@ pub enum CpuError {
     /// The object has no defined function symbol named like the kernel's entry.
     #[error("entry symbol `{0}` is not defined in an executable section of the kernel object")]
     EntryNotFound(String),
+    /// The entry symbol lies in a writable section: that part of the image is mapped read-write,
+    /// never executable, so calling it would crash.
+    #[error("entry symbol `{0}` lies in a writable section of the kernel object, which is never mapped executable")]
+    EntryNotExecutable(String),
     /// The loaded image would be unreasonably large.
     #[error("kernel image of {0} bytes is too large")]
     ImageTooLarge(u64),

@@ -162,6 +162,52 @@ fn entry_must_be_a_defined_function() {
     ));
 }
 
+/// `data` with `SHF_WRITE` added to the flags of section `name`.
+fn make_writable(mut data: Vec<u8>, name: &[u8]) -> Vec<u8> {
+    let header = FileHeader64::<LittleEndian>::parse(&data[..]).unwrap();
+    let sections = header.sections(LittleEndian, &data[..]).unwrap();
+    let (index, _) = sections.section_by_name(LittleEndian, name).unwrap();
+    // Elf64_Shdr is 64 bytes: sh_name u32, sh_type u32, sh_flags u64, ...
+    let at = header.e_shoff(LittleEndian) as usize + index.0 * 64 + 8;
+    let flags =
+        u64::from_le_bytes(data[at..at + 8].try_into().unwrap()) | u64::from(elf::SHF_WRITE);
+    data[at..at + 8].copy_from_slice(&flags.to_le_bytes());
+    data
+}
+
+#[test]
+fn entry_in_a_writable_section_is_refused() {
+    // A writable code section is laid out in the read-write part of the image (W^X: never
+    // executable); calling an entry there would crash with SIGSEGV.
+    for (dir, arch) in [("x86_64", CpuArch::X86_64), ("aarch64", CpuArch::Aarch64)] {
+        let rwx = make_writable(fixture(&format!("{dir}/e4.o")), b".text");
+        let object = KernelObject::parse(&rwx, Some(arch), "E_4");
+        assert_eq!(
+            object.err(),
+            Some(CpuError::EntryNotExecutable("E_4".into())),
+            "{dir}"
+        );
+    }
+    // Through the device: refused at load, before anything is mapped or called.
+    let host = std::env::consts::ARCH;
+    let rwx = make_writable(fixture(&format!("{host}/e4.o")), b".text");
+    let mut dev = CpuDevice::new(1).unwrap();
+    let err = load(&mut dev, &rwx, "E_4", &[F32_BUF; 3], 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "entry symbol `E_4` lies in a writable section of the kernel object, which is never mapped executable"
+    );
+    // The unmodified object loads.
+    load(
+        &mut dev,
+        &fixture(&format!("{host}/e4.o")),
+        "E_4",
+        &[F32_BUF; 3],
+        1,
+    )
+    .unwrap();
+}
+
 #[test]
 fn relocation_edits_give_typed_errors() {
     let base = fixture("x86_64/tables.o");

@@ -118,8 +118,9 @@ pub(super) fn read_inputs(
     })
 }
 
-/// Write each output to its file in `files` (see `files::npy_paths`): `stacked[i]` holds `steps`
-/// consecutive outputs, written with a leading axis of that length when `stacked_axis`.
+/// Write each output to its file in `files` (see `files::npy_paths`), each whole or not at all
+/// (`npy::write_file`): `stacked[i]` holds `steps` consecutive outputs, written with a leading axis
+/// of that length when `stacked_axis`.
 pub(super) fn write_outputs(
     b: &Bundle<'_>,
     files: &[PathBuf],
@@ -135,7 +136,7 @@ pub(super) fn write_outputs(
             vec![]
         };
         shape.extend_from_slice(&t.shape);
-        std::fs::write(file, npy::encode(t.dtype, &shape, out))
+        npy::write_file(file, t.dtype, &shape, out)
             .with_context(|| format!("cannot write {}", file.display()))?;
         outln!("wrote       {} (output '{}')", file.display(), t.name);
     }
@@ -178,7 +179,7 @@ pub(super) fn dump_state(model: &mut dyn LoadedModel<'_>, files: &[PathBuf]) -> 
         let bytes = model.read_state(s.index)?;
         // Trailing bytes that do not fill an element (not produced by any exporter) are left out.
         let elems = bytes.len() - bytes.len() % s.dtype.size();
-        std::fs::write(file, npy::encode(s.dtype, &state_shape(s), &bytes[..elems]))
+        npy::write_file(file, s.dtype, &state_shape(s), &bytes[..elems])
             .with_context(|| format!("cannot write {}", file.display()))?;
         outln!("state       {} -> {}", state_line(s), file.display());
     }

@@ -3,6 +3,7 @@
 //! buffers, launches and copies in order — goes to one qemu process, which loads each library, calls its FastRPC
 //! `entry` exactly as the DSP skeleton would (docs/hw/hexagon-dsp.md §3), and returns per-step instruction counts and
 //! the requested buffers. This is an execution model only: FastRPC/ION traffic is not modelled here.
+mod cache;
 pub mod protocol;
 pub mod qemu;
 

@@ -1,11 +1,11 @@
 //! Building `qemu_harness` (qcom/hexagon/dsp/qemu_harness.c + dsp_helpers.c, embedded in this crate) with clang-19 and running it under
-//! `qemu-hexagon-static` ≥ 8. stdin is written from a helper thread so large buffers cannot deadlock the pipes.
+//! `qemu-hexagon-static` ≥ 8; the build is cached in a directory private to the user (`cache`). stdin is written from a helper thread so large buffers cannot deadlock the pipes.
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::HexagonError;
+use super::{cache, HexagonError};
 
 const HARNESS_C: &str = include_str!("../../../dsp/qemu_harness.c");
 const HELPERS_C: &str = include_str!("../../../dsp/dsp_helpers.c");
@@ -63,38 +63,64 @@ pub fn check_qemu() -> Result<u32, HexagonError> {
     Ok(major)
 }
 
-/// Build (once per sources, cached in the temp directory) and return the path of `qemu_harness`.
+/// Build (once per sources, cached in a directory private to the user: see `cache`) and return
+/// the path of `qemu_harness`.
 pub fn harness() -> Result<PathBuf, HexagonError> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT
-        .get_or_init(|| build(&std::env::temp_dir()).map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            let uid = cache::effective_uid()?;
+            let xdg = std::env::var_os("XDG_RUNTIME_DIR");
+            let root = cache::private_root(xdg.as_deref(), &std::env::temp_dir(), uid)?;
+            build(&root, uid).map_err(|e| e.to_string())
+        })
         .clone()
         .map_err(HexagonError::Tool)
 }
 
-fn build(tmp: &Path) -> Result<PathBuf, HexagonError> {
+/// Build `qemu_harness` into the private directory `root` of user `uid`, or reuse the build there.
+fn build(root: &Path, uid: u32) -> Result<PathBuf, HexagonError> {
     let mut key = vec![HARNESS_C, HELPERS_C];
     key.extend_from_slice(FLAGS);
-    let dir = tmp.join(format!("modelrt-qemu-harness-{:016x}", fnv(&key)));
-    let exe = dir.join("qemu_harness");
-    if exe.is_file() {
+    let exe = root.join(format!("qemu-harness-{:016x}", fnv(&key)));
+    if cache::cached(&exe, uid).map_err(HexagonError::Tool)? {
         return Ok(exe);
     }
+    let dir = cache::fresh_dir(root, "build").map_err(|e| {
+        HexagonError::Tool(format!(
+            "cannot build qemu_harness in {}: {e}",
+            root.display()
+        ))
+    })?;
+    let built = compile(&dir).and_then(|built| {
+        std::fs::rename(&built, &exe).map_err(|e| {
+            HexagonError::Tool(format!(
+                "cannot build qemu_harness in {}: {e}",
+                dir.display()
+            ))
+        })
+    });
+    // Best effort: the build directory is private and uniquely named, a leftover harms nothing.
+    let _ = std::fs::remove_dir_all(&dir);
+    built.map(|()| exe)
+}
+
+/// Write the sources into the fresh directory `dir` and compile them; returns the executable.
+fn compile(dir: &Path) -> Result<PathBuf, HexagonError> {
     let io = |e: std::io::Error| {
         HexagonError::Tool(format!(
             "cannot build qemu_harness in {}: {e}",
             dir.display()
         ))
     };
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    std::fs::write(dir.join("qemu_harness.c"), HARNESS_C).map_err(io)?;
-    std::fs::write(dir.join("dsp_helpers.c"), HELPERS_C).map_err(io)?;
-    let tmp_exe = dir.join(format!("qemu_harness.{}", std::process::id()));
+    cache::write_new(&dir.join("qemu_harness.c"), HARNESS_C.as_bytes()).map_err(io)?;
+    cache::write_new(&dir.join("dsp_helpers.c"), HELPERS_C.as_bytes()).map_err(io)?;
+    let exe = dir.join("qemu_harness");
     let out = Command::new(CLANG)
         .args(FLAGS)
         .args(["qemu_harness.c", "dsp_helpers.c", "-o"])
-        .arg(&tmp_exe)
-        .current_dir(&dir)
+        .arg(&exe)
+        .current_dir(dir)
         .output()
         .map_err(|_| HexagonError::Tool(format!("{CLANG} is not installed (apt-get install -y clang-19 lld-19, or `cargo xtask setup`)")))?;
     if !out.status.success() {
@@ -103,7 +129,6 @@ fn build(tmp: &Path) -> Result<PathBuf, HexagonError> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    std::fs::rename(&tmp_exe, &exe).map_err(io)?;
     Ok(exe)
 }
 
