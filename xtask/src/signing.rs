@@ -125,3 +125,64 @@ pub fn sign_file(path: &Path, key: &SigningKey) -> Result<String> {
     }
     Ok(fingerprint(&key.public()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use modelrt_platform::trust::{read_public_key, TrustStore};
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("xtask-signing-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn keygen_writes_a_private_key_only_its_owner_reads_and_refuses_to_overwrite() {
+        let dir = tmp("keygen");
+        let (secret, public) = keygen(&dir, false).unwrap();
+        let mode = std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(public.extension().is_some_and(|x| x == "pub"));
+        let key = read_signing_key(&secret).unwrap();
+        assert_eq!(read_public_key(&public).unwrap(), key.public());
+        let before = std::fs::read(&secret).unwrap();
+        let e = keygen(&dir, false).unwrap_err().to_string();
+        assert!(e.contains("refusing to replace a key (pass --yes"), "{e}");
+        assert_eq!(std::fs::read(&secret).unwrap(), before);
+        keygen(&dir, true).unwrap();
+        assert_ne!(std::fs::read(&secret).unwrap(), before, "a fresh key");
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = read_signing_key(&secret).err().unwrap().to_string();
+        assert!(e.contains("readable by others"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sign_file_signs_a_bundle_the_public_key_verifies() {
+        let dir = tmp("sign");
+        let (secret, public) = keygen(&dir, false).unwrap();
+        let bundle = dir.join("demo.mrt");
+        let demo =
+            std::fs::read(crate::setup::workspace_root().join("targets/assets/demo-x86_64.mrt"))
+                .unwrap();
+        std::fs::write(&bundle, &demo).unwrap();
+        let key = read_signing_key(&secret).unwrap();
+        let fp = sign_file(&bundle, &key).unwrap();
+        assert_eq!(fp, fingerprint(&key.public()));
+        let signed = std::fs::read(&bundle).unwrap();
+        let store = TrustStore::from_paths(&[&public]).unwrap();
+        assert_eq!(store.check(&signed).unwrap(), key.public());
+        assert!(TrustStore::from_paths(&[&public])
+            .unwrap()
+            .check(&demo)
+            .is_err());
+        // Signing again replaces the signature: same length.
+        sign_file(&bundle, &key).unwrap();
+        assert_eq!(std::fs::read(&bundle).unwrap().len(), signed.len());
+        std::fs::write(&bundle, b"not a bundle").unwrap();
+        let e = format!("{:#}", sign_file(&bundle, &key).unwrap_err());
+        assert!(e.contains("not a modelrt bundle"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
