@@ -81,22 +81,40 @@ impl TrustStore {
         }
     }
 
-    /// Check bundle file bytes `bytes` against the store; the signer's key. The error is one line
-    /// naming what failed.
+    /// Check bundle file bytes `bytes` against the store; the signer's key. The error is a
+    /// [`Refused`]: one line naming what failed.
     pub fn check(&self, bytes: &[u8]) -> anyhow::Result<[u8; 32]> {
         use modelrt_core::sign::SignError;
-        modelrt_core::sign::verify(bytes, &self.keys).map_err(|e| match e {
-            SignError::UntrustedKey { key } => anyhow::anyhow!(
-                "bundle refused by the trust store: {e} (signer {})",
-                fingerprint(&key)
-            ),
-            SignError::BadSignature { key } => anyhow::anyhow!(
-                "bundle refused by the trust store: {e} (signer {})",
-                fingerprint(&key)
-            ),
-            _ => anyhow::anyhow!("bundle refused by the trust store: {e}"),
+        modelrt_core::sign::verify(bytes, &self.keys).map_err(|e| {
+            let message = match e {
+                SignError::UntrustedKey { key } | SignError::BadSignature { key } => {
+                    format!(
+                        "bundle refused by the trust store: {e} (signer {})",
+                        fingerprint(&key)
+                    )
+                }
+                _ => format!("bundle refused by the trust store: {e}"),
+            };
+            anyhow::Error::new(Refused(message))
         })
     }
+}
+
+/// A bundle the trust store refused (the C API reports it as its own status code).
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Whether `e` (or an error it wraps) is a trust store refusal.
+pub fn is_refusal(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<Refused>())
 }
 
 /// A key's fingerprint as `info` and errors show it: `SHA256:` and the first 16 bytes of the SHA-256
@@ -139,9 +157,9 @@ pub fn parse_public_key(text: &str) -> Option<[u8; 32]> {
 
 /// Read the public key file `path`.
 pub fn read_public_key(path: &Path) -> anyhow::Result<[u8; 32]> {
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read public key {}", path.display()))?;
-    match parse_public_key(&text) {
+    match std::str::from_utf8(&bytes).ok().and_then(parse_public_key) {
         Some(k) => Ok(k),
         None => bail!(
             "{} is not a modelrt public key file (expected `{PUBLIC_KEY_TAG} <64 hex digits>`)",
