@@ -146,11 +146,6 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
-/// The schema hash a format 1.x file of `minor` carries, for the minors this reader knows.
-fn legacy_schema(minor: u16) -> Option<u64> {
-    (minor == 0).then_some(LEGACY_SCHEMA_HASH)
-}
-
 /// The schema hash a format 2.x file of `minor` carries, for the minors this reader knows (a later
 /// minor only appended to the schema, evolution rule 3: its hash is not checked).
 fn schema_2(minor: u16) -> Option<u64> {
@@ -181,14 +176,12 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     }
     let major = le_u16(bytes, 8);
     let header_len = le_u32(bytes, 12);
-    let (len, schema_of_minor) = if major == LEGACY_MAJOR
-        && header_len as usize == LEGACY_HEADER_LEN
-    {
+    let (len, legacy) = if major == LEGACY_MAJOR && header_len as usize == LEGACY_HEADER_LEN {
         // Format 1.x has no header CRC: its fields are taken as they are.
         if bytes.len() < LEGACY_HEADER_LEN {
             return Err(BundleError::TooShort { len: bytes.len() });
         }
-        (LEGACY_HEADER_LEN, legacy_schema as fn(u16) -> Option<u64>)
+        (LEGACY_HEADER_LEN, true)
     } else if header_crc_ok(bytes, HEADER_LEN) {
         if major != FORMAT_MAJOR {
             return Err(BundleError::UnsupportedMajor {
@@ -202,7 +195,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
         if le_u32(bytes, 56) != 0 {
             return Err(BundleError::Layout("reserved header bytes are not zero"));
         }
-        (HEADER_LEN, schema_2 as fn(u16) -> Option<u64>)
+        (HEADER_LEN, false)
     } else if (header_len as usize) <= MAX_HEADER_LEN && header_crc_ok(bytes, header_len as usize) {
         // An intact header of another length: a later major grew it (evolution rule 1).
         return Err(BundleError::UnsupportedMajor {
@@ -238,7 +231,12 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
             computed,
         });
     }
-    if let Some(expected) = schema_of_minor(header.minor) {
+    let expected = if legacy {
+        (header.minor == 0).then_some(LEGACY_SCHEMA_HASH)
+    } else {
+        schema_2(header.minor)
+    };
+    if let Some(expected) = expected {
         if header.schema_hash != expected {
             return Err(BundleError::SchemaMismatch {
                 stored: header.schema_hash,

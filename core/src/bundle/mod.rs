@@ -80,7 +80,6 @@ pub struct Bundle<'a> {
     body: Body<'a>,
     weights: &'a [u8],
     bytes: &'a [u8],
-    signature: Option<SignatureBlock<'a>>,
 }
 
 impl<'a> Bundle<'a> {
@@ -89,7 +88,7 @@ impl<'a> Bundle<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self, BundleError> {
         let header = parse_header(bytes)?;
         let header_len = header.byte_len();
-        let (signed_end, signature) = signature::locate(bytes, &header)?;
+        let signed_end = signature::signed_end(bytes, &header)?;
         let rest = &bytes[header_len..signed_end];
         let weights_start = header
             .weights_offset
@@ -112,7 +111,6 @@ impl<'a> Bundle<'a> {
             body,
             weights,
             bytes,
-            signature,
         };
         if let Err(e) = validate::validate(&bundle) {
             crate::log::warning!("bundle validation failed: {}", e);
@@ -138,7 +136,11 @@ impl<'a> Bundle<'a> {
 
     /// The signature block of a signed bundle (format 2.2; not verified here: see `crate::sign`).
     pub fn signature(&self) -> Option<SignatureBlock<'a>> {
-        self.signature
+        // `parse` checked that a block is where `signed_end` found one.
+        match signature::signed_end(self.bytes, &self.header) {
+            Ok(end) if end < self.bytes.len() => signature::read_block(self.bytes).ok().flatten(),
+            _ => None,
+        }
     }
 
     /// The weights blob (initial bytes of weight and state buffers).

@@ -51,7 +51,7 @@ pub struct SignatureBlock<'a> {
 
 /// Read the signature block at the end of `bytes`, whatever the header says: `Ok(None)` if the file
 /// does not end in one (it is unsigned, or not a bundle). What it covers is checked by the signature;
-/// whether it is where the header puts the end of the weights, by [`locate`].
+/// whether it is where the header puts the end of the weights, by `signed_end`.
 pub fn read_block(bytes: &[u8]) -> Result<Option<SignatureBlock<'_>>, BundleError> {
     if bytes.len() < HEADER_LEN + SIGNATURE_BLOCK_LEN || bytes[..8] != MAGIC {
         return Ok(None);
@@ -78,33 +78,24 @@ pub fn read_block(bytes: &[u8]) -> Result<Option<SignatureBlock<'_>>, BundleErro
     }))
 }
 
-/// Where the part of a parsed file before any signature block ends, and its signature block: a file
-/// of minor 2 or later has nothing after its weights blob, or exactly a signature block. Earlier
+/// Where the part of a file before any signature block ends (the file's length when it has none): a
+/// file of minor 2 or later has nothing after its weights blob, or exactly a signature block. Earlier
 /// minors ignore bytes after the weights (as their readers did).
-pub(crate) fn locate<'a>(
-    bytes: &'a [u8],
-    header: &Header,
-) -> Result<(usize, Option<SignatureBlock<'a>>), BundleError> {
+#[inline(never)]
+pub(crate) fn signed_end(bytes: &[u8], header: &Header) -> Result<usize, BundleError> {
+    let len = bytes.len();
     if header.major < 2 || header.minor < SIGNED_MINOR {
-        return Ok((bytes.len(), None));
+        return Ok(len);
     }
-    let weights_end = header
-        .weights_offset
-        .checked_add(header.weights_len)
-        .ok_or(BundleError::Layout("weights blob length overflows"))?;
-    let len = bytes.len() as u64;
-    if weights_end >= len {
+    let weights_end = header.weights_offset.saturating_add(header.weights_len);
+    if weights_end >= len as u64 {
         // At the end (unsigned), or past it (refused by the caller's layout check).
-        return Ok((bytes.len(), None));
+        return Ok(len);
     }
-    if len - weights_end != SIGNATURE_BLOCK_LEN as u64 {
-        return Err(BundleError::Layout(
-            "bytes after the weights blob are not a signature block",
-        ));
-    }
-    match read_block(bytes)? {
-        Some(block) => Ok((block.offset, Some(block))),
-        None => Err(BundleError::Layout(
+    match read_block(bytes) {
+        Ok(Some(b)) if b.offset as u64 == weights_end => Ok(b.offset),
+        Err(e) => Err(e),
+        _ => Err(BundleError::Layout(
             "bytes after the weights blob are not a signature block",
         )),
     }
@@ -114,7 +105,10 @@ pub(crate) fn locate<'a>(
 /// for an unsigned bundle.
 pub fn signature_block(bytes: &[u8]) -> Result<Option<SignatureBlock<'_>>, BundleError> {
     let header = parse_header(bytes)?;
-    Ok(locate(bytes, &header)?.1)
+    if signed_end(bytes, &header)? == bytes.len() {
+        return Ok(None);
+    }
+    read_block(bytes)
 }
 
 /// The pieces of the message `block`'s signature signs, in order (their concatenation is the
