@@ -21,11 +21,7 @@ fn load_with(path: &std::path::Path, trusted: Option<&str>) -> (i32, *mut MrtMod
     let p = CString::new(path.to_str().unwrap()).unwrap();
     let d = CString::new("cpu").unwrap();
     let t = trusted.map(|t| CString::new(t).unwrap());
-    let opts = MrtLoadOptions {
-        struct_size: std::mem::size_of::<MrtLoadOptions>(),
-        device: d.as_ptr(),
-        trusted_keys: t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
-    };
+    let opts = MrtLoadOptions::new(Some(&d), t.as_deref());
     let mut m = std::ptr::null_mut();
     // SAFETY: valid C strings (or NULL), a whole MrtLoadOptions and a writable handle slot.
     let rc = unsafe { mrt_model_load_with(p.as_ptr(), &opts, &mut m) };
@@ -105,10 +101,8 @@ fn the_trust_store_refuses_before_loading_and_accepts_its_keys() {
     let p = CString::new(demo().to_str().unwrap()).unwrap();
     let mut m = std::ptr::null_mut();
     // SAFETY: a valid path, NULL options, a writable slot.
-    assert_eq!(
-        unsafe { mrt_model_load_with(p.as_ptr(), std::ptr::null(), &mut m) },
-        MRT_OK
-    );
+    let rc = unsafe { mrt_model_load_with(p.as_ptr(), std::ptr::null(), &mut m) };
+    assert_eq!(rc, MRT_OK);
     // SAFETY: live handle, freed once.
     unsafe { mrt_model_free(m) };
     std::fs::remove_dir_all(&dir).unwrap();

@@ -69,14 +69,26 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, CEr
 #[repr(C)]
 pub struct MrtLoadOptions {
     /// `sizeof(mrt_load_options)` as the caller was compiled with.
-    pub struct_size: usize,
+    struct_size: usize,
     /// The CLI's --device names; NULL = "auto".
-    pub device: *const c_char,
+    device: *const c_char,
     /// Load only bundles signed by one of these Ed25519 public keys: `:`-separated `.pub` key files
     /// or directories of them (as `--trusted-keys`); NULL = the `MODELRT_TRUSTED_KEYS` environment
     /// variable, unset or empty = signatures not checked. A refused bundle is MRT_ERR_UNTRUSTED,
     /// before any of its code is mapped or run.
-    pub trusted_keys: *const c_char,
+    trusted_keys: *const c_char,
+}
+
+impl MrtLoadOptions {
+    /// Options for Rust callers (tests): the strings stay owned by the caller and must outlive the
+    /// load call.
+    pub fn new(device: Option<&CStr>, trusted_keys: Option<&CStr>) -> MrtLoadOptions {
+        MrtLoadOptions {
+            struct_size: std::mem::size_of::<MrtLoadOptions>(),
+            device: device.map_or(std::ptr::null(), CStr::as_ptr),
+            trusted_keys: trusted_keys.map_or(std::ptr::null(), CStr::as_ptr),
+        }
+    }
 }
 
 /// Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"), with the trust
