@@ -22,7 +22,9 @@
 //!    ([`LEGACY_MAJOR`]), and rejects any other.
 //! 3. Within a major version, a new **minor** version may only *append* fields at the end of `Body`
 //!    (postcard ignores trailing bytes, so an older reader still reads the prefix it knows), or add new
-//!    enum variants *at the end* of an enum. Existing fields, their order and their meaning never change.
+//!    enum variants *at the end* of an enum, or define a block after the weights blob (an older reader
+//!    ignores bytes after the weights: 2.2's signature block). Existing fields, their order and their
+//!    meaning never change. A writer stamps the lowest minor whose additions a file uses.
 //!    A reader of minor `m` reading a file of minor `< m` must default the fields added later.
 //! 4. Records inside tables never change shape within a major version; a new kind of record means a
 //!    new table appended to `Body` (rule 3).

@@ -212,7 +212,7 @@ class Stateful(unittest.TestCase):
     keys = signed / "keys"
     for store in [[keys], [keys / "modelrt-signing.pub"], [str(keys)]]:
       m = modelrt.load(signed / "signed.mrt", device="cpu", trusted_keys=store)
-      self.assertEqual(m.verify().keys(), self.m.verify().keys())
+      self.assertEqual(m.verify().keys(), modelrt.load(DEMO, device="cpu").verify().keys())
     for name, why in [
       ("unsigned.mrt", "the bundle is not signed"),
       ("foreign.mrt", "the bundle is signed by a key that is not trusted"),
