@@ -159,6 +159,16 @@ fn info_shows_the_signer() {
     );
     assert!(out.contains(&want), "{out}");
     assert!(out.contains("format 2.2"), "{out}");
+    // Changed after signing (CRCs resealed): info still describes it, and says so.
+    let mut t = signed(&kp);
+    let n = t.len();
+    t[n - 200] ^= 1;
+    reseal(&mut t);
+    let out = ok(&modelrt(&["info", &write(&dir, "changed.mrt", &t)]));
+    assert!(
+        out.contains("(the signature does NOT match the bytes: changed after signing)"),
+        "{out}"
+    );
 }
 
 #[test]
