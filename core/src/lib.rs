@@ -5,6 +5,7 @@
 //! Features: `alloc` enables the bundle writer (used by xtask); `std` adds `std::error::Error`
 //! impls. The executor never needs either. `defmt` adds `defmt::Format` impls and logs bundle load,
 //! validation failures and submit errors through `defmt` (see `log`; nothing is logged without it).
+//! `sign` adds `sign::verify`: Ed25519 verification of signed bundles (docs/signing.md).
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,8 @@ pub mod half;
 mod log;
 pub mod plan;
 pub mod profile;
+#[cfg(feature = "sign")]
+pub mod sign;
 pub mod state;
 pub mod verify;
 

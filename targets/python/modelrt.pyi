@@ -54,6 +54,7 @@ def load(
   device: str = "auto",
   threads: int | None = None,
   firmware_dir: str | PathLike[str] | None = None,
+  trusted_keys: list[str | PathLike[str]] | None = None,
 ) -> Model: ...
 def _rust_allocations() -> int:
   """Heap allocations made so far by Rust code in the extension (a test diagnostic: Model.run with preallocated

@@ -27,7 +27,8 @@ enum Cmd {
         #[command(flatten)]
         device: cli::model::DeviceArgs,
     },
-    /// Describe a bundle: format, target, producer, arena, kernels, inputs and outputs.
+    /// Describe a bundle: format, target, producer, signer, arena, kernels, inputs and outputs. Never
+    /// maps or runs the bundle's code (it only reads and decodes the file).
     Info {
         /// The bundle (.mrt).
         bundle: PathBuf,
@@ -49,7 +50,8 @@ enum Cmd {
     /// device time.
     Bench(cli::model::BenchArgs),
     /// List the instructions of a bundle's GPU kernels (adreno-a630 IR3, amd-gfx1100 RDNA3), or
-    /// decode raw instruction words (--isa a6xx|gfx1100 --hex WORD...).
+    /// decode raw instruction words (--isa a6xx|gfx1100 --hex WORD...). Never maps or runs the
+    /// bundle's code (it only decodes it).
     Disasm(cli::disasm::DisasmArgs),
     /// ASM24 USB-to-PCIe bridge tools (list bridges, PCIe topology, copy benchmark).
     #[command(subcommand)]

@@ -1,7 +1,9 @@
 //! `cargo xtask footprint`: build the no_std probe in `tests/footprint` (modelrt-core's parser and
 //! executor with a dummy device) for `aarch64-unknown-none` in release, measure its allocated
 //! read-only bytes (code + constants, from the ELF section headers via `object`) and compare them with
-//! `tests/footprint/budget.toml`; more than 10% over budget is an error.
+//! `tests/footprint/budget.toml`; more than 10% over budget is an error. It is built twice: as is, and
+//! with the `sign` feature (Ed25519 verification of signed bundles before the parse), each with its
+//! own budget.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,21 +74,32 @@ pub fn elf_sizes(elf: &[u8]) -> Result<Sizes> {
     Ok(s)
 }
 
+/// The budget keys of the two probe builds: without and with the `sign` feature.
+pub const BUDGET_KEYS: [(&str, Option<&str>); 2] = [
+    ("text_rodata_bytes", None),
+    ("text_rodata_bytes_sign", Some("sign")),
+];
+
 /// The `text_rodata_bytes = N` value of a budget file.
 pub fn parse_budget(text: &str) -> Result<u64> {
+    parse_budget_key(text, "text_rodata_bytes")
+}
+
+/// The `KEY = N` value of a budget file.
+pub fn parse_budget_key(text: &str, key: &str) -> Result<u64> {
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
         if let Some((k, v)) = line.split_once('=') {
-            if k.trim() == "text_rodata_bytes" {
+            if k.trim() == key {
                 return v
                     .trim()
                     .replace('_', "")
                     .parse()
-                    .with_context(|| format!("bad text_rodata_bytes value '{}'", v.trim()));
+                    .with_context(|| format!("bad {key} value '{}'", v.trim()));
             }
         }
     }
-    bail!("budget file has no text_rodata_bytes = N line")
+    bail!("budget file has no {key} = N line")
 }
 
 /// Whether `measured` is within `budget` plus [`TOLERANCE_PERCENT`].
@@ -100,10 +113,19 @@ fn probe_dir(root: &Path) -> PathBuf {
 
 /// Build the probe for [`TARGET`] in release and return the path of the ELF.
 pub fn build_probe(root: &Path) -> Result<PathBuf> {
+    build_probe_with(root, None)
+}
+
+/// [`build_probe`] with the probe's cargo feature `feature` (in its own target directory, so the
+/// two builds do not rebuild each other).
+pub fn build_probe_with(root: &Path, feature: Option<&str>) -> Result<PathBuf> {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
-        .join("footprint");
+        .join(match feature {
+            None => "footprint".to_string(),
+            Some(f) => format!("footprint-{f}"),
+        });
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let ok = Command::new(cargo)
         .args([
@@ -115,6 +137,7 @@ pub fn build_probe(root: &Path) -> Result<PathBuf> {
             "--manifest-path",
         ])
         .arg(probe_dir(root).join("Cargo.toml"))
+        .args(feature.map(|f| format!("--features={f}")))
         .env("CARGO_TARGET_DIR", &target_dir)
         .status()
         .context("cannot run cargo")?
@@ -128,35 +151,41 @@ pub fn build_probe(root: &Path) -> Result<PathBuf> {
         .join("modelrt-footprint"))
 }
 
-/// Build, measure and check against the budget. Returns the measured sizes and the budget.
-pub fn run() -> Result<(Sizes, u64)> {
+/// Build, measure and check against the budget, both builds ([`BUDGET_KEYS`]). Returns the measured
+/// sizes and the budget of each.
+pub fn run() -> Result<Vec<(Sizes, u64)>> {
     let root = crate::setup::workspace_root();
-    let elf = build_probe(&root)?;
-    let bytes = std::fs::read(&elf).with_context(|| format!("cannot read {}", elf.display()))?;
-    let sizes = elf_sizes(&bytes)?;
     let budget_file = probe_dir(&root).join("budget.toml");
-    let budget = parse_budget(
-        &std::fs::read_to_string(&budget_file)
-            .with_context(|| format!("cannot read {}", budget_file.display()))?,
-    )?;
-    let used = sizes.text_rodata();
-    println!(
-        "footprint   {TARGET} release: text {} B + rodata {} B = {used} B (data {} B, bss {} B); budget {budget} B (+{TOLERANCE_PERCENT}%)",
-        sizes.text, sizes.rodata, sizes.data, sizes.bss
-    );
-    if !within_budget(used, budget) {
-        bail!(
-            "footprint regressed: {used} B of code+rodata is more than {TOLERANCE_PERCENT}% over the budget of {budget} B in {}",
-            budget_file.display()
-        );
-    }
-    if used.saturating_mul(100) < budget.saturating_mul(90) {
+    let text = std::fs::read_to_string(&budget_file)
+        .with_context(|| format!("cannot read {}", budget_file.display()))?;
+    let mut out = Vec::new();
+    for (key, feature) in BUDGET_KEYS {
+        let elf = build_probe_with(&root, feature)?;
+        let bytes =
+            std::fs::read(&elf).with_context(|| format!("cannot read {}", elf.display()))?;
+        let sizes = elf_sizes(&bytes)?;
+        let budget = parse_budget_key(&text, key)?;
+        let used = sizes.text_rodata();
+        let what = feature.map_or(String::new(), |f| format!(" +{f}"));
         println!(
-            "footprint   {used} B is well under the budget; consider lowering it in {}",
-            budget_file.display()
+            "footprint   {TARGET} release{what}: text {} B + rodata {} B = {used} B (data {} B, bss {} B); budget {budget} B (+{TOLERANCE_PERCENT}%)",
+            sizes.text, sizes.rodata, sizes.data, sizes.bss
         );
+        if !within_budget(used, budget) {
+            bail!(
+                "footprint regressed: {used} B of code+rodata{what} is more than {TOLERANCE_PERCENT}% over the budget of {budget} B ({key}) in {}",
+                budget_file.display()
+            );
+        }
+        if used.saturating_mul(100) < budget.saturating_mul(90) {
+            println!(
+                "footprint   {used} B{what} is well under the budget; consider lowering {key} in {}",
+                budget_file.display()
+            );
+        }
+        out.push((sizes, budget));
     }
-    Ok((sizes, budget))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -225,6 +254,12 @@ mod tests {
             48000
         );
         assert!(parse_budget("other = 1").is_err());
+        let both = "text_rodata_bytes = 1_000\ntext_rodata_bytes_sign = 2_000\n";
+        assert_eq!(parse_budget(both).unwrap(), 1000);
+        assert_eq!(
+            parse_budget_key(both, "text_rodata_bytes_sign").unwrap(),
+            2000
+        );
         assert!(parse_budget("text_rodata_bytes = lots").is_err());
         assert!(within_budget(1100, 1000));
         assert!(!within_budget(1101, 1000));

@@ -24,6 +24,7 @@ pub mod manifest;
 pub mod pipeline;
 pub mod prereq;
 pub mod setup;
+pub mod signing;
 pub mod threads;
 pub mod venv;
 pub mod wheel;

@@ -35,6 +35,8 @@ enum Cmd {
     Conformance(cmd::conformance::Args),
     ManifestSchema(cmd::manifest_schema::Args),
     Demo(cmd::demo::Args),
+    Keygen(cmd::keygen::Args),
+    Sign(cmd::sign::Args),
 }
 
 fn main() {
@@ -65,5 +67,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Conformance(a) => a.run(),
         Cmd::ManifestSchema(a) => a.run(),
         Cmd::Demo(a) => a.run(),
+        Cmd::Keygen(a) => a.run(),
+        Cmd::Sign(a) => a.run(),
     }
 }

@@ -11,7 +11,7 @@
 //! | 32 | 8 | weights blob offset (from file start, 64-aligned) |
 //! | 40 | 8 | weights blob length |
 //! | 48 | 4 | CRC-32 (IEEE) of every byte after the header |
-//! | 52 | 4 | flags (reserved, 0) |
+//! | 52 | 4 | flags (reserved, 0; a signature is found by the minor version, not a flag) |
 //! | 56 | 4 | reserved (0) |
 //! | 60 | 4 | header CRC-32 (IEEE) of header bytes 0..60 |
 //!
@@ -30,8 +30,14 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 1;
+/// Newest format minor version this crate reads and writes: 2.2, a signed bundle (see `signature`).
+pub const FORMAT_MINOR: u16 = 2;
+/// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
+/// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
+pub const UNSIGNED_MINOR: u16 = 1;
+/// Schema hash of format 2.1 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.1`
+/// and without the `Signature` line (a unit test derives it).
+pub const SCHEMA_2_1_HASH: u64 = 0x701a_a52a_3565_304a;
 /// Length of the fixed header this crate writes.
 pub const HEADER_LEN: usize = 64;
 /// The previous major version, still read: its header is [`LEGACY_HEADER_LEN`] bytes without a CRC.
@@ -47,7 +53,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.1
+pub const SCHEMA: &str = "modelrt bundle 2.2
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -65,6 +71,7 @@ BufRef{buffer:u32,offset:u64}
 TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
 Reference{seed:u64,atol:f32,rtol:f32,inputs:Table<RefTensor>,outputs:Table<RefTensor>}
 RefTensor{data:bytes}
+Signature(last 112 bytes, after the weights)={magic:[u8;8],alg:u16,reserved:u16,key:[u8;32],sig:[u8;64],reserved:u32}
 ";
 
 /// FNV-1a-64 of [`SCHEMA`].
@@ -139,6 +146,16 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// The schema hash a format 2.x file of `minor` carries, for the minors this reader knows (a later
+/// minor only appended to the schema, evolution rule 3: its hash is not checked).
+fn schema_2(minor: u16) -> Option<u64> {
+    match minor {
+        UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
+        FORMAT_MINOR => Some(SCHEMA_HASH),
+        _ => None,
+    }
+}
+
 /// True if `bytes` holds a `len`-byte header whose last 4 bytes are the CRC-32 of the bytes before.
 fn header_crc_ok(bytes: &[u8], len: usize) -> bool {
     len >= 20 && bytes.len() >= len && crc32(&bytes[..len - 4]) == le_u32(bytes, len - 4)
@@ -159,14 +176,12 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     }
     let major = le_u16(bytes, 8);
     let header_len = le_u32(bytes, 12);
-    let (len, known_minor, expected_schema) = if major == LEGACY_MAJOR
-        && header_len as usize == LEGACY_HEADER_LEN
-    {
+    let (len, legacy) = if major == LEGACY_MAJOR && header_len as usize == LEGACY_HEADER_LEN {
         // Format 1.x has no header CRC: its fields are taken as they are.
         if bytes.len() < LEGACY_HEADER_LEN {
             return Err(BundleError::TooShort { len: bytes.len() });
         }
-        (LEGACY_HEADER_LEN, 0, LEGACY_SCHEMA_HASH)
+        (LEGACY_HEADER_LEN, true)
     } else if header_crc_ok(bytes, HEADER_LEN) {
         if major != FORMAT_MAJOR {
             return Err(BundleError::UnsupportedMajor {
@@ -180,7 +195,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
         if le_u32(bytes, 56) != 0 {
             return Err(BundleError::Layout("reserved header bytes are not zero"));
         }
-        (HEADER_LEN, FORMAT_MINOR, SCHEMA_HASH)
+        (HEADER_LEN, false)
     } else if (header_len as usize) <= MAX_HEADER_LEN && header_crc_ok(bytes, header_len as usize) {
         // An intact header of another length: a later major grew it (evolution rule 1).
         return Err(BundleError::UnsupportedMajor {
@@ -216,11 +231,18 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
             computed,
         });
     }
-    if header.minor == known_minor && header.schema_hash != expected_schema {
-        return Err(BundleError::SchemaMismatch {
-            stored: header.schema_hash,
-            expected: expected_schema,
-        });
+    let expected = if legacy {
+        (header.minor == 0).then_some(LEGACY_SCHEMA_HASH)
+    } else {
+        schema_2(header.minor)
+    };
+    if let Some(expected) = expected {
+        if header.schema_hash != expected {
+            return Err(BundleError::SchemaMismatch {
+                stored: header.schema_hash,
+                expected,
+            });
+        }
     }
     if !header
         .weights_offset
@@ -251,8 +273,28 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0x701a_a52a_3565_304a);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.1"));
+        assert_eq!(SCHEMA_HASH, 0x4503_f6b6_902f_c4b6);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.2"));
+    }
+
+    /// Format 2.1's schema text: today's with the first line `modelrt bundle 2.1` and without the
+    /// `Signature` line format 2.2 appended.
+    fn schema_2_1() -> alloc::string::String {
+        let body: alloc::vec::Vec<&str> = SCHEMA
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("Signature"))
+            .collect();
+        alloc::format!("modelrt bundle 2.1\n{}\n", body.join("\n"))
+    }
+
+    #[test]
+    fn schema_2_1_hash_is_the_2_1_schema() {
+        // The value 2.1 files carry (it was `SCHEMA_HASH` until format 2.2).
+        assert_eq!(
+            fnv1a64(FNV_OFFSET, schema_2_1().as_bytes()),
+            SCHEMA_2_1_HASH
+        );
     }
 
     #[test]
@@ -260,9 +302,10 @@ mod tests {
         // Format 1.0's schema text is today's with the first line `modelrt bundle 1.0`; its hash is the
         // value format 1.0 files carry (core/tests/fixtures/format-1.0.mrt, bytes 16..24).
         // Format 2.1 only appended the `QcomCl` kernel-metadata variant (evolution rule 3).
-        let first = SCHEMA.find('\n').unwrap();
-        let body_2_0 = SCHEMA[first..].replace("|QcomCl\n", "\n");
-        assert_eq!(body_2_0.len() + "|QcomCl".len(), SCHEMA.len() - first);
+        let schema = schema_2_1();
+        let first = schema.find('\n').unwrap();
+        let body_2_0 = schema[first..].replace("|QcomCl\n", "\n");
+        assert_eq!(body_2_0.len() + "|QcomCl".len(), schema.len() - first);
         let h = fnv1a64(FNV_OFFSET, b"modelrt bundle 1.0");
         assert_eq!(fnv1a64(h, body_2_0.as_bytes()), LEGACY_SCHEMA_HASH);
     }

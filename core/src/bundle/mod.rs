@@ -6,6 +6,7 @@
 //! offset 64  Body: postcard-encoded `Body` (target, producer, tables of buffers/kernels/steps/IO, reference)
 //!            zero padding up to a multiple of 64
 //! weights    One blob, 64-byte aligned in the file, holding the initial bytes of weight/state buffers
+//! (2.2 on)   An optional 112-byte signature block, the last bytes of the file (see `signature`)
 //! ```
 //! The body CRC-32 (IEEE, [`crate::crc32`]) in the header covers every byte after the header; the
 //! header CRC-32 in its last 4 bytes covers the header itself (format 2.0 on). Nothing is copied
@@ -21,7 +22,9 @@
 //!    ([`LEGACY_MAJOR`]), and rejects any other.
 //! 3. Within a major version, a new **minor** version may only *append* fields at the end of `Body`
 //!    (postcard ignores trailing bytes, so an older reader still reads the prefix it knows), or add new
-//!    enum variants *at the end* of an enum. Existing fields, their order and their meaning never change.
+//!    enum variants *at the end* of an enum, or define a block after the weights blob (an older reader
+//!    ignores bytes after the weights: 2.2's signature block). Existing fields, their order and their
+//!    meaning never change. A writer stamps the lowest minor whose additions a file uses.
 //!    A reader of minor `m` reading a file of minor `< m` must default the fields added later.
 //! 4. Records inside tables never change shape within a major version; a new kind of record means a
 //!    new table appended to `Body` (rule 3).
@@ -37,6 +40,10 @@
 //!   than as a truncated file or a newer version. The body is unchanged.
 //! - 2.1: `KernelMeta::QcomCl` appended: an Adreno kernel from Qualcomm's OpenCL compiler whose binary is the
 //!   whole Qualcomm container (docs/hw/adreno-kgsl-pm4.md §9.1). 2.0 files read unchanged.
+//! - 2.2: signed bundles: an Ed25519 signature block after the weights, the last bytes of the file
+//!   (`signature`; docs/signing.md). A 2.1 reader reads a signed file (it ignores bytes after the
+//!   weights); a 2.2 reader refuses anything after the weights of a 2.2 file but that block. The writer
+//!   stamps the lowest minor a file needs: unsigned bundles are still written as 2.1, byte for byte.
 //!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
@@ -44,6 +51,7 @@ mod error;
 mod header;
 mod in_place;
 mod schema;
+pub mod signature;
 mod table;
 mod validate;
 #[cfg(feature = "alloc")]
@@ -52,13 +60,14 @@ pub mod writer;
 pub use error::BundleError;
 pub use header::{
     Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, SCHEMA,
-    SCHEMA_HASH,
+    SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
 pub use schema::{
     ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
     TensorDesc, MAX_DIMS, MAX_IO,
 };
+pub use signature::SignatureBlock;
 pub use table::{Table, TableIter};
 
 use crate::bundle::header::parse_header;
@@ -72,6 +81,7 @@ pub struct Bundle<'a> {
     header: Header,
     body: Body<'a>,
     weights: &'a [u8],
+    bytes: &'a [u8],
 }
 
 impl<'a> Bundle<'a> {
@@ -80,7 +90,8 @@ impl<'a> Bundle<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self, BundleError> {
         let header = parse_header(bytes)?;
         let header_len = header.byte_len();
-        let rest = &bytes[header_len..];
+        let signed_end = signature::signed_end(bytes, &header)?;
+        let rest = &bytes[header_len..signed_end];
         let weights_start = header
             .weights_offset
             .checked_sub(header_len as u64)
@@ -101,6 +112,7 @@ impl<'a> Bundle<'a> {
             header,
             body,
             weights,
+            bytes,
         };
         if let Err(e) = validate::validate(&bundle) {
             crate::log::warning!("bundle validation failed: {}", e);
@@ -117,6 +129,20 @@ impl<'a> Bundle<'a> {
     /// The decoded body.
     pub fn body(&self) -> &Body<'a> {
         &self.body
+    }
+
+    /// Every byte of the file the bundle was parsed from (what a signature covers).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The signature block of a signed bundle (format 2.2; not verified here: see `crate::sign`).
+    pub fn signature(&self) -> Option<SignatureBlock<'a>> {
+        // `parse` checked that a block is where `signed_end` found one.
+        match signature::signed_end(self.bytes, &self.header) {
+            Ok(end) if end < self.bytes.len() => signature::read_block(self.bytes).ok().flatten(),
+            _ => None,
+        }
     }
 
     /// The weights blob (initial bytes of weight and state buffers).

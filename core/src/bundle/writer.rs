@@ -14,10 +14,15 @@ use core::fmt;
 use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
-use super::header::{Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, SCHEMA_HASH};
+use super::header::{
+    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+};
 use super::schema::{
     ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
     TensorDesc,
+};
+use super::signature::{
+    signed_message, ALG_ED25519, SIGNATURE_BLOCK_LEN, SIGNATURE_MAGIC, SIGNED_MINOR,
 };
 use super::{Bundle, BundleError, Table, WEIGHTS_ALIGN};
 
@@ -331,8 +336,9 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
     out.extend_from_slice(weights);
     let header = Header {
         major: FORMAT_MAJOR,
-        minor: FORMAT_MINOR,
-        schema_hash: SCHEMA_HASH,
+        // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
+        minor: UNSIGNED_MINOR,
+        schema_hash: SCHEMA_2_1_HASH,
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
@@ -340,5 +346,42 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
         flags: 0,
     };
     out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+    Ok(out)
+}
+
+/// Sign bundle `bytes` as the holder of Ed25519 public key `key`: the bundle is checked to parse,
+/// becomes format 2.2 (minor, schema hash, a signature block appended after the weights, replacing
+/// an earlier signature) and `sign` is called with the message to sign (see
+/// `bundle::signature::signed_message`); it returns the 64-byte Ed25519 signature. The CRCs are
+/// sealed last. The result parses and carries `key`.
+pub fn sign_bundle(
+    bytes: &[u8],
+    key: &[u8; 32],
+    sign: impl FnOnce(&[u8]) -> [u8; 64],
+) -> Result<Vec<u8>, WriteError> {
+    let bundle = Bundle::parse(bytes).map_err(WriteError::Invalid)?;
+    if bundle.header().major != FORMAT_MAJOR {
+        return Err(WriteError::Invalid(BundleError::UnsupportedMajor {
+            found: bundle.header().major,
+            supported: FORMAT_MAJOR,
+        }));
+    }
+    let end = bundle.signature().map_or(bytes.len(), |b| b.offset);
+    let mut out = bytes[..end].to_vec();
+    out[10..12].copy_from_slice(&SIGNED_MINOR.to_le_bytes());
+    out[16..24].copy_from_slice(&SCHEMA_HASH.to_le_bytes());
+    let offset = out.len();
+    out.extend_from_slice(&SIGNATURE_MAGIC);
+    out.extend_from_slice(&ALG_ED25519.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(key);
+    out.resize(offset + SIGNATURE_BLOCK_LEN, 0);
+    let total = out.len() as u64;
+    out[24..32].copy_from_slice(&total.to_le_bytes());
+    let message: Vec<u8> = signed_message(&out, offset).concat();
+    let signature = sign(&message);
+    out[offset + 44..offset + 108].copy_from_slice(&signature);
+    reseal(&mut out);
+    Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
 }

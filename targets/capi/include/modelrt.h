@@ -63,6 +63,12 @@
 #define MRT_ERR_PANIC 4
 
 /**
+ * A trust store is set and the bundle is unsigned, signed by another key or changed after signing:
+ * refused before any of its code was mapped or run (docs/signing.md).
+ */
+#define MRT_ERR_UNTRUSTED 5
+
+/**
  * Most dimensions an mrt_tensor_info describes.
  */
 #define MRT_MAX_DIMS 8
@@ -104,6 +110,29 @@ typedef int32_t mrt_dtype;
 typedef struct mrt_model mrt_model;
 
 /**
+ * Options of mrt_model_load_with. Zero-initialise it and set `struct_size` to
+ * `sizeof(mrt_load_options)` (later versions append fields; a smaller size means the fields after it
+ * are unset).
+ */
+typedef struct mrt_load_options {
+  /**
+   * `sizeof(mrt_load_options)` as the caller was compiled with.
+   */
+  size_t struct_size;
+  /**
+   * The CLI's --device names; NULL = "auto".
+   */
+  const char *device;
+  /**
+   * Load only bundles signed by one of these Ed25519 public keys: `:`-separated `.pub` key files
+   * or directories of them (as `--trusted-keys`); NULL = the `MODELRT_TRUSTED_KEYS` environment
+   * variable, unset or empty = signatures not checked. A refused bundle is MRT_ERR_UNTRUSTED,
+   * before any of its code is mapped or run.
+   */
+  const char *trusted_keys;
+} mrt_load_options;
+
+/**
  * One input or output: `name` (NUL-terminated, owned by the model, valid until mrt_model_free),
  * `dtype` (an mrt_dtype), the shape (`ndim` entries of `dims`) and the size in bytes.
  */
@@ -120,15 +149,27 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"). On success
- * `*out` is the model (the caller frees it with mrt_model_free); on error `*out` is NULL and the
- * status is MRT_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 argument, an unknown device) or
- * MRT_ERR_LOAD (the file or the device could not be opened or loaded).
+ * Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"), with the trust
+ * store of `MODELRT_TRUSTED_KEYS` if it is set (see mrt_load_options). On success `*out` is the model
+ * (the caller frees it with mrt_model_free); on error `*out` is NULL and the status is
+ * MRT_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 argument, an unknown device), MRT_ERR_UNTRUSTED
+ * (refused by the trust store) or MRT_ERR_LOAD (the file or the device could not be opened or
+ * loaded).
  *
  * # Safety
  * `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
  */
 int32_t mrt_model_load(const char *path, const char *device, struct mrt_model **out);
+
+/**
+ * mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `opts` is NULL or points to `opts->struct_size`
+ * readable bytes of an mrt_load_options whose strings are NULL or NUL-terminated; `out` is NULL or
+ * writable.
+ */
+int32_t mrt_model_load_with(const char *path, const struct mrt_load_options *opts, struct mrt_model **out);
 
 /**
  * Number of inputs (0 for a NULL model).

@@ -12,6 +12,9 @@ pub const MRT_ERR_LOAD: i32 = 2;
 pub const MRT_ERR_RUN: i32 = 3;
 /// A bug inside modelrt (a Rust panic), caught at the boundary.
 pub const MRT_ERR_PANIC: i32 = 4;
+/// A trust store is set and the bundle is unsigned, signed by another key or changed after signing:
+/// refused before any of its code was mapped or run (docs/signing.md).
+pub const MRT_ERR_UNTRUSTED: i32 = 5;
 
 thread_local! {
     static LAST: RefCell<CString> = RefCell::new(CString::default());

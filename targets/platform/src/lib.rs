@@ -14,7 +14,8 @@
 //! - [`loaded`]: the device-independent [`LoadedModel`] and what it reports;
 //! - [`executor`]: [`Loaded`], the [`LoadedModel`] over `modelrt_core::Executor` that every backend returns;
 //! - [`frame`]: per-frame inputs that may be read in place;
-//! - [`bundle_file`]: the bundle file, mapped read-only or read.
+//! - [`bundle_file`]: the bundle file, mapped read-only or read;
+//! - [`trust`]: the trust store of signing keys checked before a bundle is opened.
 // Unsafe code only in `bundle_file` (the mapping), listed in tests/tests/repo/soundness.rs.
 #![deny(unsafe_code)]
 #[allow(unsafe_code)]
@@ -25,9 +26,11 @@ pub mod frame;
 pub mod loaded;
 pub mod options;
 pub mod registry;
+pub mod trust;
 
 pub use device::{DeviceChoice, DeviceSpec, OpenFn, OpenRequest};
 pub use executor::Loaded;
 pub use loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
 pub use options::{DeviceOptions, LoadOptions};
 pub use registry::Registry;
+pub use trust::TrustStore;

@@ -5,6 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::device::DeviceChoice;
+use crate::trust::TrustStore;
 
 /// Options for loading a bundle.
 #[derive(Clone, Debug, Default)]
@@ -15,6 +16,9 @@ pub struct LoadOptions {
     pub threads: usize,
     /// Per-family options.
     pub options: DeviceOptions,
+    /// The keys a bundle must be signed by (none: signatures are not checked). Checked before the
+    /// device is opened (`crate::trust`).
+    pub trusted_keys: Option<TrustStore>,
 }
 
 impl LoadOptions {

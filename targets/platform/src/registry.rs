@@ -110,13 +110,18 @@ impl Registry {
     /// Load `bundle` on the device `opts` selects. `map` is the read-only mapping the bundle was
     /// parsed from, when it was: a backend may read weights in place from it (the CPU does); the
     /// others copy them into their memory. A real device's open error names the emulated device
-    /// that runs the bundle without it.
+    /// that runs the bundle without it. With `opts.trusted_keys`, the bundle's signature is checked
+    /// first (`crate::trust`).
     pub fn load<'b>(
         &self,
         bundle: Bundle<'b>,
         map: Option<&Arc<FileMap>>,
         opts: &LoadOptions,
     ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+        // The trust check comes first: nothing of a refused bundle reaches a device.
+        if let Some(store) = &opts.trusted_keys {
+            store.check(bundle.bytes())?;
+        }
         let spec = self.resolve(opts.device, &bundle.body().target)?;
         let emulated = self.emulated_for(&bundle.body().target);
         let req = OpenRequest {

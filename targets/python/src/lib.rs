@@ -34,7 +34,7 @@ use std::path::PathBuf;
 
 use modelrt_amd::platform::AmdOptions;
 use modelrt_capi::ffi::OwnedModel;
-use modelrt_targets::runner::{DeviceOptions, LoadOptions};
+use modelrt_targets::runner::{DeviceOptions, LoadOptions, TrustStore};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
@@ -48,17 +48,23 @@ use crate::tensor::TensorInfo;
 /// "usb", "usb-emu" or "auto" (the device the bundle was compiled for). `threads` sets the CPU
 /// worker threads (None: as many as the kernels were split into, capped by the host's cores).
 /// `firmware_dir` is the AMD firmware directory for "usb"/"usb-emu" (as `--firmware-dir`).
+/// `trusted_keys` lists Ed25519 public key files (`.pub`) or directories of them (as
+/// `--trusted-keys`; None: the `MODELRT_TRUSTED_KEYS` environment variable, and no check when it is
+/// unset): only a bundle signed by one of them loads, checked before any of its code is mapped or
+/// run.
 ///
-/// Raises FileNotFoundError for a missing file, ValueError for a bad argument and
-/// modelrt.Error when the bundle cannot be parsed or loaded on the device.
+/// Raises FileNotFoundError for a missing file, ValueError for a bad argument (an unreadable key
+/// file included) and modelrt.Error when the bundle cannot be parsed or loaded on the device or is
+/// refused by the trust store.
 #[pyfunction]
-#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None))]
+#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None, trusted_keys = None))]
 fn load(
     py: Python<'_>,
     path: PathBuf,
     device: &str,
     threads: Option<usize>,
     firmware_dir: Option<PathBuf>,
+    trusted_keys: Option<Vec<PathBuf>>,
 ) -> PyResult<Model> {
     if !path.is_file() {
         return Err(PyFileNotFoundError::new_err(format!(
@@ -73,10 +79,16 @@ fn load(
             "threads must be at least 1 (or None for the bundle's own split)",
         ));
     }
+    let store = match &trusted_keys {
+        Some(paths) => TrustStore::from_paths(paths).map(Some),
+        None => TrustStore::from_env(),
+    }
+    .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     let opts = LoadOptions {
         device: choice,
         threads: threads.unwrap_or(0),
         options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
+        trusted_keys: store,
     };
     let inner = guard("load", || OwnedModel::load_with(&path, opts))?;
     Model::new(py, inner, path, choice)

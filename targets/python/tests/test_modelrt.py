@@ -10,6 +10,8 @@ The Rust test prepares the expected values with tools independent of this API an
                    MRT_STATE_DIR but from `modelrt run --device DEVICE` (MODELRT_AMD_FIRMWARE_DIR set for usb-emu)
   MRT_DSP_BUNDLE   a small stateless hexagon-v65 bundle with an embedded onnxruntime reference
   MRT_DSP_DIR      as MRT_DEMO_DIR, with cli{i}.npy from `modelrt run --device dsp-emu`
+  MRT_SIGNED_DIR   keys/modelrt-signing.pub, signed.mrt (the demo signed with it), foreign.mrt (signed with another
+                   key), changed.mrt (signed, then a weight byte changed and the CRCs resealed), unsigned.mrt
   MRT_PIPELINE_BUNDLE  the modeld pipeline bundle (xtask/models/modeld_pipeline.py, CPU)
   MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
                        state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
@@ -204,6 +206,30 @@ class Stateful(unittest.TestCase):
     with self.assertRaises(modelrt.Error) as cm:
       modelrt.load(STATE_DIR / "x.npy")
     self.assertIn("x.npy", str(cm.exception))
+
+  def test_a_trust_store_loads_signed_bundles_and_refuses_the_rest(self):
+    signed = Path(os.environ["MRT_SIGNED_DIR"])
+    keys = signed / "keys"
+    for store in [[keys], [keys / "modelrt-signing.pub"], [str(keys)]]:
+      m = modelrt.load(signed / "signed.mrt", device="cpu", trusted_keys=store)
+      self.assertEqual(m.verify().keys(), modelrt.load(DEMO, device="cpu").verify().keys())
+    for name, why in [
+      ("unsigned.mrt", "the bundle is not signed"),
+      ("foreign.mrt", "the bundle is signed by a key that is not trusted"),
+      ("changed.mrt", "the signature does not match the bundle's bytes"),
+    ]:
+      with self.assertRaises(modelrt.Error) as cm:
+        modelrt.load(signed / name, device="cpu", trusted_keys=[keys])
+      self.assertIn(f"bundle refused by the trust store: {why}", str(cm.exception))
+      self.assertNotIn("\n", str(cm.exception))
+    with self.assertRaises(ValueError) as cm:
+      modelrt.load(signed / "signed.mrt", trusted_keys=[signed / "unsigned.mrt"])
+    self.assertIn("not a modelrt public key file", str(cm.exception))
+    with self.assertRaises(ValueError) as cm:
+      modelrt.load(signed / "signed.mrt", trusted_keys=[keys / "modelrt-signing.key"])
+    self.assertIn("not a modelrt public key file", str(cm.exception))
+    # No trust store: unsigned bundles load as before.
+    modelrt.load(signed / "unsigned.mrt", device="cpu")
 
   def test_a_model_refuses_use_from_another_thread_with_modelrt_error(self):
     m = modelrt.load(STATE, device="cpu")

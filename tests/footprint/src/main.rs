@@ -1,7 +1,8 @@
 //! Footprint probe: the smallest program that uses modelrt-core the way firmware would — parse a
 //! bundle, load it on a device, run it — built `no_std`/`no_main` for aarch64-unknown-none so
 //! `cargo xtask footprint` can measure the code size of the parser + executor. The device is a
-//! dummy that accepts every command; nothing here is meant to execute a real model.
+//! dummy that accepts every command; nothing here is meant to execute a real model. With the `sign`
+//! feature the bundle's Ed25519 signature is verified against a trusted key first (`core::sign`).
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -104,8 +105,16 @@ impl Device for DummyDevice {
 /// Where firmware would find the bundle (e.g. a flash partition); opaque to the optimizer.
 static BUNDLE: [u8; 256] = [0; 256];
 
+/// The trusted signing key firmware would carry (opaque to the optimizer).
+#[cfg(feature = "sign")]
+static TRUSTED: [[u8; 32]; 1] = [[0; 32]];
+
 fn run_once() -> u64 {
     let bytes: &[u8] = black_box(&BUNDLE[..]);
+    #[cfg(feature = "sign")]
+    if modelrt_core::sign::verify(bytes, black_box(&TRUSTED[..])).is_err() {
+        return 4;
+    }
     let Ok(bundle) = Bundle::parse(bytes) else {
         return 1;
     };

@@ -158,6 +158,28 @@ fn pipeline_fixture(py: &Path, bin: &Path, dir: &Path) -> PathBuf {
     bundle
 }
 
+/// `MRT_SIGNED_DIR`: `keys/modelrt-signing.pub` (from `xtask::signing::keygen`), `signed.mrt` (the
+/// demo bundle signed with that key), `foreign.mrt` (signed with another key), `changed.mrt` (signed,
+/// then a weight byte changed and the CRCs resealed) and `unsigned.mrt`.
+fn signed_fixture(demo: &Path, dir: &Path) -> PathBuf {
+    use xtask::signing::{keygen, read_signing_key};
+    let bytes = std::fs::read(demo).unwrap();
+    let (secret, _) = keygen(&dir.join("keys"), false).unwrap();
+    let (other, _) = keygen(&dir.join("other"), false).unwrap();
+    let key = read_signing_key(&secret).unwrap();
+    let signed = key.sign(&bytes).unwrap();
+    std::fs::write(dir.join("signed.mrt"), &signed).unwrap();
+    let foreign = read_signing_key(&other).unwrap().sign(&bytes).unwrap();
+    std::fs::write(dir.join("foreign.mrt"), foreign).unwrap();
+    let mut changed = signed;
+    let n = changed.len();
+    changed[n - 300] ^= 1;
+    modelrt_core::bundle::writer::reseal(&mut changed);
+    std::fs::write(dir.join("changed.mrt"), changed).unwrap();
+    std::fs::write(dir.join("unsigned.mrt"), &bytes).unwrap();
+    dir.to_path_buf()
+}
+
 fn fresh(dir: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
@@ -244,6 +266,7 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     std::fs::write(&emu_file, emu_list).unwrap();
     let pipeline_dir = fresh(&scratch.join("pipeline"));
     let pipeline = pipeline_fixture(&py, &bin, &pipeline_dir);
+    let signed_dir = signed_fixture(&demo, &fresh(&scratch.join("signed")));
 
     let o = Command::new(&py)
         .current_dir(root().join("targets/python/tests"))
@@ -259,6 +282,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("MRT_DSP_DIR", &dsp_dir)
         .env("MRT_PIPELINE_BUNDLE", &pipeline)
         .env("MRT_PIPELINE_DIR", &pipeline_dir)
+        .env("MRT_SIGNED_DIR", &signed_dir)
+        .env_remove("MODELRT_TRUSTED_KEYS")
         .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
         .output()
         .expect("python runs");
@@ -269,5 +294,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 15 tests"), "{text}");
+    assert!(text.contains("Ran 16 tests"), "{text}");
 }

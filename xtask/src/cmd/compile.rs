@@ -20,6 +20,9 @@ pub struct Args {
     /// Output bundle (.mrt), written only once the compile and its checks succeeded.
     #[arg(short, long, display_order = 3)]
     pub output: PathBuf,
+    /// Sign the bundle with this Ed25519 private key (from `cargo xtask keygen`; read before compiling).
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
     /// The compile options (ExportArgs is their one declaration).
     #[command(flatten)]
     pub export: ExportArgs,
@@ -32,7 +35,12 @@ impl Args {
             tinygrad,
             output,
             export: mut args,
+            sign,
         } = self;
+        let key = sign
+            .as_deref()
+            .map(xtask::signing::read_signing_key)
+            .transpose()?;
         let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
         args.source = match tinygrad {
             Some(spec) => Source::Tinygrad(spec),
@@ -41,6 +49,10 @@ impl Args {
         // --image implies --float16 (IMAGE=1 FLOAT16=1)
         args.float16 = args.float16 || args.image;
         let r = compile(&python, args, &output)?;
+        let signer = match &key {
+            Some(k) => Some(xtask::signing::sign_file(&r.out, k)?),
+            None => None,
+        };
         println!(
             "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
             r.out.display(),
@@ -54,6 +66,9 @@ impl Args {
         }
         if let Some((device, why)) = &r.not_checked {
             println!("outputs NOT checked on {device} ({why}): the outputs are unverified");
+        }
+        if let Some(fp) = signer {
+            println!("signed {} (signer {fp})", r.out.display());
         }
         Ok(())
     }

@@ -22,6 +22,9 @@ pub struct Args {
     /// as openpilot's compile_modeld.py does); the bundle keeps it as state. VALUE is `zeros` or a .npy file.
     #[arg(long = "state-init", value_name = "NAME=zeros|FILE.npy", value_parser = parse_state_init)]
     pub state_init: Vec<(String, String)>,
+    /// Sign the bundle with this Ed25519 private key (from `cargo xtask keygen`; read before converting).
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
 }
 
 impl Args {
@@ -30,11 +33,20 @@ impl Args {
             pickle,
             output,
             state_init,
+            sign,
         } = self;
+        let key = sign
+            .as_deref()
+            .map(xtask::signing::read_signing_key)
+            .transpose()?;
         let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
         let mut args = ExportArgs::pickle(pickle, PathBuf::new());
         args.state_init = state_init;
         let r = compile(&python, args, &output)?;
+        let signer = match &key {
+            Some(k) => Some(xtask::signing::sign_file(&r.out, k)?),
+            None => None,
+        };
         println!(
             "wrote {} ({} bytes, {} kernels) in {:.1} s",
             r.out.display(),
@@ -42,6 +54,9 @@ impl Args {
             r.kernels,
             r.seconds
         );
+        if let Some(fp) = signer {
+            println!("signed {} (signer {fp})", r.out.display());
+        }
         Ok(())
     }
 }

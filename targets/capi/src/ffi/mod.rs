@@ -8,7 +8,9 @@ use std::path::Path;
 
 use modelrt_core::bundle::MAX_IO;
 
-use crate::error::{clear_last, last_ptr, set_last, CError, MRT_ERR_LOAD, MRT_ERR_PANIC, MRT_OK};
+use crate::error::{
+    clear_last, last_ptr, set_last, CError, MRT_ERR_LOAD, MRT_ERR_PANIC, MRT_ERR_UNTRUSTED, MRT_OK,
+};
 use crate::info::{MrtTensorInfo, TensorInfo};
 
 mod owned;
@@ -61,10 +63,40 @@ unsafe fn c_str<'a>(p: *const c_char, what: &str) -> Result<Option<&'a str>, CEr
         .map_err(|_| CError::invalid(format!("{what} is not valid UTF-8")))
 }
 
-/// Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"). On success
-/// `*out` is the model (the caller frees it with mrt_model_free); on error `*out` is NULL and the
-/// status is MRT_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 argument, an unknown device) or
-/// MRT_ERR_LOAD (the file or the device could not be opened or loaded).
+/// Options of mrt_model_load_with. Zero-initialise it and set `struct_size` to
+/// `sizeof(mrt_load_options)` (later versions append fields; a smaller size means the fields after it
+/// are unset).
+#[repr(C)]
+pub struct MrtLoadOptions {
+    /// `sizeof(mrt_load_options)` as the caller was compiled with.
+    struct_size: usize,
+    /// The CLI's --device names; NULL = "auto".
+    device: *const c_char,
+    /// Load only bundles signed by one of these Ed25519 public keys: `:`-separated `.pub` key files
+    /// or directories of them (as `--trusted-keys`); NULL = the `MODELRT_TRUSTED_KEYS` environment
+    /// variable, unset or empty = signatures not checked. A refused bundle is MRT_ERR_UNTRUSTED,
+    /// before any of its code is mapped or run.
+    trusted_keys: *const c_char,
+}
+
+impl MrtLoadOptions {
+    /// Options for Rust callers (tests): the strings stay owned by the caller and must outlive the
+    /// load call.
+    pub fn new(device: Option<&CStr>, trusted_keys: Option<&CStr>) -> MrtLoadOptions {
+        MrtLoadOptions {
+            struct_size: std::mem::size_of::<MrtLoadOptions>(),
+            device: device.map_or(std::ptr::null(), CStr::as_ptr),
+            trusted_keys: trusted_keys.map_or(std::ptr::null(), CStr::as_ptr),
+        }
+    }
+}
+
+/// Load the bundle at `path` on `device` (the CLI's --device names; NULL = "auto"), with the trust
+/// store of `MODELRT_TRUSTED_KEYS` if it is set (see mrt_load_options). On success `*out` is the model
+/// (the caller frees it with mrt_model_free); on error `*out` is NULL and the status is
+/// MRT_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 argument, an unknown device), MRT_ERR_UNTRUSTED
+/// (refused by the trust store) or MRT_ERR_LOAD (the file or the device could not be opened or
+/// loaded).
 ///
 /// # Safety
 /// `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
@@ -74,7 +106,56 @@ pub unsafe extern "C" fn mrt_model_load(
     device: *const c_char,
     out: *mut *mut MrtModel,
 ) -> i32 {
-    guard("mrt_model_load", || {
+    // SAFETY: the caller's contract is this function's, for `device`, `path` and `out`.
+    unsafe { load(path, device, std::ptr::null(), out, "mrt_model_load") }
+}
+
+/// mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `opts` is NULL or points to `opts->struct_size`
+/// readable bytes of an mrt_load_options whose strings are NULL or NUL-terminated; `out` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_load_with(
+    path: *const c_char,
+    opts: *const MrtLoadOptions,
+    out: *mut *mut MrtModel,
+) -> i32 {
+    let (mut device, mut trusted) = (std::ptr::null(), std::ptr::null());
+    if !opts.is_null() {
+        // SAFETY: non-null and readable for `struct_size` bytes (caller contract); the first field
+        // is always there.
+        let size = unsafe { (*opts).struct_size };
+        let has = |end: usize| size >= end;
+        if has(std::mem::offset_of!(MrtLoadOptions, device) + std::mem::size_of::<*const c_char>())
+        {
+            // SAFETY: within the `struct_size` readable bytes.
+            device = unsafe { (*opts).device };
+        }
+        if has(std::mem::offset_of!(MrtLoadOptions, trusted_keys)
+            + std::mem::size_of::<*const c_char>())
+        {
+            // SAFETY: as above.
+            trusted = unsafe { (*opts).trusted_keys };
+        }
+    }
+    // SAFETY: the caller's contract on `path`, the option strings and `out`.
+    unsafe { load(path, device, trusted, out, "mrt_model_load_with") }
+}
+
+/// The body of both load functions.
+///
+/// # Safety
+/// `path`, `device` and `trusted` are NULL or NUL-terminated strings; `out` is NULL or writable.
+unsafe fn load(
+    path: *const c_char,
+    device: *const c_char,
+    trusted: *const c_char,
+    out: *mut *mut MrtModel,
+    what: &str,
+) -> i32 {
+    guard(what, || {
         if out.is_null() {
             return Err(CError::invalid("out is NULL"));
         }
@@ -85,8 +166,23 @@ pub unsafe extern "C" fn mrt_model_load(
         let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
         // SAFETY: caller contract on `device`.
         let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
-        let inner = OwnedModel::load(Path::new(path), device).map_err(|e| CError {
-            code: MRT_ERR_LOAD,
+        // SAFETY: caller contract on `trusted`.
+        let trusted = unsafe { c_str(trusted, "trusted_keys") }?;
+        let paths: Vec<std::path::PathBuf> = trusted
+            .map(|t| std::env::split_paths(t).collect())
+            .unwrap_or_default();
+        let store = modelrt_targets::runner::TrustStore::from_paths_or_env(&paths)
+            .map_err(|e| CError::invalid(format!("{e:#}")))?;
+        let opts = modelrt_targets::runner::LoadOptions {
+            trusted_keys: store,
+            ..modelrt_targets::runner::LoadOptions::on(device)
+        };
+        let inner = OwnedModel::load_with(Path::new(path), opts).map_err(|e| CError {
+            code: if modelrt_targets::runner::is_refusal(&e) {
+                MRT_ERR_UNTRUSTED
+            } else {
+                MRT_ERR_LOAD
+            },
             message: format!("{e:#}"),
         })?;
         let m = Box::into_raw(Box::new(MrtModel { inner }));

@@ -52,6 +52,25 @@ fn target_str(t: &Target<'_>) -> String {
     }
 }
 
+/// `ed25519 SHA256:…` and whether the signature matches the bytes for the key in the block (that says
+/// nothing of trust: only `--trusted-keys` on a loading command does), or `unsigned`.
+fn signer_str(b: &modelrt_core::bundle::Bundle<'_>) -> String {
+    use modelrt_targets::runner::TrustStore;
+    match b.signature() {
+        None => "unsigned".into(),
+        Some(sig) => {
+            let fp = modelrt_platform::trust::fingerprint(sig.key);
+            let store = TrustStore::new(vec![*sig.key]);
+            let state = if store.check(b.bytes()).is_ok() {
+                "signature matches the bytes; not checked against any trust store"
+            } else {
+                "the signature does NOT match the bytes: changed after signing"
+            };
+            format!("ed25519 {fp} ({state})")
+        }
+    }
+}
+
 /// `modelrt info`: describe the bundle; an error (exit 1) after the description when its kernel
 /// binaries do not decode for its target.
 pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
@@ -83,6 +102,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         if p.flags.is_empty() { "-" } else { p.flags }
     );
     outln!("source      sha256 {}", hex(&p.source_sha256));
+    outln!("signer      {}", signer_str(&b));
     outln!(
         "arena       {} ({} bytes)",
         units::size(body.arena_size),

@@ -12,7 +12,9 @@ use modelrt_core::Timing;
 use modelrt_amd::platform::AmdOptions;
 use modelrt_targets::bundle_file::BundleFile;
 use modelrt_targets::registry::REGISTRY;
-use modelrt_targets::runner::{load_mapped, DeviceChoice, DeviceOptions, LoadOptions, LoadedModel};
+use modelrt_targets::runner::{
+    load_mapped, DeviceChoice, DeviceOptions, LoadOptions, LoadedModel, TrustStore,
+};
 
 use crate::cli::units;
 
@@ -49,6 +51,12 @@ pub struct DeviceArgs {
     /// else /lib/firmware/amdgpu].
     #[arg(long, value_name = "DIR")]
     pub firmware_dir: Option<PathBuf>,
+    /// Load only bundles signed by one of these Ed25519 public keys: a `.pub` key file, or a
+    /// directory of them (repeatable) [default: $MODELRT_TRUSTED_KEYS, a `:`-separated list; unset:
+    /// signatures are not checked]. An unsigned, foreign-signed or altered bundle is refused before
+    /// any of its code is mapped or run (docs/signing.md).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub trusted_keys: Vec<PathBuf>,
 }
 
 /// `--device`'s values: `auto` and every registered device, with the help its registration gives.
@@ -68,14 +76,20 @@ fn device_parser() -> impl clap::builder::TypedValueParser<Value = DeviceChoice>
 }
 
 impl DeviceArgs {
-    fn options(&self) -> LoadOptions {
-        LoadOptions {
+    fn options(&self) -> anyhow::Result<LoadOptions> {
+        Ok(LoadOptions {
             device: self.device,
             threads: self.threads,
             options: DeviceOptions::default().with(AmdOptions {
                 firmware_dir: self.firmware_dir.clone(),
             }),
-        }
+            trusted_keys: self.trust()?,
+        })
+    }
+
+    /// The trust store `--trusted-keys` (else `MODELRT_TRUSTED_KEYS`) names, if any.
+    fn trust(&self) -> anyhow::Result<Option<TrustStore>> {
+        TrustStore::from_paths_or_env(&self.trusted_keys)
     }
 }
 
@@ -90,7 +104,7 @@ fn load_from<'b>(
     file: Option<&BundleFile>,
     dev: &DeviceArgs,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    load_mapped(b, file.and_then(BundleFile::mapping), dev.options())
+    load_mapped(b, file.and_then(BundleFile::mapping), dev.options()?)
 }
 
 /// Parse bundle bytes, naming the file in the error.

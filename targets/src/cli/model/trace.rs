@@ -18,6 +18,10 @@ pub(super) fn write_trace(
 ) -> anyhow::Result<usize> {
     use modelrt_core::profile::{record_steps, traced_run, write_chrome_trace};
     use modelrt_cpu::CpuDevice;
+    // This second executor does not load through the registry: the same trust check as its load.
+    if let Some(store) = dev.trust()? {
+        store.check(bytes)?;
+    }
     let b = parse_bundle(bytes, path)?;
     let on_cpu = matches!(b.body().target, Target::Cpu { .. })
         && dev.device.spec().is_none_or(|s| s.family == Some("cpu"));
