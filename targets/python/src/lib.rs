@@ -4,7 +4,7 @@
 //! The API follows onnxruntime's habits: [`load`] a bundle, read `Model.inputs`/`.outputs`,
 //! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except at the boundaries:
 //! [`detach`] (a run releases the GIL), [`owner`] (a Model's device state stays on its thread),
-//! [`rawbuf`] (numpy arrays viewed in place, where `model` lends them to a run) and
+//! [`rawbuf`] (numpy arrays viewed in place, where `model` lends them to a run, pinned by [`pin`]) and
 //! [`alloc_count`] (the counting global allocator).
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -21,6 +21,7 @@ pub mod feeds;
 pub mod model;
 #[allow(unsafe_code)]
 pub mod owner;
+pub mod pin;
 #[allow(unsafe_code)]
 pub mod rawbuf;
 pub mod report;
@@ -49,16 +50,22 @@ use crate::tensor::TensorInfo;
 /// worker threads (None: as many as the kernels were split into, capped by the host's cores).
 /// `firmware_dir` is the AMD firmware directory for "usb"/"usb-emu" (as `--firmware-dir`).
 ///
+/// `mmap` (default True) maps the bundle file read-only instead of reading it. A mapped file must
+/// not be truncated or rewritten in place while the Model lives: truncating it kills the process
+/// (SIGBUS), rewriting it runs bytes that were never checked. Replace bundles with a rename, or
+/// pass `mmap=False` to read the file into memory at load (the Model then does not depend on it).
+///
 /// Raises FileNotFoundError for a missing file, ValueError for a bad argument and
 /// modelrt.Error when the bundle cannot be parsed or loaded on the device.
 #[pyfunction]
-#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None))]
+#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None, mmap = true))]
 fn load(
     py: Python<'_>,
     path: PathBuf,
     device: &str,
     threads: Option<usize>,
     firmware_dir: Option<PathBuf>,
+    mmap: bool,
 ) -> PyResult<Model> {
     if !path.is_file() {
         return Err(PyFileNotFoundError::new_err(format!(
@@ -78,7 +85,7 @@ fn load(
         threads: threads.unwrap_or(0),
         options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
     };
-    let inner = guard("load", || OwnedModel::load_with(&path, opts))?;
+    let inner = guard("load", || OwnedModel::open(&path, opts, mmap))?;
     Model::new(py, inner, path, choice)
 }
 
