@@ -200,8 +200,8 @@ fn load_and_run(args: &[u8; CAPI_ARGS], path: &CString, may_run: bool) {
         let in_sizes: Vec<usize> = placed[..ni].iter().map(|a| a.size).collect();
         let outs: Vec<*mut c_void> = placed[ni..].iter().map(ptr).collect();
         let out_sizes: Vec<usize> = placed[ni..].iter().map(|a| a.size).collect();
-        let null_ins = args[5] % 16 == 0;
-        let null_outs = args[6] % 16 == 0;
+        let null_ins = args[5].is_multiple_of(16);
+        let null_outs = args[6].is_multiple_of(16);
         // SAFETY: live handle; each array holds the model's count of elements (or is NULL); every
         // non-NULL pointer addresses the arena, and where its size equals the tensor's byte size
         // it is readable/writable for that size (`place`); overlaps are what is being fuzzed.
