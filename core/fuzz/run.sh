@@ -3,7 +3,7 @@
 #
 #   core/fuzz/run.sh [--seconds N] [--runs N] [--jobs N] [TARGET...]
 #
-# TARGET defaults to every target (bundle_parse load_run_cpu). Each runs for --seconds (default 25)
+# TARGET defaults to every target (bundle_parse load_run_cpu capi_load_run). Each runs for --seconds (default 25)
 # or --runs executions, whichever the caller gives (--runs wins), on the seed corpus written by the
 # `fuzz-seeds` binary plus whatever corpus/ already holds. Exits non-zero on any crash; the crashing
 # input is left in artifacts/TARGET/. The executions of each target are printed as
@@ -29,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(bundle_parse load_run_cpu)
+    targets=(bundle_parse load_run_cpu capi_load_run)
 fi
 
 host="$(rustc -vV | sed -n 's/^host: //p')"
@@ -41,7 +41,7 @@ cargo="${CARGO:-cargo}"
 "$cargo" test --lib --tests
 "$cargo" build --bin fuzz-seeds
 for t in "${targets[@]}"; do
-    ./target/debug/fuzz-seeds "corpus/$t"
+    ./target/debug/fuzz-seeds "corpus/$t" "$t"
 done
 
 # The fuzz targets: SanitizerCoverage instrumentation through stable codegen flags, the same passes

@@ -43,7 +43,12 @@ class Model:
     self,
     feeds: dict[str, npt.NDArray[Any]],
     outputs: dict[str, npt.NDArray[Any]] | None = None,
-  ) -> dict[str, npt.NDArray[Any]]: ...
+  ) -> dict[str, npt.NDArray[Any]]:
+    """Run one step. Arrays are checked (dtype, shape, contiguity, size) against numpy's own array header, never
+    through Python-level methods of an ndarray subclass; inputs that are not C-contiguous are copied with numpy's C
+    API. Every array is held (with a weak reference, which makes numpy refuse `resize`, even with refcheck=False) for
+    the call, so neither a callback nor another thread can resize or free it while the GIL is released; an array
+    that changed anyway is refused with ValueError."""
   def reset_state(self) -> None: ...
   def read_state(self, name: str) -> npt.NDArray[Any]: ...
   def verify(self) -> dict[str, dict[str, Any]]: ...
@@ -55,7 +60,13 @@ def load(
   threads: int | None = None,
   firmware_dir: str | PathLike[str] | None = None,
   trusted_keys: list[str | PathLike[str]] | None = None,
-) -> Model: ...
+  mmap: bool = True,
+) -> Model:
+  """Load a bundle. With mmap=True (the default) the file is memory-mapped read-only and stays mapped while the Model
+  lives. Mapping hazard: truncating the file under a loaded Model kills the process (SIGBUS); rewriting it in place
+  runs bytes that were never checked (the CRCs and the validator run once, at load). Replace bundles with a rename,
+  or pass mmap=False to read the file into memory at load (Model.info()["mapped"] says which)."""
+
 def _rust_allocations() -> int:
   """Heap allocations made so far by Rust code in the extension (a test diagnostic: Model.run with preallocated
   outputs makes none)."""

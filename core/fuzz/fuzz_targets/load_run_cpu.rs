@@ -13,8 +13,8 @@
 use libfuzzer_sys::fuzz_target;
 use modelrt_core::verify::compare;
 use modelrt_core::{Bundle, Executor};
-use modelrt_hal::device::{Device, KernelImage};
 use modelrt_cpu::CpuDevice;
+use modelrt_hal::device::{Device, KernelImage};
 
 /// Inputs and outputs larger than this in total are not allocated (keeps each run fast).
 const MAX_IO_BYTES: u64 = 1 << 20;

@@ -12,10 +12,10 @@ use modelrt_core::bundle::writer::{
 };
 use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, HEADER_LEN};
 use modelrt_core::Bundle;
+use modelrt_cpu::features_for_baseline;
 use modelrt_hal::target::{
     CpuArch, CpuKernelMeta, DType, KernelMeta, ParamDesc, ParamKind, Target,
 };
-use modelrt_cpu::features_for_baseline;
 
 /// tinygrad 0.14.0 `E_1024_4` for x86-64-v3 (`targets/cpu/tests/fixtures/cpu/tinygrad_E_1024_4.c`):
 /// `out[i] = max(a[i]*b[i], 0) + 1.5` over 4096 f32, with 16-byte-aligned float4 loads and stores.
@@ -140,8 +140,12 @@ fn spec<'a>(w: &'a [u8], copy: bool, reference: Option<(&'a [u8], &'a [u8])>) ->
         meta: KernelMeta::Cpu(CpuKernelMeta { threads: 1 }),
     });
     let one = [1, 1, 1];
-    spec.run
-        .push(launch(kernel, &[whole(out, size), whole(x, size), whole(wb, size)], one, one));
+    spec.run.push(launch(
+        kernel,
+        &[whole(out, size), whole(x, size), whole(wb, size)],
+        one,
+        one,
+    ));
     if copy {
         spec.run.push(Step::Copy {
             dst: BufRef {
@@ -165,4 +169,28 @@ fn spec<'a>(w: &'a [u8], copy: bool, reference: Option<(&'a [u8], &'a [u8])>) ->
         outputs: vec![y],
     });
     spec
+}
+
+/// Bytes in front of the bundle in a `capi_load_run` input: the arguments of the C API calls
+/// (load flags, device, arena size, the seed of the per-buffer choices; see that target).
+pub const CAPI_ARGS: usize = 16;
+
+/// Seeds of `capi_load_run`: each seed bundle behind a few argument prefixes (all-zero: every
+/// buffer in its own slot, the call succeeds; others: read instead of mapped, buffers placed at
+/// chosen offsets of one arena so that they overlap).
+pub fn capi_seeds() -> Vec<(String, Vec<u8>)> {
+    let prefixes: [[u8; CAPI_ARGS]; 3] = [
+        [0; CAPI_ARGS],
+        [1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0],
+        [0, 0, 0, 1, 0x55, 0xaa, 0x55, 0xaa, 9, 9, 9, 9, 0, 0, 0, 0],
+    ];
+    let mut out = Vec::new();
+    for (name, bytes) in seed_bundles() {
+        for (i, p) in prefixes.iter().enumerate() {
+            let mut v = p.to_vec();
+            v.extend_from_slice(&bytes);
+            out.push((format!("{name}.args{i}"), v));
+        }
+    }
+    out
 }

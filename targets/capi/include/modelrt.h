@@ -14,9 +14,11 @@
  * caught and returned as MRT_ERR_PANIC.
  *
  * Ownership: mrt_model_load gives the caller a model that the caller frees with mrt_model_free (exactly once; NULL is
- * ignored). The model keeps the bundle file open (mapped read-only) until then. mrt_tensor_info.name points into the
- * model and is valid until mrt_model_free. Input and output buffers stay the caller's: they are read/written only
- * during mrt_model_run and never kept. mrt_model_run allocates no memory when it succeeds.
+ * ignored). The model keeps the bundle file open (mapped read-only) until then, unless it was loaded with
+ * mrt_model_load_ex(..., MRT_LOAD_READ, ...), which reads the file into memory instead. mrt_tensor_info.name
+ * points into the model and is valid until mrt_model_free. Input and output buffers stay the caller's: they are
+ * read/written only during mrt_model_run and never kept. mrt_model_run allocates no memory when it succeeds.
+ * Output buffers may not overlap each other or an input (refused: MRT_ERR_INVALID_ARGUMENT).
  *
  * Threading: a model is not thread-safe. Use each model from the thread that loaded it (or otherwise from one thread
  * at a time with your own synchronisation); distinct models may be used on distinct threads. mrt_last_error() is per
@@ -26,6 +28,11 @@
  * Devices: the names of the CLI's --device (`modelrt run --help`): "auto" (or NULL), "cpu", "qcom", "qcom-emu", "dsp",
  * "dsp-emu", "usb", "usb-emu". The -emu devices are software models of the hardware. "usb"/"usb-emu" read the amdgpu
  * firmware from $MODELRT_AMD_FIRMWARE_DIR (else /lib/firmware/amdgpu).
+ *
+ * Mapping hazard: a mapped bundle is not a snapshot. Truncating the file while a model uses it kills the process
+ * (SIGBUS on the next touch of a page past the new end); rewriting it in place makes the model run bytes that were
+ * never checked (the CRCs and the validator ran once, at load). Replace bundles with rename(2) (the model keeps the
+ * old inode), or load with MRT_LOAD_READ where the file may change underneath (a shared or user-writable path).
  *
  * State: a stateful bundle's state buffers carry over from one mrt_model_run to the next, exactly like
  * `modelrt run --steps N`; mrt_model_reset_state puts them back to their load-time contents.
@@ -67,6 +74,13 @@
  * refused before any of its code was mapped or run (docs/signing.md).
  */
 #define MRT_ERR_UNTRUSTED 5
+
+/**
+ * mrt_model_load_ex flag: read the bundle file into memory instead of mapping it. The model then
+ * keeps no tie to the file: truncating or rewriting it afterwards cannot crash the process or
+ * change the weights that run. Costs a copy of the file in memory and its read time at load.
+ */
+#define MRT_LOAD_READ 1
 
 /**
  * Most dimensions an mrt_tensor_info describes.
@@ -156,13 +170,27 @@ extern "C" {
  * (refused by the trust store) or MRT_ERR_LOAD (the file or the device could not be opened or
  * loaded).
  *
+ * The bundle file is memory-mapped read-only, not copied, and stays mapped until mrt_model_free
+ * (see "Mapping hazard" above): never truncate or rewrite it in place while a model uses it
+ * (replace it with rename(2)), or use mrt_model_load_ex with MRT_LOAD_READ.
+ *
  * # Safety
  * `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
  */
 int32_t mrt_model_load(const char *path, const char *device, struct mrt_model **out);
 
 /**
- * mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store.
+ * mrt_model_load with `flags` (a bitwise OR of MRT_LOAD_* values; 0 = as mrt_model_load). An
+ * unknown flag bit is MRT_ERR_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * As mrt_model_load.
+ */
+int32_t mrt_model_load_ex(const char *path, const char *device, uint32_t flags, struct mrt_model **out);
+
+/**
+ * mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store. The
+ * file is mapped (use mrt_model_load_ex with MRT_LOAD_READ to read it).
  *
  * # Safety
  * `path` is NULL or a NUL-terminated string; `opts` is NULL or points to `opts->struct_size`
@@ -209,13 +237,15 @@ int32_t mrt_model_output_info(const struct mrt_model *m, size_t i, struct mrt_te
  * Run one step: `inputs[i]` holds `input_sizes[i]` bytes of input i, `outputs[i]` receives
  * `output_sizes[i]` bytes of output i; every size must equal the tensor's nbytes (else
  * MRT_ERR_INVALID_ARGUMENT, as for NULL arrays or buffers). Output buffers must not overlap each
- * other or the inputs. A stateful bundle's state carries over to the next call. Allocates
+ * other or the inputs: an output sharing a byte with another output or with an input is refused
+ * with MRT_ERR_INVALID_ARGUMENT (naming both; for an in-place computation copy the input first).
+ * Inputs may share memory with each other. A stateful bundle's state carries over to the next call. Allocates
  * nothing when it succeeds; MRT_ERR_RUN when the device fails.
  *
  * # Safety
  * `m` is NULL or a live handle. `inputs`/`input_sizes` are NULL or hold `mrt_model_input_count`
  * elements, each input pointer NULL or readable for its size; likewise `outputs`/`output_sizes`
- * with writable output buffers that do not overlap each other or the inputs.
+ * with writable output buffers (overlaps are checked and refused).
  */
 int32_t mrt_model_run(struct mrt_model *m,
                       const void *const *inputs,

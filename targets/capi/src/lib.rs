@@ -1,6 +1,6 @@
 //! `modelrt-capi`: modelrt as a C library (`libmodelrt.so` / `libmodelrt.a`, header
 //! `targets/capi/include/modelrt.h`). The safe half — device names, tensor infos, argument checks,
-//! the thread-local last error — is plain Rust; only [`ffi`] (the `extern "C"` functions and the
+//! the thread-local last error, the overlap check of run's buffers ([`ranges`]) — is plain Rust; only [`ffi`] (the `extern "C"` functions and the
 //! model that owns its bundle file) touches raw pointers.
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -12,3 +12,4 @@ pub mod error;
 #[allow(unsafe_code)]
 pub mod ffi;
 pub mod info;
+pub mod ranges;

@@ -1,6 +1,8 @@
 //! Checking the arrays a caller hands to `Model.run` against the model's tensors: a wrong type or
 //! dtype is a `TypeError`, a wrong shape, a missing or an unknown name a `ValueError`, each naming
-//! the tensor and what was expected. Inputs that are not C-contiguous are copied (and reported);
+//! the tensor and what was expected. Every array is checked again ([`recheck`]) right before its
+//! bytes are viewed, after the last Python-level call. Inputs that are not C-contiguous are copied
+//! with numpy's C API (and reported);
 //! caller-owned outputs must be C-contiguous and writeable. The checks of a good call allocate
 //! nothing on the Rust side (names and shapes are compared with the model's cached Python objects);
 //! only the error paths build messages.
@@ -139,10 +141,49 @@ pub fn input<'py>(
     Ok((copied(&a)?, Some("copied: not C-contiguous")))
 }
 
-/// A fresh C-contiguous copy of `a` (for an input that cannot be lent as it is).
+/// A fresh C-contiguous copy of `a` (for an input that cannot be lent as it is), made by numpy's
+/// C API: an `ndarray` subclass's own `copy()` never decides what the run reads.
 pub fn copied<'py>(a: &Bound<'py, PyUntypedArray>) -> PyResult<Bound<'py, PyUntypedArray>> {
-    Ok(a.call_method1("copy", ("C",))?
-        .cast_into::<PyUntypedArray>()?)
+    rawbuf::c_copy(a)
+}
+
+/// The check right before `a`'s bytes are viewed for a run (after the last Python-level call and
+/// with `a` pinned, `crate::pin`): still `t`'s dtype and shape, C-contiguous, exactly
+/// `t.byte_len()` bytes with a data pointer, and writeable if `write`. Anything else means the
+/// array changed during the call (a callback or another thread); the run is refused.
+pub fn recheck(
+    kind: &str,
+    t: &TensorInfo,
+    a: &Bound<'_, PyUntypedArray>,
+    write: bool,
+) -> PyResult<()> {
+    let py = a.py();
+    let bytes = a.len().checked_mul(a.dtype().itemsize());
+    let ok = a.dtype().is_equiv_to(t.dtype_obj(py))
+        && a.shape()
+            .iter()
+            .map(|&d| d as u64)
+            .eq(t.dims().iter().copied())
+        && a.is_c_contiguous()
+        && bytes == Some(t.byte_len())
+        && (t.byte_len() == 0 || rawbuf::has_data(a))
+        && (!write || rawbuf::writeable(a));
+    if ok {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "{kind} '{}' changed during the call (now {} with shape {}, {}C-contiguous{}); expected {}",
+        t.name_str(),
+        a.dtype(),
+        shape_text(&a.shape().iter().map(|&d| d as u64).collect::<Vec<_>>()),
+        if a.is_c_contiguous() { "" } else { "not " },
+        if write && !rawbuf::writeable(a) {
+            ", read-only"
+        } else {
+            ""
+        },
+        expected(t)
+    )))
 }
 
 /// A caller-owned output array, checked to be C-contiguous and writeable.

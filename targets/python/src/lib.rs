@@ -4,7 +4,7 @@
 //! The API follows onnxruntime's habits: [`load`] a bundle, read `Model.inputs`/`.outputs`,
 //! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except at the boundaries:
 //! [`detach`] (a run releases the GIL), [`owner`] (a Model's device state stays on its thread),
-//! [`rawbuf`] (numpy arrays viewed in place, where `model` lends them to a run) and
+//! [`rawbuf`] (numpy arrays viewed in place, where `model` lends them to a run, pinned by [`pin`]) and
 //! [`alloc_count`] (the counting global allocator).
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -21,6 +21,7 @@ pub mod feeds;
 pub mod model;
 #[allow(unsafe_code)]
 pub mod owner;
+pub mod pin;
 #[allow(unsafe_code)]
 pub mod rawbuf;
 pub mod report;
@@ -53,11 +54,16 @@ use crate::tensor::TensorInfo;
 /// unset): only a bundle signed by one of them loads, checked before any of its code is mapped or
 /// run.
 ///
+/// `mmap` (default True) maps the bundle file read-only instead of reading it. A mapped file must
+/// not be truncated or rewritten in place while the Model lives: truncating it kills the process
+/// (SIGBUS), rewriting it runs bytes that were never checked. Replace bundles with a rename, or
+/// pass `mmap=False` to read the file into memory at load (the Model then does not depend on it).
+///
 /// Raises FileNotFoundError for a missing file, ValueError for a bad argument (an unreadable key
 /// file included) and modelrt.Error when the bundle cannot be parsed or loaded on the device or is
 /// refused by the trust store.
 #[pyfunction]
-#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None, trusted_keys = None))]
+#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None, trusted_keys = None, mmap = true))]
 fn load(
     py: Python<'_>,
     path: PathBuf,
@@ -65,6 +71,7 @@ fn load(
     threads: Option<usize>,
     firmware_dir: Option<PathBuf>,
     trusted_keys: Option<Vec<PathBuf>>,
+    mmap: bool,
 ) -> PyResult<Model> {
     if !path.is_file() {
         return Err(PyFileNotFoundError::new_err(format!(
@@ -90,7 +97,7 @@ fn load(
         options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
         trusted_keys: store,
     };
-    let inner = guard("load", || OwnedModel::load_with(&path, opts))?;
+    let inner = guard("load", || OwnedModel::open(&path, opts, mmap))?;
     Model::new(py, inner, path, choice)
 }
 

@@ -22,6 +22,7 @@ use crate::detach::Detached;
 use crate::error::{guard, panicked, runtime, Error};
 use crate::feeds::{self, push, Slots};
 use crate::owner::Owned;
+use crate::pin::Pins;
 use crate::rawbuf::{self, overlaps};
 use crate::report;
 use crate::tensor::TensorInfo;
@@ -42,6 +43,8 @@ pub struct Model {
     choice: DeviceChoice,
     device: String,
     target: String,
+    /// Whether the bundle file is memory-mapped (`load(mmap=True)`).
+    mapped: bool,
     inputs: Vec<Py<TensorInfo>>,
     outputs: Vec<Py<TensorInfo>>,
     states: Vec<(Py<TensorInfo>, DType)>,
@@ -93,6 +96,7 @@ impl Model {
         Ok(Model {
             device: inner.device_name(),
             target: inner.target(),
+            mapped: inner.is_mapped(),
             core: Owned::new(Core {
                 inner,
                 last_timing: None,
@@ -207,11 +211,15 @@ impl Model {
                 (d, made)
             }
         };
+        // From here on no Python-level code runs until the run returns (numpy's C API only), and
+        // every array is pinned (`pin`): neither a callback nor another thread can resize it.
+        let mut pins = Pins::new();
         // Outputs: each a C-contiguous writeable array sharing memory with no other output.
         let mut outs: Slots<(Bound<'py, PyUntypedArray>, (usize, usize))> = Slots::new();
         for (t, v) in self.outputs.iter().zip(&given) {
             let t = t.get();
             let a = feeds::output(t, v)?;
+            pins.pin(t.name_str(), &a)?;
             let r = rawbuf::range(&a, t.byte_len());
             if outs.iter().any(|(_, q)| overlaps(*q, r)) {
                 return Err(PyValueError::new_err(format!(
@@ -227,6 +235,7 @@ impl Model {
         for (t, v) in self.inputs.iter().zip(&fed) {
             let t = t.get();
             let (a, why) = feeds::input(t, v)?;
+            pins.pin(t.name_str(), &a)?;
             let r = rawbuf::range(&a, t.byte_len());
             push(&mut ins, (a, r, why.map_or(Lend::Borrow, Lend::Copy)))?;
         }
@@ -239,6 +248,7 @@ impl Model {
                     .any(|(j, (_, q, _))| j != i && overlaps(*q, r));
             if shared {
                 let c = feeds::copied(&ins[i].0)?;
+                pins.pin(self.inputs[i].get().name_str(), &c)?;
                 let len = r.1 - r.0;
                 ins[i].1 = rawbuf::range(&c, len);
                 ins[i].0 = c;
@@ -247,26 +257,38 @@ impl Model {
                 ins[i].2 = Lend::Copy("copied: read-only");
             }
         }
+        // Right before the bytes are viewed: every array still is what was checked, where its
+        // range was recorded.
+        for (t, (a, r)) in self.outputs.iter().zip(outs.iter()) {
+            feeds::recheck("output", t.get(), a, true)?;
+            debug_assert_eq!(*r, rawbuf::range(a, t.get().byte_len()));
+        }
+        for (t, (a, r, lend)) in self.inputs.iter().zip(ins.iter()) {
+            feeds::recheck("input", t.get(), a, matches!(lend, Lend::Borrow))?;
+            debug_assert_eq!(*r, rawbuf::range(a, t.get().byte_len()));
+        }
         let mut frame: Slots<FrameInput<'_>> = Slots::new();
         for (t, (a, _, lend)) in self.inputs.iter().zip(ins.iter()) {
             let n = t.get().byte_len();
             push(
                 &mut frame,
                 match lend {
-                    // SAFETY: `a` is C-contiguous with `n` bytes (dtype and shape checked),
-                    // writeable, and its bytes overlap no other input or output (checked above);
-                    // `ins` holds a reference to the array until the run returns.
+                    // SAFETY: `a` is C-contiguous with `n` bytes and writeable (rechecked above,
+                    // after the last Python-level call), its bytes overlap no other input or
+                    // output (checked above); `ins` holds a reference to the array and `pins` a
+                    // weak one (numpy then refuses to resize it) until the run returns.
                     Lend::Borrow => FrameInput::Borrow(unsafe { rawbuf::bytes_mut(a, n) }),
-                    // SAFETY: C-contiguous with `n` bytes; a range it shares with an output was
-                    // replaced by a fresh copy above, so no mutable view overlaps it.
+                    // SAFETY: C-contiguous with `n` bytes (rechecked above) and pinned; a range
+                    // it shares with an output was replaced by a fresh copy above, so no mutable
+                    // view overlaps it.
                     Lend::Copy(_) => FrameInput::Copy(unsafe { rawbuf::bytes(a, n) }),
                 },
             )?;
         }
         let mut out_bytes: Slots<&mut [u8]> = Slots::new();
         for (t, (a, _)) in self.outputs.iter().zip(outs.iter()) {
-            // SAFETY: C-contiguous and writeable with `byte_len` bytes (checked by
-            // `feeds::output`), overlapping no other output or lent input (checked above).
+            // SAFETY: C-contiguous and writeable with `byte_len` bytes (rechecked above), pinned
+            // until the run returns, overlapping no other output or lent input (checked above).
             push(&mut out_bytes, unsafe {
                 rawbuf::bytes_mut(a, t.get().byte_len())
             })?;
@@ -274,13 +296,14 @@ impl Model {
         let mut paths = [InputPath::Copied; MAX_IO];
         let paths = &mut paths[..frame.len()];
         let model = Detached(&mut core.inner);
+        // `pins` lives until after the run: lent arrays stay pinned while the GIL is released.
         let ran = py.detach(|| {
             let model = model;
             catch_unwind(AssertUnwindSafe(|| {
                 model.0.run_frame(&mut frame, &mut out_bytes, paths)
             }))
         });
-        match ran {
+        let outcome = match ran {
             Ok(Ok(t)) => {
                 core.last_timing = Some(t);
                 core.last_paths.clear();
@@ -295,7 +318,9 @@ impl Model {
             }
             Ok(Err(e)) => Err(runtime(&format!("run failed on {}", self.device), &e)),
             Err(p) => Err(panicked("run", p.as_ref())),
-        }
+        };
+        drop(pins);
+        outcome
     }
 
     /// Put every state buffer back to its load-time contents (a new sequence starts).
@@ -346,6 +371,7 @@ impl Model {
     }
 
     /// What `modelrt info` reports, as a dict: path, device, device_choice, emulated, target,
+    /// mapped (whether the bundle file is memory-mapped, see `load(mmap=...)`),
     /// inputs/outputs/states (lists of {"name", "shape", "dtype"}).
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -354,6 +380,7 @@ impl Model {
         d.set_item("device_choice", self.choice.name())?;
         d.set_item("emulated", self.choice.is_emulated())?;
         d.set_item("target", &self.target)?;
+        d.set_item("mapped", self.mapped)?;
         d.set_item("inputs", report::table(py, &self.inputs)?)?;
         d.set_item("outputs", report::table(py, &self.outputs)?)?;
         let states: Vec<Py<TensorInfo>> =

@@ -278,6 +278,193 @@ class NoAllocation(unittest.TestCase):
       self.assertEqual(outs[t.name].tobytes(), np.load(DEMO_DIR / f"cli{i}.npy").tobytes())
 
 
+def plain_run(m: modelrt.Model, x: np.ndarray) -> bytes:
+  """The demo model's output for input `x`, from a plain C-contiguous copy."""
+  t, o = m.inputs[0], m.outputs[0]
+  return m.run({t.name: np.array(x, dtype=t.dtype, order="C")})[o.name].tobytes()
+
+
+class Boundary(unittest.TestCase):
+  """What a caller hands to run cannot make the extension read or write memory it was not given."""
+
+  @classmethod
+  def setUpClass(cls):
+    cls.m = modelrt.load(DEMO, device="cpu")
+    cls.t, cls.o = cls.m.inputs[0], cls.m.outputs[0]
+    cls.x = np.random.default_rng(37).standard_normal(cls.t.shape).astype(cls.t.dtype)
+    cls.want = plain_run(cls.m, cls.x)
+
+  def strided(self, x: np.ndarray, cls=np.ndarray) -> np.ndarray:
+    wide = np.zeros((*x.shape[:-1], x.shape[-1] * 2), x.dtype)
+    wide[..., ::2] = x
+    return wide.view(cls)[..., ::2]
+
+  def test_a_subclass_copy_never_decides_what_run_reads(self):
+    calls = []
+
+    class Evil(np.ndarray):
+      def copy(self, order="C"):  # a 1-element "copy" made run read heap bytes past it
+        calls.append(order)
+        return np.zeros(1, self.dtype)
+
+    evil = self.strided(self.x, Evil)
+    self.assertIsInstance(evil, Evil)
+    self.assertFalse(evil.flags.c_contiguous)
+    got = self.m.run({self.t.name: evil})[self.o.name].tobytes()
+    self.assertEqual(calls, [], "run called the subclass's copy()")
+    self.assertEqual(got, self.want)
+    self.assertEqual(self.m.last_input_paths, {self.t.name: "copied: not C-contiguous"})
+
+  def test_a_callback_cannot_resize_an_output_after_it_was_checked(self):
+    out = np.empty(self.o.shape, self.o.dtype)
+
+    class Resizer(np.ndarray):
+      def copy(self, order="C"):  # ran after the output's range was recorded: an out-of-bounds write
+        out.resize(1, refcheck=False)
+        return np.array(np.asarray(self), order="C")
+
+    x = self.strided(self.x, Resizer)
+    try:
+      self.m.run({self.t.name: x}, outputs={self.o.name: out})
+    except ValueError as e:
+      self.assertIn(self.o.name, str(e))
+    self.assertEqual(out.shape, self.o.shape, "the output was resized during run")
+    self.assertEqual(out.tobytes(), self.want)
+
+  def test_another_thread_cannot_resize_lent_arrays_while_the_gil_is_released(self):
+    import time
+
+    x = self.x.copy()  # owns its data, so numpy would reallocate it
+    out = np.empty(self.o.shape, self.o.dtype)
+    shapes = {id(x): x.shape, id(out): out.shape}
+    stop, refused, resized = threading.Event(), [0], [0]
+
+    def resizer():
+      while not stop.is_set():
+        for a in (x, out):
+          try:
+            a.resize(a.size * 2, refcheck=False)
+          except ValueError as e:
+            self.assertIn("referenced", str(e))
+            refused[0] += 1
+          else:  # not inside a run: put it back
+            resized[0] += 1
+            a.resize(shapes[id(a)], refcheck=False)
+        time.sleep(0)  # let the main thread in, so that its runs meet these attempts
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    th = threading.Thread(target=resizer)
+    th.start()
+    ok = runs = 0
+    try:
+      while runs < 5000 and not (runs >= 200 and refused[0] and ok):
+        runs += 1
+        try:
+          self.m.run({self.t.name: x}, outputs={self.o.name: out})
+        except ValueError:
+          pass  # caught between a resize and its undo: refused, nothing read
+        else:
+          ok += 1
+          self.assertEqual(out.tobytes(), self.want)
+    finally:
+      stop.set()
+      th.join()
+      sys.setswitchinterval(interval)
+    self.assertGreater(refused[0], 0, f"no resize was refused during {runs} runs ({resized[0]} succeeded)")
+    self.assertGreater(ok, 0)
+
+  def test_load_without_mmap_reads_the_file_and_survives_its_truncation(self):
+    import shutil
+    import tempfile
+
+    self.assertTrue(self.m.info()["mapped"])
+    with tempfile.TemporaryDirectory() as d:
+      path = Path(d) / "demo.mrt"
+      shutil.copyfile(DEMO, path)
+      m = modelrt.load(path, device="cpu", mmap=False)
+      self.assertFalse(m.info()["mapped"])
+      with open(path, "r+b") as f:
+        f.truncate(0)  # a mapped model would die of SIGBUS touching its weights now
+      got = m.run({self.t.name: self.x})[self.o.name].tobytes()
+      self.assertEqual(got, self.want)
+
+  def test_odd_arrays_are_read_or_refused_never_misread(self):
+    """A seeded randomized property test (in place of hypothesis/atheris, which the venv does not pin): every
+    variant of an input or output array is either used exactly as numpy sees it or refused with TypeError or
+    ValueError; a run never reads or writes bytes other than the array's own."""
+    rng = np.random.default_rng(2037)
+    t, o = self.t, self.o
+
+    class Sub(np.ndarray):
+      pass
+
+    class Lying(np.ndarray):
+      def copy(self, order="C"):
+        return np.zeros(1, self.dtype)
+
+      def __array__(self, *a, **k):
+        return np.zeros(1, np.float32)
+
+    def variants(x: np.ndarray):
+      yield "c", x.copy(), True
+      yield "fortran", np.asfortranarray(x), True
+      yield "strided", self.strided(x), True
+      yield "reversed", x[..., ::-1].copy()[..., ::-1], True
+      yield "subclass", x.copy().view(Sub), True
+      yield "lying-subclass", self.strided(x, Lying), True
+      yield "lying-c", x.copy().view(Lying), True
+      ro = x.copy()
+      ro.flags.writeable = False
+      yield "read-only", ro, True
+      yield "unaligned", aligned(x, int(rng.integers(1, 64))), True
+      yield "bytearray", np.frombuffer(bytearray(x.tobytes()), x.dtype).reshape(x.shape), True
+      yield "float64", x.astype(np.float64), False
+      yield "int32", x.astype(np.int32), False
+      yield "byteswapped", x.astype(x.dtype.newbyteorder()), False
+      yield "flat", x.reshape(-1), False
+      yield "extra-dim", x[None], False
+      yield "zero-size", np.zeros((0, *x.shape[1:]), x.dtype), False
+      yield "zero-size-dim", np.zeros((*x.shape[:-1], 0), x.dtype), False
+      yield "scalar", np.float32(1.0), False
+      yield "0-d", np.array(1.0, x.dtype), False
+      yield "half-view", x[:, : x.shape[1] // 2], False
+      yield "list", [1.0] * 4, False
+
+    for i in range(60):
+      x = rng.standard_normal(t.shape).astype(t.dtype) * float(rng.integers(1, 100))
+      want = plain_run(self.m, x)
+      for name, v, valid in variants(x):
+        with self.subTest(step=i, variant=name):
+          if valid:
+            got = self.m.run({t.name: v})[o.name].tobytes()
+            self.assertEqual(got, want)
+          else:
+            with self.assertRaises((TypeError, ValueError)):
+              self.m.run({t.name: v})
+      # Outputs: only a C-contiguous writeable array of the right dtype and shape is written.
+      y = np.zeros(o.shape, o.dtype)
+      out_cases = [
+        ("c", np.empty(o.shape, o.dtype), True),
+        ("subclass", np.empty(o.shape, o.dtype).view(Sub), True),
+        ("lying", np.empty(o.shape, o.dtype).view(Lying), True),
+        ("view", np.empty((2, *o.shape), o.dtype)[1], True),
+        ("strided", self.strided(y), False),
+        ("reversed", np.empty(o.shape, o.dtype)[..., ::-1], False),
+        ("zero-size", np.empty((0,), o.dtype), False),
+        ("float16", np.empty(o.shape, np.float16), False),
+        ("flat", np.empty(int(np.prod(o.shape)), o.dtype), False),
+      ]
+      for name, v, valid in out_cases[int(rng.integers(0, 3)) :]:
+        with self.subTest(step=i, output=name):
+          if valid:
+            self.m.run({t.name: x}, outputs={o.name: v})
+            self.assertEqual(np.ndarray.tobytes(v), want)
+          else:
+            with self.assertRaises((TypeError, ValueError)):
+              self.m.run({t.name: x}, outputs={o.name: v})
+
+
 class Emulated(unittest.TestCase):
   def test_emulated_devices_step_like_the_cli(self):
     lines = Path(os.environ["MRT_EMULATED"]).read_text().splitlines()

@@ -2,7 +2,8 @@
 //! separately built `core/fuzz` and `tests/footprint`):
 //! - every crate root (lib, main, bin, fuzz target) is classified below, and carries the attribute
 //!   of its class: `#![forbid(unsafe_code)]` for crates without unsafe code; `#![deny(unsafe_code)]` for the
-//!   hardware/FFI/loader crates and for binaries whose only unsafe is an exported symbol;
+//!   hardware/FFI/loader crates, for binaries whose only unsafe is an exported symbol and for the fuzz
+//!   target that calls the C API through raw pointers;
 //! - in the boundary crates, `#[allow(unsafe_code)]` sits only on `mod` declarations, exactly on the modules
 //!   listed in [`ALLOWED_UNSAFE_MODULES`], and every file with unsafe code lies inside one of them;
 //! - `[workspace.lints]` denies `unsafe_op_in_unsafe_fn` and `clippy::undocumented_unsafe_blocks`, and every
@@ -80,6 +81,10 @@ const EXPORT_ONLY: &[&str] = &[
     "core/fuzz/fuzz_targets/bundle_parse.rs",
     "core/fuzz/fuzz_targets/load_run_cpu.rs",
 ];
+
+/// Binaries that call a C ABI through its raw pointers (the C API's fuzz target): `#![deny(unsafe_code)]`
+/// at the root, `#[allow(unsafe_code)]` on the functions making the calls, each block justified.
+const FFI_CALLERS: &[&str] = &["core/fuzz/fuzz_targets/capi_load_run.rs"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -252,6 +257,7 @@ fn every_crate_root_is_classified_and_carries_its_attribute() {
         .iter()
         .chain(BOUNDARY)
         .chain(EXPORT_ONLY)
+        .chain(FFI_CALLERS)
         .copied()
         .collect();
     let roots = crate_roots();
@@ -259,8 +265,8 @@ fn every_crate_root_is_classified_and_carries_its_attribute() {
     for r in &roots {
         assert!(
             classified.contains(&r.as_str()),
-            "crate root {r} is not classified in tests/tests/repo/soundness.rs (UNSAFE_FREE, BOUNDARY or \
-             EXPORT_ONLY)"
+            "crate root {r} is not classified in tests/tests/repo/soundness.rs (UNSAFE_FREE, BOUNDARY, \
+             EXPORT_ONLY or FFI_CALLERS)"
         );
     }
     let attrs = |root: &str| -> String {
@@ -277,7 +283,7 @@ fn every_crate_root_is_classified_and_carries_its_attribute() {
             "{r} lacks #![forbid(unsafe_code)]"
         );
     }
-    for r in BOUNDARY.iter().chain(EXPORT_ONLY) {
+    for r in BOUNDARY.iter().chain(EXPORT_ONLY).chain(FFI_CALLERS) {
         assert!(
             attrs(r).contains("#![deny(unsafe_code)]"),
             "{r} lacks #![deny(unsafe_code)]"

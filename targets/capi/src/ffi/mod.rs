@@ -7,11 +7,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use modelrt_core::bundle::MAX_IO;
+use modelrt_targets::runner::LoadOptions;
 
 use crate::error::{
     clear_last, last_ptr, set_last, CError, MRT_ERR_LOAD, MRT_ERR_PANIC, MRT_ERR_UNTRUSTED, MRT_OK,
 };
 use crate::info::{MrtTensorInfo, TensorInfo};
+use crate::ranges::{self, Range};
 
 mod owned;
 
@@ -98,6 +100,10 @@ impl MrtLoadOptions {
 /// (refused by the trust store) or MRT_ERR_LOAD (the file or the device could not be opened or
 /// loaded).
 ///
+/// The bundle file is memory-mapped read-only, not copied, and stays mapped until mrt_model_free
+/// (see "Mapping hazard" above): never truncate or rewrite it in place while a model uses it
+/// (replace it with rename(2)), or use mrt_model_load_ex with MRT_LOAD_READ.
+///
 /// # Safety
 /// `path` and `device` are NULL or NUL-terminated strings; `out` is NULL or writable.
 #[no_mangle]
@@ -106,11 +112,40 @@ pub unsafe extern "C" fn mrt_model_load(
     device: *const c_char,
     out: *mut *mut MrtModel,
 ) -> i32 {
-    // SAFETY: the caller's contract is this function's, for `device`, `path` and `out`.
-    unsafe { load(path, device, std::ptr::null(), out, "mrt_model_load") }
+    // SAFETY: the caller's contract is the one `load_impl` needs.
+    guard("mrt_model_load", || unsafe {
+        load_impl(path, device, std::ptr::null(), 0, out)
+    })
 }
 
-/// mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store.
+/// mrt_model_load_ex flag: read the bundle file into memory instead of mapping it. The model then
+/// keeps no tie to the file: truncating or rewriting it afterwards cannot crash the process or
+/// change the weights that run. Costs a copy of the file in memory and its read time at load.
+pub const MRT_LOAD_READ: u32 = 1;
+
+/// Every flag mrt_model_load_ex knows.
+const MRT_LOAD_KNOWN: u32 = MRT_LOAD_READ;
+
+/// mrt_model_load with `flags` (a bitwise OR of MRT_LOAD_* values; 0 = as mrt_model_load). An
+/// unknown flag bit is MRT_ERR_INVALID_ARGUMENT.
+///
+/// # Safety
+/// As mrt_model_load.
+#[no_mangle]
+pub unsafe extern "C" fn mrt_model_load_ex(
+    path: *const c_char,
+    device: *const c_char,
+    flags: u32,
+    out: *mut *mut MrtModel,
+) -> i32 {
+    // SAFETY: the caller's contract is the one `load_impl` needs.
+    guard("mrt_model_load_ex", || unsafe {
+        load_impl(path, device, std::ptr::null(), flags, out)
+    })
+}
+
+/// mrt_model_load with options (`opts` NULL = all defaults): the device and the trust store. The
+/// file is mapped (use mrt_model_load_ex with MRT_LOAD_READ to read it).
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `opts` is NULL or points to `opts->struct_size`
@@ -141,55 +176,62 @@ pub unsafe extern "C" fn mrt_model_load_with(
         }
     }
     // SAFETY: the caller's contract on `path`, the option strings and `out`.
-    unsafe { load(path, device, trusted, out, "mrt_model_load_with") }
+    guard("mrt_model_load_with", || unsafe {
+        load_impl(path, device, trusted, 0, out)
+    })
 }
 
-/// The body of both load functions.
+/// The body of the three loads.
 ///
 /// # Safety
 /// `path`, `device` and `trusted` are NULL or NUL-terminated strings; `out` is NULL or writable.
-unsafe fn load(
+unsafe fn load_impl(
     path: *const c_char,
     device: *const c_char,
     trusted: *const c_char,
+    flags: u32,
     out: *mut *mut MrtModel,
-    what: &str,
-) -> i32 {
-    guard(what, || {
-        if out.is_null() {
-            return Err(CError::invalid("out is NULL"));
-        }
-        // SAFETY: `out` is non-null and writable (caller contract); clear it before anything fails.
-        unsafe { *out = std::ptr::null_mut() };
-        // SAFETY: caller contract on `path`.
-        let path = unsafe { c_str(path, "path") }?;
-        let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
-        // SAFETY: caller contract on `device`.
-        let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
-        // SAFETY: caller contract on `trusted`.
-        let trusted = unsafe { c_str(trusted, "trusted_keys") }?;
-        let paths: Vec<std::path::PathBuf> = trusted
-            .map(|t| std::env::split_paths(t).collect())
-            .unwrap_or_default();
-        let store = modelrt_targets::runner::TrustStore::from_paths_or_env(&paths)
-            .map_err(|e| CError::invalid(format!("{e:#}")))?;
-        let opts = modelrt_targets::runner::LoadOptions {
-            trusted_keys: store,
-            ..modelrt_targets::runner::LoadOptions::on(device)
-        };
-        let inner = OwnedModel::load_with(Path::new(path), opts).map_err(|e| CError {
-            code: if modelrt_targets::runner::is_refusal(&e) {
-                MRT_ERR_UNTRUSTED
-            } else {
-                MRT_ERR_LOAD
-            },
-            message: format!("{e:#}"),
-        })?;
-        let m = Box::into_raw(Box::new(MrtModel { inner }));
-        // SAFETY: as above.
-        unsafe { *out = m };
-        Ok(())
-    })
+) -> Result<(), CError> {
+    if out.is_null() {
+        return Err(CError::invalid("out is NULL"));
+    }
+    // SAFETY: `out` is non-null and writable (caller contract); clear it before anything fails.
+    unsafe { *out = std::ptr::null_mut() };
+    if flags & !MRT_LOAD_KNOWN != 0 {
+        return Err(CError::invalid(format!(
+            "unknown flags {:#x} (known: MRT_LOAD_READ = {MRT_LOAD_READ})",
+            flags & !MRT_LOAD_KNOWN
+        )));
+    }
+    // SAFETY: caller contract on `path`.
+    let path = unsafe { c_str(path, "path") }?;
+    let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
+    // SAFETY: caller contract on `device`.
+    let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
+    // SAFETY: caller contract on `trusted`.
+    let trusted = unsafe { c_str(trusted, "trusted_keys") }?;
+    let paths: Vec<std::path::PathBuf> = trusted
+        .map(|t| std::env::split_paths(t).collect())
+        .unwrap_or_default();
+    let store = modelrt_targets::runner::TrustStore::from_paths_or_env(&paths)
+        .map_err(|e| CError::invalid(format!("{e:#}")))?;
+    let opts = LoadOptions {
+        trusted_keys: store,
+        ..LoadOptions::on(device)
+    };
+    let map = flags & MRT_LOAD_READ == 0;
+    let inner = OwnedModel::open(Path::new(path), opts, map).map_err(|e| CError {
+        code: if modelrt_targets::runner::is_refusal(&e) {
+            MRT_ERR_UNTRUSTED
+        } else {
+            MRT_ERR_LOAD
+        },
+        message: format!("{e:#}"),
+    })?;
+    let m = Box::into_raw(Box::new(MrtModel { inner }));
+    // SAFETY: as above.
+    unsafe { *out = m };
+    Ok(())
 }
 
 /// The model behind a handle.
@@ -326,13 +368,15 @@ unsafe fn check_io<P>(
 /// Run one step: `inputs[i]` holds `input_sizes[i]` bytes of input i, `outputs[i]` receives
 /// `output_sizes[i]` bytes of output i; every size must equal the tensor's nbytes (else
 /// MRT_ERR_INVALID_ARGUMENT, as for NULL arrays or buffers). Output buffers must not overlap each
-/// other or the inputs. A stateful bundle's state carries over to the next call. Allocates
+/// other or the inputs: an output sharing a byte with another output or with an input is refused
+/// with MRT_ERR_INVALID_ARGUMENT (naming both; for an in-place computation copy the input first).
+/// Inputs may share memory with each other. A stateful bundle's state carries over to the next call. Allocates
 /// nothing when it succeeds; MRT_ERR_RUN when the device fails.
 ///
 /// # Safety
 /// `m` is NULL or a live handle. `inputs`/`input_sizes` are NULL or hold `mrt_model_input_count`
 /// elements, each input pointer NULL or readable for its size; likewise `outputs`/`output_sizes`
-/// with writable output buffers that do not overlap each other or the inputs.
+/// with writable output buffers (overlaps are checked and refused).
 #[no_mangle]
 pub unsafe extern "C" fn mrt_model_run(
     m: *mut MrtModel,
@@ -355,6 +399,26 @@ pub unsafe extern "C" fn mrt_model_run(
             )?;
             check_io("output", m.inner.outputs(), outputs, output_sizes)?;
         }
+        // No output may share a byte with another output or an input (the slices below would
+        // alias a mutable one); checked on the addresses before any slice exists.
+        let mut in_ranges = [Range { start: 0, end: 0 }; MAX_IO];
+        let mut out_ranges = [Range { start: 0, end: 0 }; MAX_IO];
+        for (i, t) in m.inner.inputs().iter().enumerate() {
+            // SAFETY: `i < ni`, which both arrays hold (caller contract); checked non-null above.
+            let (p, size) = unsafe { (*inputs.add(i) as usize, *input_sizes.add(i)) };
+            in_ranges[i] = ranges::range("input", i, t, p, size)?;
+        }
+        for (i, t) in m.inner.outputs().iter().enumerate() {
+            // SAFETY: `i < no`, as above.
+            let (p, size) = unsafe { (*outputs.add(i) as usize, *output_sizes.add(i)) };
+            out_ranges[i] = ranges::range("output", i, t, p, size)?;
+        }
+        ranges::check_disjoint(
+            m.inner.inputs(),
+            &in_ranges[..ni],
+            m.inner.outputs(),
+            &out_ranges[..no],
+        )?;
         let mut ins: [&[u8]; MAX_IO] = [&[]; MAX_IO];
         for (i, slot) in ins.iter_mut().enumerate().take(ni) {
             // SAFETY: checked non-null above; readable for `input_sizes[i]` bytes (caller
@@ -365,8 +429,8 @@ pub unsafe extern "C" fn mrt_model_run(
         }
         let mut outs: [&mut [u8]; MAX_IO] = std::array::from_fn(|_| <&mut [u8]>::default());
         for (i, slot) in outs.iter_mut().enumerate().take(no) {
-            // SAFETY: checked non-null; writable for `output_sizes[i]` bytes and not aliased by
-            // any other buffer (caller contract).
+            // SAFETY: checked non-null; writable for `output_sizes[i]` bytes (caller contract)
+            // and sharing no byte with any other output or input (checked above).
             *slot = unsafe {
                 std::slice::from_raw_parts_mut((*outputs.add(i)).cast::<u8>(), *output_sizes.add(i))
             };

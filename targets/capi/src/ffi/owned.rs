@@ -38,8 +38,15 @@ impl OwnedModel {
     /// [`load`](Self::load) with CPU threads and device options (as the CLI's `--threads` and, in
     /// `opts.options`, `--firmware-dir`).
     pub fn load_with(path: &Path, opts: LoadOptions) -> anyhow::Result<OwnedModel> {
+        OwnedModel::open(path, opts, true)
+    }
+
+    /// [`load_with`](Self::load_with), mapping the file (`map`) or reading it into memory
+    /// (`!map`: the model then does not depend on the file staying unchanged; see
+    /// `modelrt_targets::bundle_file` for the mapping hazard).
+    pub fn open(path: &Path, opts: LoadOptions, map: bool) -> anyhow::Result<OwnedModel> {
         let device = opts.device;
-        let file = Box::new(BundleFile::open(path, true)?);
+        let file = Box::new(BundleFile::open(path, map)?);
         // SAFETY: `bytes` points into the boxed `BundleFile` (its heap buffer or read-only
         // mapping), which is never moved out of its box, never mutated, and dropped only after
         // `model` (field order above); nothing with the `'static` lifetime escapes `OwnedModel`:
@@ -61,6 +68,11 @@ impl OwnedModel {
             outputs,
             _file: file,
         })
+    }
+
+    /// Whether the bundle's bytes are a mapping of the file (else a copy read at load).
+    pub fn is_mapped(&self) -> bool {
+        self._file.mapping().is_some()
     }
 
     pub fn inputs(&self) -> &[TensorInfo] {
