@@ -60,16 +60,13 @@ pub fn a6xx_lines(words: &[u64]) -> Vec<Line> {
         .map(|(i, &w)| {
             let raw = a6xx_hex(w);
             let text = modelrt_ir3::disasm_word(w);
-            // `disasm_word` names every encoding it knows and prints `raw 0x…` for the rest.
+            // `disasm_word` names every encoding it knows and prints the rest as Mesa's
+            // disassembler does, `raw 0x` and the word in 16 upper-case digits.
             let known = !text.starts_with("raw 0x");
             Line {
                 offset: (i * 8) as u32,
                 bytes: 8,
-                text: if known {
-                    text
-                } else {
-                    format!("unknown {raw}")
-                },
+                text,
                 raw,
                 known,
                 why: "",

@@ -101,6 +101,10 @@ fn main() {
         Cmd::Dsp(cmd) => cli::dsp::run(cmd),
     };
     if let Err(err) = result {
+        if let Some(i) = err.downcast_ref::<cli::progress::Interrupted>() {
+            eprintln!("interrupted: {i}");
+            std::process::exit(modelrt_targets::interrupt::EXIT_STATUS);
+        }
         eprintln!("error: {err:#}");
         std::process::exit(1);
     }

@@ -6,7 +6,8 @@
 //! - RDNA3: instructions assembled by `llvm-mc-19 --mcpu=gfx1100` decode from `--hex` to the text
 //!   llvm-mc prints, and the same code assembled into an object and stored as a kernel of an
 //!   amd-gfx1100 bundle lists as `llvm-objdump-19` lists it (tests skip visibly without LLVM 19);
-//! - an encoding the decoder does not know prints `unknown <hex>` with exit status 1, and bad input
+//! - an encoding the decoder does not know prints as Mesa prints it (`raw 0x…`, a6xx) or `unknown
+//!   <hex>` (gfx1100) with exit status 1, and bad input
 //!   (bad hex, a cpu bundle, an unknown kernel name) is one `error:` line.
 //!
 //! Real tinygrad kernels (a tiny model compiled for both targets) are listed in
@@ -41,6 +42,20 @@ fn ir3_vectors() -> Vec<(String, String)> {
         })
         .filter(|(_, text)| !text.starts_with("raw 0x"))
         .collect()
+}
+
+/// Mesa's text for the blob vector `hi_lo`, whatever it is.
+fn blob_vector_text(hi_lo: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../qcom/ir3/tests/data/ir3-a6xx-blob-vectors.tsv");
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            let mut cols = l.split('\t');
+            (cols.next() == Some(hi_lo)).then(|| cols.next().unwrap().to_string())
+        })
+        .unwrap_or_else(|| panic!("{hi_lo} is not a blob vector"))
 }
 
 fn ir3_word(hi_lo: &str) -> u64 {
@@ -184,7 +199,10 @@ fn unknown_encodings_print_unknown_and_exit_1() {
         "ffffffff_ffffffff",
     ]);
     let (out, _) = text(&o);
-    assert_eq!(out, "nop\nunknown ffffffff_ffffffff\n");
+    // Mesa's own text for the word, from the blob vectors (`raw 0xFFFFFFFFFFFFFFFF`).
+    let mesa = blob_vector_text("ffffffff_ffffffff");
+    assert_eq!(mesa, "raw 0xFFFFFFFFFFFFFFFF");
+    assert_eq!(out, format!("nop\n{mesa}\n"));
     let err = one_line_error(&o);
     assert!(err.contains("1 of 2 instructions"), "{err}");
 

@@ -215,8 +215,25 @@ fn bad_inputs_give_one_clear_line() {
 
 #[test]
 fn bundle_for_another_cpu_is_refused_at_load() {
-    let o = modelrt(&["verify", other_demo().to_str().unwrap()]);
-    assert_one_line_error(&o, "but this host is");
+    let (other, host) = if cfg!(target_arch = "aarch64") {
+        ("x86_64", "aarch64")
+    } else {
+        ("aarch64", "x86_64")
+    };
+    let demo = other_demo();
+    // Every device choice says what does work: recompile for this host, or the other
+    // architecture's build under qemu user emulation — not `--device cpu`, which fails too.
+    for device in ["auto", "cpu", "qcom-emu"] {
+        let o = modelrt(&["verify", demo.to_str().unwrap(), "--device", device]);
+        assert_one_line_error(&o, &format!("compiled for {other} but this host is {host}"));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("--target cpu`, i.e. cpu-{host}")),
+            "{device}: {err}"
+        );
+        assert!(err.contains(&format!("under qemu-{other}")), "{device}: {err}");
+        assert!(!err.contains("use --device cpu"), "{device}: {err}");
+    }
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn usb_boot_with_a_missing_firmware_dir_is_one_error_line() {
     ];
     let err = fails(&args, &fw);
     assert!(
-        err.contains("--firmware-dir /nonexistent-fw (no psp_13_0_0_sos.bin)"),
+        err.contains("--firmware-dir /nonexistent-fw (no such directory)"),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");

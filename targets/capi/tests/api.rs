@@ -91,7 +91,13 @@ fn bad_arguments_are_errors_with_a_message() {
     );
     let (rc, m) = load(demo().to_str().unwrap(), Some("qcom-emu"));
     assert_eq!((rc, m.is_null()), (MRT_ERR_LOAD, true));
-    assert!(!last_error().is_empty());
+    // The suggestion names the C device argument, not the CLI's flag (issue 40, item 7).
+    assert!(
+        last_error().contains("device \"qcom-emu\" runs adreno bundles only: use device \"cpu\""),
+        "{}",
+        last_error()
+    );
+    assert!(!last_error().contains("--device"), "{}", last_error());
     // SAFETY: NULL arguments are what is tested.
     unsafe {
         assert_eq!(

@@ -74,7 +74,8 @@ pub enum CpuError {
     #[error("bundle targets `{0}`, but this is the host CPU backend")]
     WrongFamily(&'static str),
     /// The bundle was compiled for another CPU architecture.
-    #[error("bundle is compiled for {bundle} but this host is {host}", bundle = bundle.name())]
+    #[error("bundle is compiled for {bundle} but this host is {host}: {hint}", bundle = bundle.name(),
+        hint = modelrt_platform::foreign_cpu::hint(*bundle, CpuArch::host()))]
     WrongArch { bundle: CpuArch, host: &'static str },
     /// The host CPU lacks features the kernels were compiled to use.
     #[error("this CPU lacks {missing} required by the bundle's `{baseline}` baseline; recompile the bundle for an older baseline")]

@@ -13,16 +13,21 @@
 //! - [`options`]: [`LoadOptions`] and the typed per-family [`DeviceOptions`];
 //! - [`loaded`]: the device-independent [`LoadedModel`] and what it reports;
 //! - [`executor`]: [`Loaded`], the [`LoadedModel`] over `modelrt_core::Executor` that every backend returns;
+//! - [`foreign_cpu`]: the hint for a CPU bundle of another architecture;
 //! - [`frame`]: per-frame inputs that may be read in place;
 //! - [`bundle_file`]: the bundle file, mapped read-only or read;
-//! - [`trust`]: the trust store of signing keys checked before a bundle is opened.
-// Unsafe code only in `bundle_file` (the mapping), listed in tests/tests/repo/soundness.rs.
+//! - [`trust`]: the trust store of signing keys checked before a bundle is opened;
+//! - [`interrupt`]: Ctrl-C as a flag long-running commands poll between steps.
+// Unsafe code only in `bundle_file` (the mapping) and `interrupt` (the SIGINT handler), listed in tests/tests/repo/soundness.rs.
 #![deny(unsafe_code)]
 #[allow(unsafe_code)]
 pub mod bundle_file;
 pub mod device;
 pub mod executor;
+pub mod foreign_cpu;
 pub mod frame;
+#[allow(unsafe_code)]
+pub mod interrupt;
 pub mod loaded;
 pub mod options;
 pub mod registry;
@@ -31,6 +36,6 @@ pub mod trust;
 pub use device::{DeviceChoice, DeviceSpec, OpenFn, OpenRequest};
 pub use executor::Loaded;
 pub use loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
-pub use options::{DeviceOptions, LoadOptions};
+pub use options::{Caller, DeviceOptions, LoadOptions};
 pub use registry::Registry;
 pub use trust::TrustStore;

@@ -31,6 +31,37 @@ impl LoadOptions {
     }
 }
 
+/// Who loads, so that errors name the device the way that caller does: the CLI's `--device NAME`
+/// (the default), Python's `device="NAME"`, the C API's device argument. Set it in
+/// [`LoadOptions::options`]; the registry reads it for its suggestions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Caller {
+    #[default]
+    Cli,
+    Python,
+    C,
+}
+
+impl Caller {
+    /// How this caller chooses device `name`: `--device cpu`, `device="cpu"`, `device "cpu"`.
+    pub fn device(self, name: &str) -> String {
+        match self {
+            Caller::Cli => format!("--device {name}"),
+            Caller::Python => format!("device=\"{name}\""),
+            Caller::C => format!("device \"{name}\""),
+        }
+    }
+
+    /// Another device name in a list after [`device`](Self::device): bare on the CLI, quoted in
+    /// the APIs.
+    pub fn alternative(self, name: &str) -> String {
+        match self {
+            Caller::Cli => name.to_string(),
+            Caller::Python | Caller::C => format!("\"{name}\""),
+        }
+    }
+}
+
 /// Per-family options, one value per type: a family defines its option struct and reads it with
 /// [`get`](Self::get); callers set it with [`set`](Self::set). Families ignore types they do not know.
 #[derive(Clone, Default)]
@@ -71,6 +102,13 @@ mod tests {
     struct A(u32);
     #[derive(Debug, PartialEq)]
     struct B(&'static str);
+
+    #[test]
+    fn each_caller_names_a_device_its_own_way() {
+        assert_eq!(Caller::Cli.device("cpu"), "--device cpu");
+        assert_eq!(Caller::Python.device("cpu"), "device=\"cpu\"");
+        assert_eq!(Caller::C.alternative("auto"), "\"auto\"");
+    }
 
     #[test]
     fn one_value_per_type() {

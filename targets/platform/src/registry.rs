@@ -11,7 +11,7 @@ use modelrt_hal::target::Target;
 use crate::bundle_file::FileMap;
 use crate::device::{DeviceChoice, DeviceSpec, OpenRequest};
 use crate::loaded::LoadedModel;
-use crate::options::LoadOptions;
+use crate::options::{Caller, LoadOptions};
 
 /// The devices a platform assembly registered, in `--help` order.
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +78,17 @@ impl Registry {
         choice: DeviceChoice,
         target: &Target<'_>,
     ) -> anyhow::Result<&'static DeviceSpec> {
+        self.resolve_for(choice, target, Caller::Cli)
+    }
+
+    /// [`resolve`](Self::resolve), its suggestions worded for `caller`.
+    pub fn resolve_for(
+        &self,
+        choice: DeviceChoice,
+        target: &Target<'_>,
+        caller: Caller,
+    ) -> anyhow::Result<&'static DeviceSpec> {
+        let (dev, alt) = (|n: &str| caller.device(n), |n: &str| caller.alternative(n));
         let family = target.family();
         let (real, emulated) = self.devices_for(target);
         match choice {
@@ -89,18 +100,21 @@ impl Registry {
                 None => Ok(d),
                 Some(f) if f == family => Ok(d),
                 Some(f) => {
+                    if let Some(why) = crate::foreign_cpu::refusal(target) {
+                        bail!("{why}; {} runs {f} bundles only", dev(d.name));
+                    }
                     let others = match (real, emulated) {
                         (Some(r), Some(e)) => {
-                            format!("--device {} (or {}, or auto)", r.name, e.name)
+                            format!("{} (or {}, or {})", dev(r.name), alt(e.name), alt("auto"))
                         }
                         (Some(o), None) | (None, Some(o)) => {
-                            format!("--device {} (or auto)", o.name)
+                            format!("{} (or {})", dev(o.name), alt("auto"))
                         }
                         (None, None) => "another build: no registered device runs them".into(),
                     };
                     bail!(
-                        "this is a {family} bundle; --device {} runs {f} bundles only: use {others}",
-                        d.name
+                        "this is a {family} bundle; {} runs {f} bundles only: use {others}",
+                        dev(d.name)
                     )
                 }
             },
@@ -122,7 +136,8 @@ impl Registry {
         if let Some(store) = &opts.trusted_keys {
             store.check(bundle.bytes())?;
         }
-        let spec = self.resolve(opts.device, &bundle.body().target)?;
+        let caller = opts.options.get::<Caller>().copied().unwrap_or_default();
+        let spec = self.resolve_for(opts.device, &bundle.body().target, caller)?;
         let emulated = self.emulated_for(&bundle.body().target);
         let req = OpenRequest {
             map,
@@ -131,8 +146,8 @@ impl Registry {
         };
         (spec.open)(bundle, &req).map_err(|e| match emulated {
             Some(emu) if spec.emulated.is_none() => anyhow::anyhow!(
-                "{e:#} (--device {} runs this bundle on the emulated device instead)",
-                emu.name
+                "{e:#} ({} runs this bundle on the emulated device instead)",
+                caller.device(emu.name)
             ),
             _ => e,
         })

@@ -51,6 +51,30 @@ pub fn lookup<'py>(
     Ok(out)
 }
 
+/// `feeds` as the dict `run` takes, or a TypeError that says what to pass: `{name: array}` with
+/// the model's `kind` names (`run(array)` is the common mistake).
+pub fn as_dict<'a, 'py>(
+    kind: &str,
+    feeds: &'a Bound<'py, PyAny>,
+    ts: &[Py<TensorInfo>],
+) -> PyResult<&'a Bound<'py, PyDict>> {
+    feeds.cast::<PyDict>().map_err(|_| {
+        let ty = feeds
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        let example = ts
+            .iter()
+            .map(|t| format!("'{}': array", t.get().name_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        PyTypeError::new_err(format!(
+            "{kind}s must be a dict mapping each {kind} name to a numpy array, e.g. {{{example}}}; got {ty}"
+        ))
+    })
+}
+
 /// Why `d`'s keys are not `ts`' names: a key that is not a str, an unknown name, a missing one.
 fn names_error(kind: &str, d: &Bound<'_, PyDict>, ts: &[Py<TensorInfo>]) -> PyErr {
     let names = || {

@@ -35,7 +35,8 @@ use std::path::PathBuf;
 
 use modelrt_amd::platform::AmdOptions;
 use modelrt_capi::ffi::OwnedModel;
-use modelrt_targets::runner::{DeviceOptions, LoadOptions, TrustStore};
+use modelrt_targets::registry::REGISTRY;
+use modelrt_targets::runner::{Caller, DeviceChoice, DeviceOptions, LoadOptions, TrustStore};
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
@@ -46,9 +47,11 @@ use crate::tensor::TensorInfo;
 /// Load a modelrt bundle (`.mrt`) on a device and return a `Model`.
 ///
 /// `device` takes the CLI's `--device` names: "cpu", "qcom", "qcom-emu", "dsp", "dsp-emu",
-/// "usb", "usb-emu" or "auto" (the device the bundle was compiled for). `threads` sets the CPU
-/// worker threads (None: as many as the kernels were split into, capped by the host's cores).
-/// `firmware_dir` is the AMD firmware directory for "usb"/"usb-emu" (as `--firmware-dir`).
+/// "usb", "usb-emu" or "auto" (the device the bundle was compiled for; None means "auto" too).
+/// `threads` sets the CPU worker threads (None or 0: as many as the kernels were split into,
+/// capped by the host's cores).
+/// `firmware_dir` is the AMD firmware directory for "usb"/"usb-emu" (else
+/// `$MODELRT_AMD_FIRMWARE_DIR`, else the system directory).
 /// `trusted_keys` lists Ed25519 public key files (`.pub`) or directories of them (as
 /// `--trusted-keys`; None: the `MODELRT_TRUSTED_KEYS` environment variable, and no check when it is
 /// unset): only a bundle signed by one of them loads, checked before any of its code is mapped or
@@ -63,11 +66,11 @@ use crate::tensor::TensorInfo;
 /// file included) and modelrt.Error when the bundle cannot be parsed or loaded on the device or is
 /// refused by the trust store.
 #[pyfunction]
-#[pyo3(signature = (path, device = "auto", threads = None, firmware_dir = None, trusted_keys = None, mmap = true))]
+#[pyo3(signature = (path, device = None, threads = None, firmware_dir = None, trusted_keys = None, mmap = true))]
 fn load(
     py: Python<'_>,
     path: PathBuf,
-    device: &str,
+    device: Option<&str>,
     threads: Option<usize>,
     firmware_dir: Option<PathBuf>,
     trusted_keys: Option<Vec<PathBuf>>,
@@ -79,13 +82,7 @@ fn load(
             path.display()
         )));
     }
-    let choice =
-        modelrt_capi::device::parse(Some(device)).map_err(|e| PyValueError::new_err(e.message))?;
-    if threads == Some(0) {
-        return Err(PyValueError::new_err(
-            "threads must be at least 1 (or None for the bundle's own split)",
-        ));
-    }
+    let choice = parse_device(device)?;
     let store = match &trusted_keys {
         Some(paths) => TrustStore::from_paths(paths).map(Some),
         None => TrustStore::from_env(),
@@ -94,11 +91,34 @@ fn load(
     let opts = LoadOptions {
         device: choice,
         threads: threads.unwrap_or(0),
-        options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
+        options: DeviceOptions::default()
+            .with(AmdOptions {
+                firmware_dir,
+                option_name: Some("firmware_dir="),
+            })
+            .with(Caller::Python),
         trusted_keys: store,
     };
     let inner = guard("load", || OwnedModel::open(&path, opts, mmap))?;
     Model::new(py, inner, path, choice)
+}
+
+/// The device `name` names (`None`: auto); the error speaks Python (`device=None`).
+fn parse_device(name: Option<&str>) -> PyResult<DeviceChoice> {
+    let Some(name) = name else {
+        return Ok(DeviceChoice::Auto);
+    };
+    REGISTRY.parse(name).map_err(|_| {
+        PyValueError::new_err(format!(
+            "unknown device \"{name}\": use one of {} (or device=None for auto)",
+            REGISTRY
+                .names()
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// modelrt: run precompiled modelrt bundles (`.mrt`) from Python with numpy arrays.

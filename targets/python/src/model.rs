@@ -193,9 +193,14 @@ impl Model {
     fn run<'py>(
         &self,
         py: Python<'py>,
-        feeds: &Bound<'py, PyDict>,
-        outputs: Option<&Bound<'py, PyDict>>,
+        feeds: &Bound<'py, PyAny>,
+        outputs: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        let feeds = feeds::as_dict("input", feeds, &self.inputs)?;
+        let outputs = match outputs {
+            Some(o) => Some(feeds::as_dict("output", o, &self.outputs)?),
+            None => None,
+        };
         let mut core = self.core.borrow("run")?;
         let fed = feeds::lookup("input", feeds, &self.inputs)?;
         let (result, given) = match outputs {

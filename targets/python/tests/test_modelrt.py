@@ -136,6 +136,11 @@ class Cpu(unittest.TestCase):
       self.assertIn(msg, str(cm.exception))
     with self.assertRaises(TypeError):
       self.m.run([good])
+    # An array instead of the dict: the error says what to pass (issue 40, item 7).
+    with self.assertRaises(TypeError) as cm:
+      self.m.run(good)
+    self.assertIn(f"inputs must be a dict mapping each input name to a numpy array, e.g. {{'{t.name}': array", str(cm.exception))
+    self.assertIn("got ndarray", str(cm.exception))
 
   def test_bad_outputs_raise_naming_the_output(self):
     feeds = demo_feeds(self.m)
@@ -199,8 +204,12 @@ class Stateful(unittest.TestCase):
     with self.assertRaises(ValueError) as cm:
       modelrt.load(STATE, device="gpu")
     self.assertIn('unknown device "gpu"', str(cm.exception))
-    with self.assertRaises(ValueError):
-      modelrt.load(STATE, threads=0)
+    # The errors speak Python: device=None, not NULL or --device (issue 40, item 7).
+    self.assertIn("(or device=None for auto)", str(cm.exception))
+    self.assertNotIn("NULL", str(cm.exception))
+    # device=None is auto, threads=0 automatic, as `--threads 0` on the CLI.
+    self.assertEqual(modelrt.load(STATE, device=None).info()["device_choice"], "auto")
+    self.assertEqual(modelrt.load(STATE, device="cpu", threads=0).device, modelrt.load(STATE, device="cpu").device)
     with self.assertRaises(FileNotFoundError):
       modelrt.load(STATE_DIR / "missing.mrt")
     with self.assertRaises(modelrt.Error) as cm:
@@ -479,6 +488,12 @@ class Emulated(unittest.TestCase):
         xs, want = np.load(Path(d) / "x.npy"), np.load(Path(d) / "y.npy")
         got = np.stack([m.run({"x": x})["y"] for x in xs])
         self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
+        if device == "usb-emu":
+          # A wrong firmware_dir is named as the Python parameter, not the CLI flag (issue 40, item 7).
+          with self.assertRaises(modelrt.Error) as cm:
+            modelrt.load(bundle, device=device, firmware_dir="/no-such-firmware")
+          self.assertIn('firmware_dir="/no-such-firmware" (no such directory)', str(cm.exception))
+          self.assertNotIn("--firmware-dir", str(cm.exception))
         np.testing.assert_allclose(got, cpu, atol=1e-5, rtol=1e-5, err_msg=f"{device} vs cpu")
         self.assertEqual(m.read_state("state:acc").tobytes(), np.load(Path(d) / "acc.npy").tobytes())
 

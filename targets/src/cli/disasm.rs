@@ -38,8 +38,8 @@ pub enum IsaArg {
 
 The text is what the decoders' tests compare with Mesa 25.2.7's disassembler (IR3) and with
 llvm-objdump-19 --mcpu=gfx1100 (RDNA3). A gfx1100 kernel's listing ends at the s_code_end that only
-padding follows. A word the decoder does not know is printed as `unknown <hex>`, and the exit status
-is then 1."
+padding follows. A word the decoder does not know is printed as Mesa prints it, `raw 0x<16 hex
+digits>` (a6xx), or as `unknown <hex>` (gfx1100), and the exit status is then 1."
 )]
 pub struct DisasmArgs {
     /// The bundle (.mrt) whose kernels to list.
@@ -148,10 +148,14 @@ fn unknown_is_an_error(isa: Isa, lines: &[Line]) -> anyhow::Result<()> {
         format!(" (first: {})", first.why)
     };
     bail!(
-        "{} of {} {} not known to the {} decoder{why} (printed as `unknown <hex>`)",
+        "{} of {} {} not known to the {} decoder{why} (printed as `{}`)",
         unknown.len(),
         units::plural(lines.len() as u64, "instruction"),
         if unknown.len() == 1 { "is" } else { "are" },
-        isa.name()
+        isa.name(),
+        match isa {
+            Isa::A6xx => "raw 0x<word>",
+            Isa::Gfx1100 => "unknown <hex>",
+        }
     )
 }

@@ -81,7 +81,7 @@ pub fn run(cmd: DspCmd) -> anyhow::Result<()> {
             Some(p) => std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?,
             None => {
                 report(&checks);
-                bail!("no cDSP shell found, cannot bring a session up");
+                bail!("no cDSP shell found under {}, cannot bring a session up: this is not a comma device with a Hexagon DSP (use --emu for the built-in FastRPC model, the DSP side under qemu-hexagon)", root.display());
             }
         };
         (real_device()?, shell)

@@ -11,6 +11,9 @@ pub enum QcomCmd {
         /// KGSL device node, or `emu` for the built-in KGSL model (validates streams; runs shaders on its IR3 interpreter).
         #[arg(long, default_value = "/dev/kgsl-3d0")]
         kgsl: String,
+        /// The built-in KGSL model instead of a GPU (the same as `--kgsl emu`; like `dsp selftest --emu`).
+        #[arg(long, conflicts_with = "kgsl")]
+        emu: bool,
         /// Replays of the recorded command stream.
         #[arg(long, default_value_t = 5)]
         iters: u32,
@@ -27,10 +30,11 @@ pub fn run(cmd: QcomCmd) -> anyhow::Result<()> {
     match cmd {
         QcomCmd::Selftest {
             kgsl,
+            emu,
             iters,
             timeout_ms,
             trace,
-        } => selftest_cmd(&kgsl, iters, timeout_ms, trace),
+        } => selftest_cmd(if emu { "emu" } else { &kgsl }, iters, timeout_ms, trace),
     }
 }
 
@@ -57,7 +61,7 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
         r
     } else {
         if trace {
-            bail!("--trace is only available with --kgsl emu");
+            bail!("--trace is only available with --emu (or --kgsl emu)");
         }
         real(kgsl, opts, iters)?
     };
@@ -89,7 +93,7 @@ fn selftest_cmd(kgsl: &str, iters: u32, timeout_ms: u32, trace: bool) -> anyhow:
 fn real(node: &str, opts: AdrenoOptions, iters: u32) -> anyhow::Result<selftest::Report> {
     use modelrt_qcom::kgsl::real::KgslNode;
     if !std::path::Path::new(node).exists() {
-        bail!("{node} does not exist: this is not an Adreno/KGSL device (use --kgsl emu to exercise the model)");
+        bail!("{node} does not exist: this is not an Adreno/KGSL device (use --emu to exercise the KGSL model)");
     }
     outln!("KGSL: {node}");
     let mut dev =

@@ -1,6 +1,6 @@
 //! How `modelrt` prints quantities: sizes and durations in the unit their magnitude calls for
 //! (`512 B`, `12.50 KiB`, `3.20 MiB`; `850 ns`, `4.20 µs`, `33.101 ms`, `1.250 s`), counts with the
-//! right plural, and f32 tolerances in their shortest exact form (`1e-4`, not `9.999999747378752e-5`).
+//! right plural (`plural`, `plural_of` for irregular ones), and f32 tolerances in their shortest exact form (`1e-4`, not `9.999999747378752e-5`).
 
 /// A byte count in B, KiB, MiB or GiB, whichever keeps the number between 1 and 1024.
 pub fn size(bytes: u64) -> String {
@@ -31,6 +31,12 @@ pub fn duration(ns: u64) -> String {
 pub fn plural(n: impl Into<u64>, word: &str) -> String {
     let n = n.into();
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `1 copy`, `2 copies`: `n` with `one` when it is 1, else with `many` (irregular plurals).
+pub fn plural_of(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// An f32 tolerance as the shortest decimal that reads back as the same f32, in exponent form
@@ -70,6 +76,8 @@ mod tests {
         assert_eq!(plural(1u32, "thread"), "1 thread");
         assert_eq!(plural(0u32, "iter"), "0 iters");
         assert_eq!(plural(2u64, "iter"), "2 iters");
+        assert_eq!(plural_of(1u32, "copy", "copies"), "1 copy");
+        assert_eq!(plural_of(3u32, "launch", "launches"), "3 launches");
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
             if bridge_only {
                 copy_bench(&common, size, seed)
             } else {
+                require_bridge(common.transport)?;
                 super::usb_amd::sdma_copy_bench(
                     common.transport,
                     parse_selector(&common.device)?,
@@ -105,18 +106,34 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
         UsbCmd::Boot {
             common,
             firmware_dir,
-        } => super::usb_amd::boot(
+        } => {
+            require_bridge(common.transport)?;
+            super::usb_amd::boot(
             common.transport,
             parse_selector(&common.device)?,
             &resolve_firmware_dir(firmware_dir.as_deref())?,
-        ),
+            )
+        }
     }
+}
+
+/// Why no ASM24 bridge could be used, and what runs without one.
+const NO_BRIDGE: &str =
+    "no ASM24 bridge found (looked for add1:0001 and 3801:0001); use --transport emu for the emulator";
+
+/// Refuse a hardware transport with no bridge attached before anything else is looked for (the
+/// firmware, for one): the missing bridge is what the user needs to hear first.
+fn require_bridge(kind: TransportKind) -> anyhow::Result<()> {
+    if kind != TransportKind::Emu && session::list(kind)?.is_empty() {
+        bail!(NO_BRIDGE);
+    }
+    Ok(())
 }
 
 fn list(c: &Common) -> anyhow::Result<()> {
     let found = session::list(c.transport)?;
     if found.is_empty() {
-        bail!("no ASM24 bridge found (looked for add1:0001 and 3801:0001); use --transport emu for the emulator");
+        bail!(NO_BRIDGE);
     }
     for (i, b) in found.iter().enumerate() {
         let fw = if b.custom_firmware {
@@ -217,8 +234,8 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
         ""
     };
     outln!(
-        "{label}: {} bytes in {}, {}, {:.1} MB/s{tag}",
-        p.bytes,
+        "{label}: {} in {}, {}, {:.1} MB/s{tag}",
+        super::units::plural(p.bytes as u64, "byte"),
         super::units::plural(p.chunks as u64, "chunk"),
         super::units::duration(p.ns),
         p.mb_per_s()

@@ -10,6 +10,8 @@ use modelrt_asm24::session::TransportKind;
 use modelrt_hal::device::Device;
 use std::path::Path;
 
+use super::progress::{self, Interrupted};
+
 fn boot_gpu(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<OpenedGpu> {
     let g = assembly::open(kind, sel, dir, None)?;
     let tag = if g.model.is_some() {
@@ -23,8 +25,8 @@ fn boot_gpu(kind: TransportKind, sel: Selector, dir: &Path) -> anyhow::Result<Op
 
 fn transfers(c: &TransferCounts) -> String {
     format!(
-        "{} transfers ({} control, {} bulk)",
-        c.transfers(),
+        "{} ({} control, {} bulk)",
+        super::units::plural(c.transfers(), "transfer"),
         c.control(),
         c.bulk()
     )
@@ -106,30 +108,80 @@ pub fn sdma_copy_bench(
         })
         .collect();
     let unit = if emulated { " (emulated)" } else { "" };
-    let mib = size as f64 / (1 << 20) as f64;
     let counts = |d: &mut modelrt_amd::device::AmdDevice<assembly::Transport>| {
         d.am.bus.bridge().transport().counts()
     };
+    progress::catch_interrupt()?;
+    // Copied in pieces so Ctrl-C stops between two of them and the bar moves.
+    let bar = progress::byte_bar(2 * size as u64, "copy-bench");
     let (c0, t0) = (counts(&mut dev), dev.now_ns());
-    dev.upload(0, &data).context("host→VRAM over SDMA")?;
+    let up_len = copy_in_pieces(size, &bar, |at, n| {
+        dev.upload(at as u64, &data[at..at + n])
+            .context("host→VRAM over SDMA")
+    })?;
     let (up, up_ns) = (counts(&mut dev).since(&c0), dev.now_ns() - t0);
-    let mut back = vec![0u8; size];
+    let mut back = vec![0u8; up_len];
     let (c0, t0) = (counts(&mut dev), dev.now_ns());
-    dev.download(0, &mut back).context("VRAM→host over SDMA")?;
+    let down_len = copy_in_pieces(up_len, &bar, |at, n| {
+        dev.download(at as u64, &mut back[at..at + n])
+            .context("VRAM→host over SDMA")
+    })?;
     let (down, down_ns) = (counts(&mut dev).since(&c0), dev.now_ns() - t0);
-    for (label, c, ns) in [("host→VRAM", up, up_ns), ("VRAM→host", down, down_ns)] {
+    bar.finish_and_clear();
+    let partial = down_len < size;
+    for (label, len, c, ns) in [
+        ("host→VRAM", up_len, up, up_ns),
+        ("VRAM→host", down_len, down, down_ns),
+    ] {
+        let of = if partial {
+            format!(" (partial: of {size})")
+        } else {
+            String::new()
+        };
         outln!(
-            "{label}: {size} bytes in {}{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
+            "{label}: {}{of} in {}{unit}, {:.1} MB/s{unit}, {}, {:.2} per MiB",
+            super::units::plural(len as u64, "byte"),
             super::units::duration(ns),
-            size as f64 / ns.max(1) as f64 * 1e3,
+            len as f64 / ns.max(1) as f64 * 1e3,
             transfers(&c),
-            c.transfers() as f64 / mib
+            c.transfers() as f64 / (len.max(1) as f64 / (1 << 20) as f64)
         );
     }
-    if back != data {
+    if back[..down_len] != data[..down_len] {
         bail!("verification failed: the bytes read back differ from those written");
     }
-    outln!("verification: {size} bytes read back identical");
+    outln!(
+        "verification: {} read back identical{}",
+        super::units::plural(down_len as u64, "byte"),
+        if partial { " (partial)" } else { "" }
+    );
     dev.fini().context("fini")?;
+    if partial {
+        return Err(Interrupted(format!(
+            "after {} of {size} bytes each way; the rates above are partial",
+            down_len.min(up_len)
+        ))
+        .into());
+    }
     Ok(())
+}
+
+/// Bytes per piece of an interruptible copy.
+const PIECE: usize = 4 << 20;
+
+/// Copy `len` bytes as `copy(offset, n)` pieces of at most [`PIECE`], stopping early at Ctrl-C;
+/// returns how many bytes were copied.
+fn copy_in_pieces(
+    len: usize,
+    bar: &indicatif::ProgressBar,
+    mut copy: impl FnMut(usize, usize) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut at = 0;
+    while at < len && !progress::stop_requested() {
+        let n = PIECE.min(len - at);
+        copy(at, n)?;
+        at += n;
+        bar.inc(n as u64);
+    }
+    Ok(at)
 }

@@ -49,7 +49,7 @@ const BOUNDARY: &[&str] = &[
 /// hardware, FFI or the loader. Module paths are relative to the crate root; a module covers its
 /// submodules.
 const ALLOWED_UNSAFE_MODULES: &[(&str, &[&str])] = &[
-    ("targets/platform", &["bundle_file"]),
+    ("targets/platform", &["bundle_file", "interrupt"]),
     (
         "targets/cpu",
         &["borrow", "call", "device", "exec_mem", "pool"],

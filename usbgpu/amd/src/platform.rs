@@ -56,12 +56,26 @@ const XTASK_COPY: &str = "target/amdgpu-firmware";
 /// error lists every place tried and, when `cargo xtask firmware`'s copy exists in the current
 /// directory or this build's checkout, names it.
 pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    resolve_firmware_dir_for(flag, Some(CLI_OPTION))
+}
+
+/// How the command line names the firmware directory ([`AmdOptions::option_name`]).
+pub const CLI_OPTION: &str = "--firmware-dir";
+
+/// [`resolve_firmware_dir`] for a caller that names the directory `option` (`--firmware-dir`,
+/// Python's `firmware_dir=`; `None`: an API with only the environment variable, like C's): errors
+/// name that option, not the command line's.
+pub fn resolve_firmware_dir_for(
+    flag: Option<&Path>,
+    option: Option<&str>,
+) -> anyhow::Result<PathBuf> {
+    let option_label = option.unwrap_or("the firmware directory");
     let fallback = FALLBACK_DIR
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let chain = [
-        ("--firmware-dir", flag.map(Path::to_path_buf)),
+        (option_label, flag.map(Path::to_path_buf)),
         (
             "$MODELRT_AMD_FIRMWARE_DIR",
             std::env::var_os(FIRMWARE_ENV).map(PathBuf::from),
@@ -73,8 +87,10 @@ pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     for (what, dir) in chain {
         let Some(dir) = dir else {
             match what {
-                "--firmware-dir" => tried.push(format!("{what} (not given)")),
                 "$MODELRT_AMD_FIRMWARE_DIR" => tried.push(format!("{what} (not set)")),
+                _ if what == option_label && option.is_some() => {
+                    tried.push(format!("{what} (not given)"))
+                }
                 _ => {}
             }
             continue;
@@ -82,7 +98,16 @@ pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
         if dir.join(PROBE).is_file() {
             return Ok(dir);
         }
-        tried.push(format!("{what} {} (no {PROBE})", dir.display()));
+        // `--firmware-dir /x`, Python's `firmware_dir="/x"`.
+        let place = match what.strip_suffix('=') {
+            Some(_) => format!("{what}{:?}", dir.display().to_string()),
+            None => format!("{what} {}", dir.display()),
+        };
+        if dir.is_dir() {
+            tried.push(format!("{place} (no {PROBE})"));
+        } else {
+            tried.push(format!("{place} (no such directory)"));
+        }
         break;
     }
     // `cargo xtask firmware`'s copy: in the current directory, else in this build's checkout.
@@ -94,17 +119,28 @@ pub fn resolve_firmware_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     let copy = std::iter::once(PathBuf::from(XTASK_COPY))
         .chain(checkout)
         .find(|d| d.join(PROBE).is_file());
+    // How this caller points at a directory: its own option, else the environment variable.
+    let point = |dir: &str| match option {
+        Some(CLI_OPTION) => format!("pass {CLI_OPTION} {dir}"),
+        Some(o) => format!("pass {o}{dir:?}"),
+        None => format!("set {FIRMWARE_ENV}={dir}"),
+    };
     let hint = match copy {
         Some(d) => format!(
-            "a copy from `cargo xtask firmware` is in {}: pass --firmware-dir {}",
+            "a copy from `cargo xtask firmware` is in {}: {}",
             d.display(),
-            d.display()
+            point(&d.display().to_string())
         ),
         None => {
-            "pass --firmware-dir DIR or set MODELRT_AMD_FIRMWARE_DIR to a directory holding it; \
+            let either = match option {
+                Some(_) => format!("{} or set {FIRMWARE_ENV}", point("DIR")),
+                None => point("DIR"),
+            };
+            format!(
+                "{either} to a directory holding it; \
 `cargo xtask firmware` (in the modelrt checkout) fetches a copy into target/amdgpu-firmware, \
 or install Debian's firmware-amd-graphics"
-                .to_string()
+            )
         }
     };
     anyhow::bail!(
@@ -184,6 +220,10 @@ fn usb_counts(d: &mut UsbAmdDevice) -> UsbCounts {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AmdOptions {
     pub firmware_dir: Option<PathBuf>,
+    /// How the caller names `firmware_dir` in its errors: [`CLI_OPTION`], Python's
+    /// `firmware_dir=`; `None` (the default): a caller with no such option, whose errors point to
+    /// the environment variable (the C API).
+    pub option_name: Option<&'static str>,
 }
 
 /// An AMD GPU behind an ASM24 bridge.
@@ -232,13 +272,46 @@ fn open_on<'b>(
     req: &OpenRequest<'_>,
     emulated: bool,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
-    let flag = req
-        .options
-        .get::<AmdOptions>()
-        .and_then(|o| o.firmware_dir.as_deref());
-    let dir = resolve_firmware_dir(flag)?;
+    let opts = req.options.get::<AmdOptions>();
+    let flag = opts.and_then(|o| o.firmware_dir.as_deref());
+    let dir = resolve_firmware_dir_for(flag, opts.and_then(|o| o.option_name))?;
     let (dev, name) = open(emulated, &dir)?;
     Ok(Loaded::new(bundle, dev, name, true)?
         .with_usb_counts(usb_counts)
         .boxed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The firmware errors name the caller's own option (issue 40, items 7 and 12).
+    #[test]
+    fn firmware_errors_name_the_callers_option_and_a_missing_directory() {
+        let missing = Path::new("/no-such-firmware-dir");
+        let cli = resolve_firmware_dir(Some(missing)).unwrap_err().to_string();
+        assert!(
+            cli.contains("--firmware-dir /no-such-firmware-dir (no such directory)"),
+            "{cli}"
+        );
+        assert!(cli.contains("pass --firmware-dir "), "{cli}");
+        let py = resolve_firmware_dir_for(Some(missing), Some("firmware_dir="))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            py.contains("firmware_dir=\"/no-such-firmware-dir\" (no such directory)"),
+            "{py}"
+        );
+        assert!(py.contains("pass firmware_dir=\""), "{py}");
+        assert!(!py.contains("--firmware-dir"), "{py}");
+        let c = resolve_firmware_dir_for(Some(missing), None)
+            .unwrap_err()
+            .to_string();
+        assert!(c.contains(&format!("set {FIRMWARE_ENV}=")), "{c}");
+        assert!(!c.contains("--firmware-dir") && !c.contains("pass "), "{c}");
+        // A directory without the firmware is not "no such directory".
+        let empty = std::env::temp_dir();
+        let e = resolve_firmware_dir(Some(&empty)).unwrap_err().to_string();
+        assert!(e.contains(&format!("(no {PROBE})")), "{e}");
+    }
 }

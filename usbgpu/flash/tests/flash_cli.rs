@@ -749,3 +749,125 @@ fn backup_is_synced_and_read_back_before_the_first_erase() {
         "backup synced (#{synced}), renamed (#{renamed}), directory synced (#{dir_synced}) and read back (#{reread}) before the first erase (#{first_erase})"
     );
 }
+
+/// Whether process `pid` catches SIGINT (`SigCgt` in /proc/PID/status has bit 1 set).
+fn catches_sigint(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        })
+        .is_some_and(|m| m & 0x2 != 0)
+}
+
+#[test]
+fn write_interrupted_by_sigint_stops_between_sectors_and_says_how_to_resume() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let (orig, new) = (image(3), image(4));
+    let (d, board, t) = flash_board("sigint", "emu", &orig);
+    let file = d.join("new.bin");
+    std::fs::write(&file, &new).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_gpuflash"))
+        .args(["--transport", &t, "write", p(&file), "--yes", "--no-backup"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start = Instant::now();
+    while !catches_sigint(pid) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no SIGINT handler");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    // No per-sector lines without --verbose.
+    assert!(!out.contains("OK sector"), "{out}");
+    assert!(out.contains("write interrupted (partial): "), "{out}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("interrupted: stopped between sectors, before sector "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let next: usize = line
+        .trim_start_matches("interrupted: stopped between sectors, before sector ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(next > 0 && next < 512, "{line}");
+    let resume = format!("--start-sector {next} --sector-count {}", 512 - next);
+    assert!(line.contains(&resume), "{line}");
+    // Whole sectors only: everything before the stop is the new image, everything after the old.
+    let flash = std::fs::read(&board).unwrap();
+    let at = next * 0x1000;
+    assert!(flash[..at] == new[..at], "sectors before {next} are written");
+    assert!(flash[at..] == orig[at..], "sectors from {next} on are untouched");
+    // The resume command it printed finishes the job.
+    let o = gpuflash(&[
+        "--transport",
+        &t,
+        "write",
+        p(&file),
+        "--yes",
+        "--no-backup",
+        "--start-sector",
+        &next.to_string(),
+        "--sector-count",
+        &(512 - next).to_string(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(std::fs::read(&board).unwrap() == new);
+    // --verbose prints one line per written sector.
+    std::fs::write(&board, &orig).unwrap();
+    let o = gpuflash(&[
+        "--transport", &t, "write", p(&file), "--yes", "--no-backup", "--sector-count", "3",
+        "--verbose",
+    ]);
+    let (out, _) = text(&o);
+    assert_eq!(out.matches("OK sector").count(), 3, "{out}");
+}
+
+/// Issue 40, item 12: what each refusal says, and that it comes before any transfer.
+#[test]
+fn refusals_name_what_is_missing_before_touching_the_board() {
+    let (d, _board, t) = flash_board("refusals", "emu", &image(6));
+    let other = d.join("other.bin");
+    std::fs::write(&other, image(7)).unwrap();
+    // --sector-count 0 says what is wrong with it, not "outside 0..512".
+    let e = error_line(&gpuflash(&[
+        "--transport", &t, "write", p(&other), "--yes", "--no-backup", "--sector-count", "0",
+    ]));
+    assert!(e.contains("--sector-count 0: a sector range holds at least 1 sector"), "{e}");
+    assert!(!e.contains("outside"), "{e}");
+    // A wrong-size image is refused before the board is opened (no transport line, no USB
+    // transfer).
+    let short = d.join("short.bin");
+    std::fs::write(&short, vec![0xFFu8; 4096]).unwrap();
+    for args in [
+        vec!["--transport", t.as_str(), "verify", p(&short)],
+        vec!["--transport", t.as_str(), "psp", "ifwi-all", p(&short), "--yes"],
+    ] {
+        let o = gpuflash(&args);
+        let e = error_line(&o);
+        assert!(e.contains("4096 bytes"), "{args:?}: {e}");
+        let (_, err) = text(&o);
+        assert!(!err.contains("transport:") && !err.contains("USB transfers"), "{args:?}: {err}");
+    }
+    // Without hardware: a USB-only search does not mention PCI, and every search points to the
+    // emulated board.
+    let e = error_line(&gpuflash(&["--transport", "usb", "psp", "probe"]));
+    assert!(!e.contains("PCI"), "{e}");
+    assert!(e.contains("--transport emu:IMAGE"), "{e}");
+    let (out, _) = text(&gpuflash(&["info", "--help"]));
+    assert!(out.contains("emu:IMAGE"), "{out}");
+}

@@ -65,9 +65,10 @@ fn run(transport: Transport, opts: &DspOptions) -> Result<Vec<Check>, Partial> {
         "embedded bundle load",
         true,
         format!(
-            "{} bytes, {} launches/step; session, arena, model library open: {:.1} ms",
+            "{} bytes, {} {}/step; session, arena, model library open: {:.1} ms",
             SELFTEST_BUNDLE.len(),
             launches,
+            if launches == 1 { "launch" } else { "launches" },
             t.elapsed().as_secs_f64() * 1e3
         ),
     ));

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use modelrt_core::bundle::MAX_IO;
-use modelrt_targets::runner::LoadOptions;
+use modelrt_targets::runner::{Caller, DeviceOptions, LoadOptions};
 
 use crate::error::{
     clear_last, last_ptr, set_last, CError, MRT_ERR_LOAD, MRT_ERR_PANIC, MRT_ERR_UNTRUSTED, MRT_OK,
@@ -217,6 +217,9 @@ unsafe fn load_impl(
         .map_err(|e| CError::invalid(format!("{e:#}")))?;
     let opts = LoadOptions {
         trusted_keys: store,
+        // Errors name the device argument, and the firmware directory by its environment
+        // variable (the C API has no parameter for it).
+        options: DeviceOptions::default().with(Caller::C),
         ..LoadOptions::on(device)
     };
     let map = flags & MRT_LOAD_READ == 0;

@@ -13,8 +13,10 @@ use serde_json::json;
 
 use crate::cli::units;
 
+use crate::cli::progress::{self, Interrupted};
+
 use super::frames::FrameBuffers;
-use super::steps::{read_inputs, StepInputs};
+use super::steps::{read_inputs_or, StepInputs};
 use super::{
     alloc_outputs, load_from, memory_line, open_bundle_file, parse_bundle, reference_inputs, trace,
     DeviceArgs,
@@ -71,14 +73,11 @@ pub struct BenchArgs {
     /// each carries its state to the next.
     #[arg(long, value_name = "N", conflicts_with = "iters")]
     pub steps: Option<usize>,
-    /// With --steps N: per-frame inputs as NAME=FILE.npy holding N tensors stacked on a new leading
-    /// axis [default: the bundle's reference inputs, else zeros, every frame].
-    #[arg(
-        short,
-        long = "input",
-        value_name = "NAME=FILE.npy",
-        requires = "steps"
-    )]
+    /// An input as NAME=FILE.npy (repeatable): with --steps N the file holds N tensors stacked on
+    /// a new leading axis, one per frame; without it, the model's shape, the same every step.
+    /// Inputs not given keep the default [default: the bundle's reference inputs, else zeros, every
+    /// step].
+    #[arg(short, long = "input", value_name = "NAME=FILE.npy")]
     pub inputs: Vec<String>,
     /// Hand each input to the model as a borrowed buffer read in place (CPU backend; other
     /// backends, and inputs the CPU cannot bind, are copied and the summary says why). Filling the
@@ -137,14 +136,14 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     let mut model = load_from(b, Some(&file), dev)?;
     let load_ns = t_load.elapsed().as_nanos() as u64;
     let b = model.bundle().clone();
+    let one = default_inputs(&b)?;
     let frames = if a.inputs.is_empty() {
-        let one = default_inputs(&b)?;
         StepInputs {
             data: one,
             steps: 1,
         }
     } else {
-        read_inputs(&b, &a.inputs, a.steps)?
+        read_inputs_or(&b, &a.inputs, a.steps, Some(&one))?
     };
     let inputs: Vec<Vec<u8>> = frames.step(0).iter().map(|s| s.to_vec()).collect();
     let mut outputs = alloc_outputs(model.bundle())?;
@@ -158,23 +157,51 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             None => run_step(model, &frame, outputs),
         }
     };
+    progress::catch_interrupt()?;
+    let bar = progress::bar((warmup + iters) as u64, "bench");
     for k in 0..warmup {
+        if progress::stop_requested() {
+            bar.finish_and_clear();
+            return Err(Interrupted(format!(
+                "during warm-up iteration {} of {warmup}: nothing was timed yet",
+                k + 1
+            ))
+            .into());
+        }
         step(model.as_mut(), k, &mut outputs)?;
+        bar.inc(1);
     }
     if a.steps.is_some() {
         model.reset_state()?;
     }
+    // Capped so a huge --iters does not reserve its samples up front.
+    let reserve = iters.min(1 << 16);
     let (mut total, mut enq, mut devt) = (
-        Vec::with_capacity(iters),
-        Vec::with_capacity(iters),
-        Vec::with_capacity(iters),
+        Vec::with_capacity(reserve),
+        Vec::with_capacity(reserve),
+        Vec::with_capacity(reserve),
     );
     let usb_before = model.usb_counts();
     for k in 0..iters {
+        if progress::stop_requested() {
+            break;
+        }
         let t = step(model.as_mut(), k, &mut outputs)?;
         total.push(t.total_ns);
         enq.push(t.enqueue_ns);
         devt.push(t.device_ns);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    // Ctrl-C during the timed steps: the statistics are those of the steps that completed.
+    let (planned, iters) = (iters, total.len());
+    let partial = iters < planned;
+    if iters == 0 {
+        return Err(Interrupted(format!(
+            "before the first of {} completed: nothing was timed",
+            units::plural(planned as u64, unit_word(a))
+        ))
+        .into());
     }
     // USB transfers of the timed steps, from the driver's counters (devices behind a bridge).
     let usb = usb_before
@@ -192,7 +219,8 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     drop(model);
     // Before the trace run, which loads a second executor.
     let peak_rss = peak_rss_bytes();
-    let traced = match a.trace.as_deref() {
+    // An interrupted bench skips the extra traced run.
+    let traced = match a.trace.as_deref().filter(|_| !partial) {
         Some(out) => Some((
             out,
             trace::write_trace(file.bytes(), path, &inputs, dev, out)?,
@@ -200,6 +228,12 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         None => None,
     };
     let unit = if a.steps.is_some() { "frame" } else { "step" };
+    let stopped = || {
+        Interrupted(format!(
+            "after {} of {planned}; the statistics above are partial",
+            units::plural(iters as u64, unit_word(a))
+        ))
+    };
     let paths = zero.as_ref().map(FrameBuffers::describe);
     if a.json {
         let mut doc = json!({
@@ -218,6 +252,8 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             "arena_resident_bytes": memory.as_ref().and_then(|m| m.arena_resident),
             "input_paths": paths,
             "emulated": emulated || modelled,
+            "partial": partial,
+            "planned_iters": planned,
         });
         if let Some(c) = usb {
             let n = iters as u64;
@@ -238,9 +274,15 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             doc[format!("{label}max_ns")] = hi.into();
         }
         outln!("{doc}");
-        return Ok(());
+        return if partial { Err(stopped().into()) } else { Ok(()) };
     }
     outln!("device      {device_name}");
+    if partial {
+        outln!(
+            "partial     interrupted after {} of {planned}: the statistics below cover those only",
+            units::plural(iters as u64, unit_word(a))
+        );
+    }
     if modelled {
         outln!("note        this device models the hardware: its device times are modelled, not measured");
     }
@@ -307,9 +349,22 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     }
     if let Some((file, n)) = traced {
         outln!(
-            "trace       {} ({n} slices; one submit per step, host clock — open in Perfetto)",
-            file.display()
+            "trace       {} ({}; one submit per step, host clock — open in Perfetto)",
+            file.display(),
+            units::plural(n as u64, "slice")
         );
     }
+    if partial {
+        return Err(stopped().into());
+    }
     Ok(())
+}
+
+/// What one timed step is called in messages: a frame with --steps, else an iteration.
+fn unit_word(a: &BenchArgs) -> &'static str {
+    if a.steps.is_some() {
+        "frame"
+    } else {
+        "iteration"
+    }
 }

@@ -141,7 +141,17 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     };
     let (il, ic) = count(body.init)?;
     let (rl, rc) = count(body.run)?;
-    outln!("schedule    init: {il} launches, {ic} copies; run: {rl} launches, {rc} copies");
+    let (launches, copies) = (
+        |n: usize| units::plural_of(n as u64, "launch", "launches"),
+        |n: usize| units::plural_of(n as u64, "copy", "copies"),
+    );
+    outln!(
+        "schedule    init: {}, {}; run: {}, {}",
+        launches(il),
+        copies(ic),
+        launches(rl),
+        copies(rc)
+    );
     let code: usize = body
         .kernels
         .iter()
@@ -155,8 +165,12 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
     let mut decode_error = None;
     match modelrt_targets::inspect::check_kernels(&b) {
         Ok(c) => outln!(
-            "binaries    all {} kernel binaries decode for {}",
-            c.kernels,
+            "binaries    {} for {}",
+            match c.kernels {
+                0 => "no kernel binaries to decode".to_string(),
+                1 => "the 1 kernel binary decodes".to_string(),
+                n => format!("all {n} kernel binaries decode"),
+            },
             body.target.family()
         ),
         Err(e) => {

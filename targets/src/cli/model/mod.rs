@@ -82,6 +82,7 @@ impl DeviceArgs {
             threads: self.threads,
             options: DeviceOptions::default().with(AmdOptions {
                 firmware_dir: self.firmware_dir.clone(),
+                option_name: Some(modelrt_amd::platform::CLI_OPTION),
             }),
             trusted_keys: self.trust()?,
         })
@@ -104,7 +105,33 @@ fn load_from<'b>(
     file: Option<&BundleFile>,
     dev: &DeviceArgs,
 ) -> anyhow::Result<Box<dyn LoadedModel<'b> + 'b>> {
+    warn_threads(&b, dev);
     load_mapped(b, file.and_then(BundleFile::mapping), dev.options()?)
+}
+
+/// Warn (on stderr) when `--threads` cannot do what it says: more threads than this machine has
+/// cores, or a device that does not use host threads at all.
+fn warn_threads(b: &Bundle<'_>, dev: &DeviceArgs) {
+    if dev.threads == 0 {
+        return;
+    }
+    if let Ok(spec) = REGISTRY.resolve(dev.device, &b.body().target) {
+        if spec.family != Some("cpu") {
+            eprintln!(
+                "warning: --threads sets the cpu device's worker threads; --device {} does not use it",
+                spec.name
+            );
+            return;
+        }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if dev.threads > cores {
+        eprintln!(
+            "warning: --threads {} is more than this machine's {}: the extra threads only share them (--threads 0 picks a count that fits)",
+            dev.threads,
+            units::plural(cores as u64, "core")
+        );
+    }
 }
 
 /// Parse bundle bytes, naming the file in the error.

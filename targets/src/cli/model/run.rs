@@ -11,6 +11,7 @@ use anyhow::bail;
 use clap::Args;
 use modelrt_core::bundle::Bundle;
 
+use crate::cli::progress::{self, Interrupted};
 use crate::cli::units;
 
 use super::files::{npy_paths, prepare_dir};
@@ -67,7 +68,12 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         .collect();
     let mut frame_ns = Vec::with_capacity(n);
     let mut last = None;
+    progress::catch_interrupt()?;
+    let bar = progress::bar(n as u64, "run");
     for k in 0..n {
+        if progress::stop_requested() {
+            break;
+        }
         if a.reset_state {
             model.reset_state()?;
         }
@@ -78,9 +84,24 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         }
         frame_ns.push(t.total_ns);
         last = Some(t);
+        bar.inc(1);
     }
-    // `n >= 1`: `read_inputs` refuses 0 steps.
-    let t = last.unwrap_or_default();
+    bar.finish_and_clear();
+    // Ctrl-C stops at a step boundary: what follows reports the steps that completed.
+    let (planned, n) = (n, frame_ns.len());
+    let Some(t) = last else {
+        return Err(Interrupted(format!(
+            "before the first of {} completed: nothing was computed or written",
+            units::plural(planned as u64, "step")
+        ))
+        .into());
+    };
+    let partial = n < planned;
+    if partial {
+        outln!(
+            "partial     interrupted after {n} of {planned} steps: everything below covers those only"
+        );
+    }
     if !model.computes_outputs() {
         outln!(
             "note        {} computed no outputs; nothing is written",
@@ -92,13 +113,18 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             units::duration(t.enqueue_ns),
             units::duration(t.device_ns)
         );
-        return Ok(());
+        return finish(partial, n, planned);
     }
     print_output_summary(model.bundle(), &outputs)?;
     if a.steps.is_some() {
         frame_ns.sort_unstable();
         outln!(
-            "steps       {n} (outputs above are the last step's); per step min {} median {} max {}",
+            "steps       {n}{} (outputs above are the last step's); per step min {} median {} max {}",
+            if partial {
+                format!(" of {planned} (partial)")
+            } else {
+                String::new()
+            },
             units::duration(frame_ns[0]),
             units::duration(frame_ns[n / 2]),
             units::duration(frame_ns[n - 1])
@@ -123,6 +149,17 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     }
     if a.dump_state.is_some() {
         dump_state(model.as_mut(), &state_files)?;
+    }
+    finish(partial, n, planned)
+}
+
+/// `Ok`, or after an interrupt the [`Interrupted`] that says how far the run got.
+fn finish(partial: bool, done: usize, planned: usize) -> anyhow::Result<()> {
+    if partial {
+        return Err(Interrupted(format!(
+            "after {done} of {planned} steps; the outputs and files above are partial (a leading axis of {done}); run again to compute all {planned}"
+        ))
+        .into());
     }
     Ok(())
 }

@@ -45,6 +45,17 @@ pub(super) fn read_inputs(
     specs: &[String],
     steps: Option<usize>,
 ) -> anyhow::Result<StepInputs> {
+    read_inputs_or(b, specs, steps, None)
+}
+
+/// [`read_inputs`], where an input no spec names takes `defaults[i]` (one step's bytes, the same
+/// every step) instead of being an error (`bench -i`: the others keep their default).
+pub(super) fn read_inputs_or(
+    b: &Bundle<'_>,
+    specs: &[String],
+    steps: Option<usize>,
+    defaults: Option<&[Vec<u8>]>,
+) -> anyhow::Result<StepInputs> {
     if steps == Some(0) {
         bail!("--steps must be at least 1");
     }
@@ -69,8 +80,12 @@ pub(super) fn read_inputs(
         }
     }
     let mut data = Vec::new();
-    for d in &descs {
+    for (i, d) in descs.iter().enumerate() {
         let want = file_shape(d, steps);
+        if let (None, Some(one)) = (given.get(d.name), defaults.and_then(|v| v.get(i))) {
+            data.push(one.repeat(steps.unwrap_or(1)));
+            continue;
+        }
         let file = given.get(d.name).with_context(|| {
             format!(
                 "missing input '{}' ({} {}); pass --input {}=FILE.npy",

@@ -65,13 +65,7 @@ pub(super) fn describe(dtype: DType, data: &[u8], n: usize) -> String {
         }
         DType::F32 | DType::F16 | DType::BF16 | DType::F64 => {
             let vals: Vec<f64> = (0..n).filter_map(|i| element(dtype, data, i)).collect();
-            let (arg, hi) = arg_max(&vals).unwrap_or((0, f64::NEG_INFINITY));
-            let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-            let mean = vals.iter().sum::<f64>() / vals.len().max(1) as f64;
-            format!(
-                "min {lo:.5} max {hi:.5} (at {arg}) mean {mean:.5}  {}",
-                head(&vals, |v| format!("{v:.5}"))
-            )
+            float_summary(&vals)
         }
         _ => {
             let vals: Vec<i128> = (0..n).filter_map(|i| integer(dtype, data, i)).collect();
@@ -86,6 +80,52 @@ pub(super) fn describe(dtype: DType, data: &[u8], n: usize) -> String {
             )
         }
     }
+}
+
+/// The summary of float values: min, max (and where) and mean of the values that are not NaN, how
+/// many are NaN or infinite, and the first values. An all-NaN output says so.
+fn float_summary(vals: &[f64]) -> String {
+    let shown = head(vals, |v| format!("{v:.5}"));
+    if vals.is_empty() {
+        return "(empty)".into();
+    }
+    let nans = vals.iter().filter(|v| v.is_nan()).count();
+    let infs = vals.iter().filter(|v| v.is_infinite()).count();
+    if nans == vals.len() {
+        return format!("all NaN ({} of {})  {shown}", nans, vals.len());
+    }
+    let numbers: Vec<(usize, f64)> = vals
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, v)| !v.is_nan())
+        .collect();
+    let (mut arg, mut hi) = numbers[0];
+    for &(i, v) in &numbers {
+        if v > hi {
+            (arg, hi) = (i, v);
+        }
+    }
+    let lo = numbers.iter().map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+    let mean = numbers.iter().map(|(_, v)| v).sum::<f64>() / numbers.len() as f64;
+    let mut special = Vec::new();
+    if nans > 0 {
+        special.push(format!("{nans} NaN"));
+    }
+    if infs > 0 {
+        special.push(format!("{infs} inf"));
+    }
+    let special = if special.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} of {}; min/max/mean over the {} not NaN)",
+            special.join(", "),
+            vals.len(),
+            numbers.len()
+        )
+    };
+    format!("min {lo:.5} max {hi:.5} (at {arg}) mean {mean:.5}{special}  {shown}")
 }
 
 /// One line per output: `output NAME [shape] dtype: ` and its [`describe`] summary.
@@ -135,6 +175,30 @@ mod tests {
             "4 true of 8 (first at 1)  [false, true, false, true, true, false, …]"
         );
         assert_eq!(describe(DType::Bool, &[0], 1), "0 true of 1  [false]");
+    }
+
+    fn f32s(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn an_all_nan_output_says_all_nan() {
+        let v = f32s(&[f32::NAN; 3]);
+        assert_eq!(describe(DType::F32, &v, 3), "all NaN (3 of 3)  [NaN, NaN, NaN]");
+    }
+
+    #[test]
+    fn nans_and_infs_are_counted_and_left_out_of_min_max_mean() {
+        let v = f32s(&[f32::NAN, 2.0, f32::NEG_INFINITY, 4.0]);
+        assert_eq!(
+            describe(DType::F32, &v, 4),
+            "min -inf max 4.00000 (at 3) mean -inf (1 NaN, 1 inf of 4; min/max/mean over the 3 not NaN)  [NaN, 2.00000, -inf, 4.00000]"
+        );
+        let v = f32s(&[f32::NAN, 1.0, 3.0]);
+        assert_eq!(
+            describe(DType::F32, &v, 3),
+            "min 1.00000 max 3.00000 (at 2) mean 2.00000 (1 NaN of 3; min/max/mean over the 2 not NaN)  [NaN, 1.00000, 3.00000]"
+        );
     }
 
     #[test]

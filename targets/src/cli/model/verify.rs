@@ -7,6 +7,7 @@ use modelrt_core::bundle::Bundle;
 use modelrt_core::verify::{compare_reference, reference_tolerance};
 use modelrt_targets::bundle_file::BundleFile;
 
+use crate::cli::progress::{self, Interrupted};
 use crate::cli::units;
 
 use super::summary::print_output_summary;
@@ -68,7 +69,10 @@ fn verify_in(
         outln!("{}", super::memory_line(model.bundle(), &m));
     }
     let mut outputs = alloc_outputs(model.bundle())?;
+    progress::catch_interrupt()?;
+    let bar = progress::bar(2, "verify (reference run, then a warm run)");
     let t = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    bar.inc(1);
     if !model.computes_outputs() {
         bail!(
             "{}: the command streams were validated, but this device executes no kernels, so the outputs cannot be verified",
@@ -79,8 +83,22 @@ fn verify_in(
         print_output_summary(model.bundle(), &outputs)?;
     }
     let ok = check_reference(model.bundle(), &outputs)?;
+    if progress::stop_requested() {
+        bar.finish_and_clear();
+        outln!(
+            "timing      first run {} (partial: interrupted before the warm run){}",
+            units::duration(t.total_ns),
+            super::emulated_note(dev)
+        );
+        return Err(Interrupted(format!(
+            "after the reference run, which {} the embedded reference; the warm timing run was skipped",
+            if ok { "matched" } else { "did NOT match" }
+        ))
+        .into());
+    }
     // A second, warm run is the representative timing (the first includes page faults).
     let t2 = run_once(model.as_mut(), &inputs, &mut outputs)?;
+    bar.finish_and_clear();
     outln!(
         "timing      first run {}; warm run {} (enqueue {}, device {}, upload {}, download {}){}",
         units::duration(t.total_ns),

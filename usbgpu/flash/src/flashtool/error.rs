@@ -8,11 +8,20 @@ use modelrt_asm24::BridgeError;
 
 use super::FlashTransport;
 
+/// What `transport` looked for and did not find (only what it searched: `usb` never mentions PCI).
+fn no_device(transport: &FlashTransport) -> &'static str {
+    match transport {
+        FlashTransport::Usb => "no supported ASM24 USB bridge found",
+        FlashTransport::Pci => "no supported Navi31 PCI GPU (1002:744c) found",
+        _ => "no supported USB bridge or PCI AMD GPU found",
+    }
+}
+
 /// Why a flash-tool operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FlashToolError {
     /// No candidate board for the transport.
-    #[error("no supported USB bridge or PCI AMD GPU found (transport {0})")]
+    #[error("{} (transport {0}); without hardware, try the emulated board: --transport emu:IMAGE (see `gpuflash --help`)", no_device(.0))]
     NoDevice(FlashTransport),
     /// `--device` past the end of the candidate list.
     #[error("device index {index} out of range ({count} devices)")]

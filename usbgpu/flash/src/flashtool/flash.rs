@@ -10,7 +10,7 @@ use crate::navi31::aperture::{self, ApertureError};
 use crate::navi31::chips::{self, ChipInfo};
 use crate::navi31::romsw::{RomSw, RomSwConfig};
 use crate::navi31::spi_nor::SpiNor;
-use crate::navi31::writer::{write_image, WriteOptions, WriteSummary};
+use crate::navi31::writer::{write_image_until, WriteOptions, WriteSummary};
 
 use super::erased::{Bar5, BoardDelay};
 use super::{sha256_hex, Board, FlashEvent, FlashToolError, Unit};
@@ -281,8 +281,22 @@ pub fn write(
     board: &mut Board,
     req: &WriteRequest,
     image: &[u8],
+    on_backup: impl FnMut(&BackupOutcome),
+    progress: &mut dyn FnMut(FlashEvent),
+) -> Result<WriteReport, FlashToolError> {
+    write_until(board, req, image, on_backup, progress, &mut || false)
+}
+
+/// [`write`] that asks `stop` before each sector (Ctrl-C in `gpuflash`): when it says so, the write
+/// ends between two sectors, the sectors processed so far are read back and compared with the
+/// image, and [`WriteSummary::stopped_at`] in the report names the first sector not yet written.
+pub fn write_until(
+    board: &mut Board,
+    req: &WriteRequest,
+    image: &[u8],
     mut on_backup: impl FnMut(&BackupOutcome),
     progress: &mut dyn FnMut(FlashEvent),
+    stop: &mut dyn FnMut() -> bool,
 ) -> Result<WriteReport, FlashToolError> {
     let mut flash = open(board, &req.flash)?;
     if flash.chip().is_none() {
@@ -313,21 +327,51 @@ pub fn write(
             .sector_count
             .unwrap_or(sectors.saturating_sub(req.range.start_sector)) as u64,
     });
-    let result = write_image(&mut flash, image, known.as_deref(), &req.range, |ev| {
-        progress(FlashEvent::Sector(ev))
-    });
+    let result = write_image_until(
+        &mut flash,
+        image,
+        known.as_deref(),
+        &req.range,
+        |ev| progress(FlashEvent::Sector(ev)),
+        &mut *stop,
+    );
     progress(FlashEvent::Finish);
     let summary = match result {
         Ok(s) => s,
         Err(e) => return abort(flash, FlashToolError::WriteStopped(e.to_string())),
     };
+    let ss = chips::GD25LQ16E.sector_size as usize;
+    if let Some(next) = summary.stopped_at {
+        // Stopped early: the sectors processed so far must equal the image; the rest is untouched.
+        let (from, to) = (req.range.start_sector as usize * ss, next as usize * ss);
+        let mut back = vec![0u8; to - from];
+        if let Err(e) = read_range(&mut flash, from as u32, &mut back, "verify", progress) {
+            let e = FlashToolError::WriteStopped(format!("read-back after the write: {e}"));
+            return abort(flash, e);
+        }
+        if let Some(i) = first_difference(&back, &image[from..to]) {
+            let addr = from + i;
+            let e = FlashToolError::ReadBackMismatch {
+                sector: (addr / ss) as u32,
+                addr,
+                flash: back[i],
+                want: image[addr],
+                backup: backup_path(&backup),
+            };
+            return abort(flash, e);
+        }
+        return Ok(WriteReport {
+            backup,
+            summary,
+            spi_transactions: close(flash)?,
+        });
+    }
     // The final whole-chip compare: every sector, skipped ones included, read back once more.
     let mut back = vec![0u8; image.len()];
     if let Err(e) = read_range(&mut flash, 0, &mut back, "verify", progress) {
         let e = FlashToolError::WriteStopped(format!("read-back after the write: {e}"));
         return abort(flash, e);
     }
-    let ss = chips::GD25LQ16E.sector_size as usize;
     let start = req.range.start_sector as usize * ss;
     let end = req
         .range
@@ -344,12 +388,7 @@ pub fn write(
             addr,
             flash: back[addr],
             want: want(addr).unwrap_or(back[addr]),
-            backup: match &backup {
-                BackupOutcome::Saved { path, .. } | BackupOutcome::AlreadyPresent { path, .. } => {
-                    Some(path.clone())
-                }
-                BackupOutcome::NotTaken => None,
-            },
+            backup: backup_path(&backup),
         };
         return abort(flash, e);
     }
@@ -391,6 +430,16 @@ fn take_backup(
         });
     }
     Ok((outcome, Some(cur)))
+}
+
+/// The backup file a write can be undone from, if one was taken or found.
+fn backup_path(b: &BackupOutcome) -> Option<PathBuf> {
+    match b {
+        BackupOutcome::Saved { path, .. } | BackupOutcome::AlreadyPresent { path, .. } => {
+            Some(path.clone())
+        }
+        BackupOutcome::NotTaken => None,
+    }
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {

@@ -4,7 +4,8 @@
 //! changed sector is erased, its non-0xFF pages programmed, and the whole sector read back and
 //! compared before the next one; the first mismatch stops the run with its address. Because unchanged sectors are skipped, re-running the same write after an
 //! interruption (power loss, unplug) is the resume path: it redoes exactly the sectors that are
-//! not yet correct. A sector range limits the work explicitly.
+//! not yet correct. A sector range limits the work explicitly. A stop request (Ctrl-C in
+//! `gpuflash`) is honoured only between sectors, so it never leaves a half-programmed one.
 use modelrt_hal::embedded_hal::delay::DelayNs;
 use modelrt_hal::embedded_hal::spi::SpiDevice;
 
@@ -56,6 +57,9 @@ pub struct WriteSummary {
     pub pages: u32,
     /// Whether CMP was cleared.
     pub cleared_cmp: bool,
+    /// Set when the caller's stop request ended the write early: the first sector of the range not
+    /// yet processed (every sector before it is verified, it and those after are untouched).
+    pub stopped_at: Option<u32>,
 }
 
 /// Write failure.
@@ -144,7 +148,20 @@ pub fn write_image<S: SpiDevice, D: DelayNs>(
     image: &[u8],
     known: Option<&[u8]>,
     opts: &WriteOptions,
+    progress: impl FnMut(SectorEvent),
+) -> Result<WriteSummary, WriteError<S::Error>> {
+    write_image_until(flash, image, known, opts, progress, || false)
+}
+
+/// [`write_image`] that asks `stop` before each sector and, when it says so, ends between two
+/// sectors — never inside one — with [`WriteSummary::stopped_at`] naming where to resume.
+pub fn write_image_until<S: SpiDevice, D: DelayNs>(
+    flash: &mut SpiNor<S, D>,
+    image: &[u8],
+    known: Option<&[u8]>,
+    opts: &WriteOptions,
     mut progress: impl FnMut(SectorEvent),
+    mut stop: impl FnMut() -> bool,
 ) -> Result<WriteSummary, WriteError<S::Error>> {
     let fe = |sector: Option<u32>| move |error| WriteError::Flash { sector, error };
     let chip = flash.chip().ok_or(WriteError::Flash {
@@ -179,6 +196,10 @@ pub fn write_image<S: SpiDevice, D: DelayNs>(
     let mut buf = [0u8; MAX_SECTOR];
     let cur = &mut buf[..ss];
     for sector in start..start + count {
+        if stop() {
+            summary.stopped_at = Some(sector);
+            return Ok(summary);
+        }
         let base = sector as usize * ss;
         let want = &image[base..base + ss];
         let mut same = match known.and_then(|k| k.get(base..base + ss)) {

@@ -47,6 +47,9 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Cmd {
     /// Identify the flash: JEDEC id, status registers 1-3, SFDP signature, write protection (CMP).
+    ///
+    /// Without hardware, `gpuflash --transport emu:IMAGE info` identifies the emulated board whose
+    /// flash is the 2 MiB file IMAGE.
     Info,
     /// Read SIZE bytes at ADDR (decimal or 0x hex); hexdump, or raw bytes to -o FILE.
     ///
@@ -133,6 +136,9 @@ pub struct WriteArgs {
     /// ~/.local/share/modelrt/gpuflash-backups; created if missing).
     #[arg(long)]
     pub backup_dir: Option<PathBuf>,
+    /// Print one line per written sector (by default a progress bar on a terminal, and the summary).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand)]

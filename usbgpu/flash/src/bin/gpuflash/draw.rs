@@ -12,6 +12,7 @@ pub struct Draw {
     bar: ProgressBar,
     started: Instant,
     sectors: u64,
+    verbose: bool,
 }
 
 impl Draw {
@@ -20,7 +21,15 @@ impl Draw {
             bar: ProgressBar::hidden(),
             started: Instant::now(),
             sectors,
+            verbose: false,
         }
+    }
+
+    /// Also print one line per written sector (`write --verbose`); by default the bar alone shows
+    /// progress.
+    pub fn verbose(mut self, on: bool) -> Self {
+        self.verbose = on;
+        self
     }
 
     fn say(&self, line: String) {
@@ -53,12 +62,15 @@ impl Draw {
                     SectorEvent::Skipped { sector } => {
                         self.bar.set_message(format!("write {sector:3} unchanged"))
                     }
-                    SectorEvent::Written { sector, .. } => self.say(format!(
+                    SectorEvent::Written { sector, .. } if self.verbose => self.say(format!(
                         "OK sector {sector:03}/{} @0x{:06X} elapsed={:.1?}",
                         self.sectors.saturating_sub(1),
                         sector * 0x1000,
                         self.started.elapsed()
                     )),
+                    SectorEvent::Written { sector, .. } => {
+                        self.bar.set_message(format!("write {sector:3} written"))
+                    }
                 }
             }
             FlashEvent::Stream(StreamEvent::Item { item, phase, len }) => {

@@ -18,7 +18,9 @@ mod write;
 
 use anyhow::{bail, Result};
 use clap::Parser;
-use modelrt_gpuflash::flashtool::flash::FlashOptions;
+use modelrt_gpuflash::flashtool::firmware::IFWI_SIZE;
+use modelrt_gpuflash::flashtool::flash::{load_image, FlashOptions};
+use modelrt_gpuflash::navi31::chips;
 use modelrt_gpuflash::flashtool::{Board, BoardOptions, FlashToolError};
 
 use crate::cli::{Cli, Cmd, PspCmd, RomCmd};
@@ -47,6 +49,15 @@ fn run(cli: &Cli) -> Result<()> {
         Cmd::Psp {
             cmd: PspCmd::IfwiAll { yes: false, .. },
         } => bail!("refusing to stream firmware without --yes"),
+        // A wrong-size image is refused before any transfer to the board.
+        Cmd::Verify { file } => {
+            load_image(file, chips::GD25LQ16E.size)?;
+        }
+        Cmd::Psp {
+            cmd: PspCmd::IfwiAll { file, .. },
+        } => {
+            load_image(file, IFWI_SIZE)?;
+        }
         _ => {}
     }
     let mut board = Board::open(&BoardOptions {
@@ -91,9 +102,18 @@ fn refuse_existing(file: &std::path::Path, yes: bool) -> Result<()> {
     Ok(())
 }
 
+/// A command ended early by Ctrl-C; the text says where it stopped and how to resume.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Interrupted(pub String);
+
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = run(&cli) {
+        if let Some(i) = e.downcast_ref::<Interrupted>() {
+            eprintln!("interrupted: {i}");
+            std::process::exit(modelrt_platform::interrupt::EXIT_STATUS);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -54,7 +54,12 @@ pub fn run(
             } else {
                 save_new(p, &r.data)?;
             }
-            say!("wrote {} bytes to {}", r.data.len(), p.display());
+            say!(
+                "wrote {} byte{} to {}",
+                r.data.len(),
+                if r.data.len() == 1 { "" } else { "s" },
+                p.display()
+            );
         }
         None => {
             let mut out = std::io::stdout().lock();

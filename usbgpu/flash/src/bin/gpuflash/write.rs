@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
+use modelrt_platform::interrupt;
 use modelrt_gpuflash::flashtool::flash::{
     self, check_image, load_image, BackupOutcome, FlashOptions, WriteRequest,
 };
@@ -12,6 +13,7 @@ use modelrt_gpuflash::navi31::writer::{sector_range, WriteOptions};
 
 use crate::cli::WriteArgs;
 use crate::draw::Draw;
+use crate::Interrupted;
 
 /// The checks of `write` before the device is touched (and before any backup): `--yes`, the sector
 /// range, the image (its size, and its Navi31 layout unless `--force-image`); then the backup directory (created now), or `None` with `--no-backup`.
@@ -20,6 +22,9 @@ pub fn prepare(a: &WriteArgs) -> Result<Option<PathBuf>> {
         bail!("refusing to write without --yes");
     }
     let sectors = chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size;
+    if a.sector_count == Some(0) {
+        bail!("--sector-count 0: a sector range holds at least 1 sector (leave --sector-count out to write to the end of the flash)");
+    }
     let range = WriteOptions {
         start_sector: a.start_sector,
         sector_count: a.sector_count,
@@ -91,8 +96,10 @@ pub fn run(
     };
     let t = Instant::now();
     let sectors = (chips::GD25LQ16E.size / chips::GD25LQ16E.sector_size) as u64;
-    let mut draw = Draw::new(sectors);
-    let report = flash::write(
+    let mut draw = Draw::new(sectors).verbose(a.verbose);
+    // Ctrl-C from here on ends the write between two sectors, never inside one.
+    interrupt::install().map_err(|e| anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+    let report = flash::write_until(
         board,
         &req,
         &img,
@@ -107,19 +114,31 @@ pub fn run(
             }
         },
         &mut |ev| draw.event(ev),
+        &mut interrupt::requested,
     )?;
     eprintln!("SPI transactions: {}", report.spi_transactions);
     let s = report.summary;
+    // After Ctrl-C the counts are those of the sectors processed before the stop.
+    let checked = s.stopped_at.map_or(s.sectors, |n| n - a.start_sector);
     say!(
-        "write done: {} sectors checked, {} written, {} unchanged, {} pages programmed{}; image sha256 {}; {:.1?}",
-        s.sectors,
+        "write {}: {checked} sector{} checked, {} written, {} unchanged, {} page{} programmed{}; image sha256 {}; {:.1?}",
+        if s.stopped_at.is_some() {
+            "interrupted (partial)"
+        } else {
+            "done"
+        },
+        if checked == 1 { "" } else { "s" },
         s.written,
         s.skipped,
         s.pages,
+        if s.pages == 1 { "" } else { "s" },
         if s.cleared_cmp { ", CMP cleared" } else { "" },
         sha256_hex(&img),
         t.elapsed()
     );
+    if let Some(next) = s.stopped_at {
+        return Err(stopped(a, next, s.sectors, &img).into());
+    }
     let end = a.start_sector as u64 + s.sectors as u64;
     let rest = if s.sectors as u64 == sectors {
         String::new()
@@ -133,4 +152,23 @@ pub fn run(
         a.start_sector
     );
     Ok(())
+}
+
+/// What a write stopped by Ctrl-C reports: where it stopped and the command that resumes it.
+fn stopped(a: &WriteArgs, next: u32, count: u32, img: &[u8]) -> Interrupted {
+    let (start, end) = (a.start_sector, a.start_sector + count);
+    let done = if next == start {
+        "no sector was written".to_string()
+    } else {
+        format!("sectors {start}..{next} are written and verified")
+    };
+    Interrupted(format!(
+        "stopped between sectors, before sector {next} (0x{:06X}): {done}, sectors {next}..{end} are unchanged; \
+         resume with the same command plus `--start-sector {next} --sector-count {}` \
+         (re-running the whole write also resumes: sectors that already equal the image are skipped; image {}, sha256 {})",
+        next as u64 * 0x1000,
+        end - next,
+        a.file.display(),
+        sha256_hex(img)
+    ))
 }

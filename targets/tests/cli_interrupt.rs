@@ -1,0 +1,142 @@
+//! Ctrl-C on long runs (issue 40, item 3): SIGINT sent to a running `modelrt bench` or `modelrt run
+//! --steps` stops it at the next step boundary; it prints (and writes) what it measured or computed
+//! so far, labelled partial, draws no progress bar when standard error is not a terminal, and exits
+//! with status 130.
+mod cli_common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cli_common::*;
+use modelrt_hal::target::DType;
+
+/// Start `modelrt args` with piped output.
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_modelrt"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("modelrt starts")
+}
+
+/// Whether process `pid` catches SIGINT (`SigCgt` in /proc/PID/status has bit 1 set).
+fn catches_sigint(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & 0x2 != 0)
+}
+
+/// Wait until `child` has installed its Ctrl-C handler, let it work for `work`, send it SIGINT and
+/// collect its output.
+fn interrupt_after(child: Child, work: Duration) -> Output {
+    let pid = child.id();
+    let start = Instant::now();
+    while !catches_sigint(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "modelrt never installed its SIGINT handler"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(work);
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    child.wait_with_output().expect("modelrt ends")
+}
+
+#[test]
+fn bench_interrupted_prints_partial_statistics_and_exits_130() {
+    let dir = scratch("interrupt-bench");
+    let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
+    let planned = "50000000";
+    let child = spawn(&[
+        "bench", &bundle, "--iters", planned, "--warmup", "0", "--threads", "1",
+    ]);
+    let o = interrupt_after(child, Duration::from_millis(300));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    let partial = out
+        .lines()
+        .find(|l| l.starts_with("partial     interrupted after "))
+        .unwrap_or_else(|| panic!("no partial line: {out}"));
+    // `partial     interrupted after K iterations of 50000000: ...`, 0 < K < planned.
+    let done: u64 = partial
+        .trim_start_matches("partial     interrupted after ")
+        .split(' ')
+        .next()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("{partial}"));
+    assert!(done >= 1 && done < 50_000_000, "{partial}");
+    assert!(partial.contains(&format!(" of {planned}")), "{partial}");
+    // The statistics cover exactly the completed iterations.
+    assert!(
+        out.contains(&format!("({done} iter")),
+        "{out}"
+    );
+    assert!(out.contains("step        min "), "{out}");
+    // No progress bar without a terminal: stderr is just the one closing line.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("interrupted: after "), "{err}");
+    assert!(err.contains("partial"), "{err}");
+}
+
+#[test]
+fn run_steps_interrupted_writes_the_completed_steps_and_exits_130() {
+    let dir = scratch("interrupt-run");
+    let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
+    let steps = 2_000_000usize;
+    // Step k's input is [k, -k, 0.5, 8]: each written output row says which step produced it.
+    let xs: Vec<f32> = (0..steps)
+        .flat_map(|k| [k as f32, -(k as f32), 0.5, 8.0])
+        .collect();
+    let x = write(
+        &dir,
+        "x.npy",
+        &modelrt_targets::npy::encode(DType::F32, &[steps as u64, N as u64], &f32_bytes(&xs)),
+    );
+    let out_dir = dir.join("out");
+    let child = spawn(&[
+        "run",
+        &bundle,
+        "-i",
+        &format!("x={x}"),
+        "--steps",
+        &steps.to_string(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    let o = interrupt_after(child, Duration::from_millis(300));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    assert!(
+        out.starts_with("partial     interrupted after "),
+        "{out}"
+    );
+    let (shape, y) = read_npy(&Path::new(&out_dir).join("y.npy"));
+    let done = shape[0] as usize;
+    assert!(done >= 1 && done < steps, "{shape:?}");
+    assert_eq!(shape, [done as u64, N as u64]);
+    // The rows are exactly the inputs of the steps that completed, in order.
+    assert_eq!(y, xs[..done * N]);
+    assert!(
+        out.contains(&format!("steps       {done} of {steps} (partial)")),
+        "{out}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("interrupted: after {done} of {steps} steps")),
+        "{err}"
+    );
+}
