@@ -13,7 +13,7 @@ pub mod runner;
 
 /// The bundle file, mapped or read (`modelrt_platform::bundle_file`).
 pub use modelrt_platform::bundle_file;
-/// Ctrl-C as a flag polled between steps (`modelrt_platform::interrupt`).
-pub use modelrt_platform::interrupt;
 /// Per-frame inputs (`modelrt_platform::frame`).
 pub use modelrt_platform::frame;
+/// Ctrl-C as a flag polled between steps (`modelrt_platform::interrupt`).
+pub use modelrt_platform::interrupt;

@@ -1,4 +1,4 @@
-//! Hints and wording a new user meets (issue 40, items 9–14): the selftests accept `--emu` alike
+//! Hints and wording a new user meets: the selftests accept `--emu` alike
 //! and point to it without hardware, `--threads` warns when it cannot do what it says, `bench -i`
 //! keeps the defaults of the other inputs, the USB commands report what is really missing, counts
 //! take the right plural, and an undecodable a6xx word reads as Mesa prints it.
@@ -34,7 +34,9 @@ fn threads_beyond_the_cores_or_on_a_device_without_threads_warn() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(
-        err.contains(&format!("warning: --threads {many} is more than this machine's {cores} core")),
+        err.contains(&format!(
+            "warning: --threads {many} is more than this machine's {cores} core"
+        )),
         "{err}"
     );
     // Within the cores: no warning.
@@ -101,8 +103,16 @@ fn io_bundle(copies: usize) -> Vec<u8> {
         kernels: vec![],
         init: vec![],
         run: [
-            Step::Copy { dst: at(2), src: at(0), size: bytes },
-            Step::Copy { dst: at(3), src: at(1), size: bytes },
+            Step::Copy {
+                dst: at(2),
+                src: at(0),
+                size: bytes,
+            },
+            Step::Copy {
+                dst: at(3),
+                src: at(1),
+                size: bytes,
+            },
         ][..copies]
             .to_vec(),
         inputs: vec![io("a", 0), io("b", 1)],
@@ -119,14 +129,19 @@ fn bench_with_one_input_keeps_the_default_of_the_others() {
     let a = write(
         &dir,
         "a.npy",
-        &modelrt_targets::npy::encode(
-            modelrt_hal::target::DType::F32,
-            &[N as u64],
-            &f32_bytes(&X),
-        ),
+        &modelrt_targets::npy::encode(modelrt_hal::target::DType::F32, &[N as u64], &f32_bytes(&X)),
     );
     // Without --steps: the file has the model's shape, `b` stays zeros.
-    let out = ok(&modelrt(&["bench", &bundle, "-i", &format!("a={a}"), "--iters", "2", "--warmup", "0"]));
+    let out = ok(&modelrt(&[
+        "bench",
+        &bundle,
+        "-i",
+        &format!("a={a}"),
+        "--iters",
+        "2",
+        "--warmup",
+        "0",
+    ]));
     assert!(out.contains("(2 iters, 0 warm-up)"), "{out}");
     // With --steps N the file holds N frames; `b` keeps its default every frame.
     let frames: Vec<f32> = X.iter().chain(X.iter()).copied().collect();
@@ -139,7 +154,16 @@ fn bench_with_one_input_keeps_the_default_of_the_others() {
             &f32_bytes(&frames),
         ),
     );
-    let out = ok(&modelrt(&["bench", &bundle, "-i", &format!("a={a2}"), "--steps", "2", "--warmup", "0"]));
+    let out = ok(&modelrt(&[
+        "bench",
+        &bundle,
+        "-i",
+        &format!("a={a2}"),
+        "--steps",
+        "2",
+        "--warmup",
+        "0",
+    ]));
     assert!(out.contains("2 consecutive frames"), "{out}");
     // The help says so.
     let help = ok(&modelrt(&["bench", "--help"]));
@@ -181,9 +205,39 @@ fn counts_of_one_are_singular() {
         out.contains("schedule    init: 0 launches, 0 copies; run: 0 launches, 1 copy\n"),
         "{out}"
     );
-    assert!(out.contains("binaries    no kernel binaries to decode"), "{out}");
+    assert!(
+        out.contains("binaries    no kernel binaries to decode"),
+        "{out}"
+    );
     let out = ok(&modelrt(&[
-        "usb", "copy-bench", "--bridge-only", "--transport", "emu", "--size", "1",
+        "usb",
+        "copy-bench",
+        "--bridge-only",
+        "--transport",
+        "emu",
+        "--size",
+        "1",
     ]));
     assert!(out.contains("host→device: 1 byte in "), "{out}");
+}
+
+#[test]
+fn an_all_nan_output_is_summarised_as_all_nan() {
+    let dir = scratch("hint-nan");
+    let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
+    let x = write(
+        &dir,
+        "x.npy",
+        &modelrt_targets::npy::encode(
+            modelrt_hal::target::DType::F32,
+            &[N as u64],
+            &f32_bytes(&[f32::NAN; N]),
+        ),
+    );
+    let out = ok(&modelrt(&["run", &bundle, "-i", &format!("x={x}")]));
+    assert!(
+        out.contains("output y [4] float32: all NaN (4 of 4)  [NaN, NaN, NaN, NaN]"),
+        "{out}"
+    );
+    assert!(!out.contains("min inf"), "{out}");
 }

@@ -1,4 +1,4 @@
-//! Ctrl-C on long runs (issue 40, item 3): SIGINT sent to a running `modelrt bench` or `modelrt run
+//! Ctrl-C on long runs: SIGINT sent to a running `modelrt bench` or `modelrt run
 //! --steps` stops it at the next step boundary; it prints (and writes) what it measured or computed
 //! so far, labelled partial, draws no progress bar when standard error is not a terminal, and exits
 //! with status 130.
@@ -60,7 +60,14 @@ fn bench_interrupted_prints_partial_statistics_and_exits_130() {
     let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
     let planned = "50000000";
     let child = spawn(&[
-        "bench", &bundle, "--iters", planned, "--warmup", "0", "--threads", "1",
+        "bench",
+        &bundle,
+        "--iters",
+        planned,
+        "--warmup",
+        "0",
+        "--threads",
+        "1",
     ]);
     let o = interrupt_after(child, Duration::from_millis(300));
     let (out, err) = text(&o);
@@ -76,25 +83,23 @@ fn bench_interrupted_prints_partial_statistics_and_exits_130() {
         .next()
         .and_then(|k| k.parse().ok())
         .unwrap_or_else(|| panic!("{partial}"));
-    assert!(done >= 1 && done < 50_000_000, "{partial}");
+    assert!((1..50_000_000).contains(&done), "{partial}");
     assert!(partial.contains(&format!(" of {planned}")), "{partial}");
     // The statistics cover exactly the completed iterations.
-    assert!(
-        out.contains(&format!("({done} iter")),
-        "{out}"
-    );
+    assert!(out.contains(&format!("({done} iter")), "{out}");
     assert!(out.contains("step        min "), "{out}");
     // No progress bar without a terminal: stderr is just the one closing line.
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("interrupted: after "), "{err}");
     assert!(err.contains("partial"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn run_steps_interrupted_writes_the_completed_steps_and_exits_130() {
     let dir = scratch("interrupt-run");
     let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
-    let steps = 2_000_000usize;
+    let steps = 1_000_000usize;
     // Step k's input is [k, -k, 0.5, 8]: each written output row says which step produced it.
     let xs: Vec<f32> = (0..steps)
         .flat_map(|k| [k as f32, -(k as f32), 0.5, 8.0])
@@ -120,13 +125,10 @@ fn run_steps_interrupted_writes_the_completed_steps_and_exits_130() {
     let o = interrupt_after(child, Duration::from_millis(300));
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(130), "{out}{err}");
-    assert!(
-        out.starts_with("partial     interrupted after "),
-        "{out}"
-    );
+    assert!(out.starts_with("partial     interrupted after "), "{out}");
     let (shape, y) = read_npy(&Path::new(&out_dir).join("y.npy"));
     let done = shape[0] as usize;
-    assert!(done >= 1 && done < steps, "{shape:?}");
+    assert!((1..steps).contains(&done), "{shape:?}");
     assert_eq!(shape, [done as u64, N as u64]);
     // The rows are exactly the inputs of the steps that completed, in order.
     assert_eq!(y, xs[..done * N]);
@@ -139,4 +141,29 @@ fn run_steps_interrupted_writes_the_completed_steps_and_exits_130() {
         err.starts_with(&format!("interrupted: after {done} of {steps} steps")),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_terminal_gets_a_progress_bar() {
+    // `script` (util-linux) gives modelrt a pseudo-terminal; what it drew is in script's output.
+    let dir = scratch("interrupt-tty");
+    let bundle = write(&dir, "copy.mrt", &copy_bundle(host_cpu(), ["y", "w"], &[]));
+    let cmd = format!(
+        "{} bench {bundle} --iters 2000 --warmup 0 --threads 1",
+        env!("CARGO_BIN_EXE_modelrt")
+    );
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs: install util-linux");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        out.contains("bench [") && out.contains("/2,000"),
+        "no bar: {out}"
+    );
+    // The statistics follow the cleared bar as without a terminal.
+    assert!(out.contains("(2000 iters, 0 warm-up)"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -231,7 +231,10 @@ fn bundle_for_another_cpu_is_refused_at_load() {
             err.contains(&format!("--target cpu`, i.e. cpu-{host}")),
             "{device}: {err}"
         );
-        assert!(err.contains(&format!("under qemu-{other}")), "{device}: {err}");
+        assert!(
+            err.contains(&format!("under qemu-{other}")),
+            "{device}: {err}"
+        );
         assert!(!err.contains("use --device cpu"), "{device}: {err}");
     }
 }

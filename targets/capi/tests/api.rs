@@ -91,7 +91,7 @@ fn bad_arguments_are_errors_with_a_message() {
     );
     let (rc, m) = load(demo().to_str().unwrap(), Some("qcom-emu"));
     assert_eq!((rc, m.is_null()), (MRT_ERR_LOAD, true));
-    // The suggestion names the C device argument, not the CLI's flag (issue 40, item 7).
+    // The suggestion names the C device argument, not the CLI's flag.
     assert!(
         last_error().contains("device \"qcom-emu\" runs adreno bundles only: use device \"cpu\""),
         "{}",

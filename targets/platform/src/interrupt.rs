@@ -42,4 +42,3 @@ pub fn install() -> std::io::Result<()> {
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
-

@@ -136,7 +136,7 @@ class Cpu(unittest.TestCase):
       self.assertIn(msg, str(cm.exception))
     with self.assertRaises(TypeError):
       self.m.run([good])
-    # An array instead of the dict: the error says what to pass (issue 40, item 7).
+    # An array instead of the dict: the error says what to pass.
     with self.assertRaises(TypeError) as cm:
       self.m.run(good)
     self.assertIn(f"inputs must be a dict mapping each input name to a numpy array, e.g. {{'{t.name}': array", str(cm.exception))
@@ -204,7 +204,7 @@ class Stateful(unittest.TestCase):
     with self.assertRaises(ValueError) as cm:
       modelrt.load(STATE, device="gpu")
     self.assertIn('unknown device "gpu"', str(cm.exception))
-    # The errors speak Python: device=None, not NULL or --device (issue 40, item 7).
+    # The errors speak Python: device=None, not NULL or --device.
     self.assertIn("(or device=None for auto)", str(cm.exception))
     self.assertNotIn("NULL", str(cm.exception))
     # device=None is auto, threads=0 automatic, as `--threads 0` on the CLI.
@@ -489,7 +489,7 @@ class Emulated(unittest.TestCase):
         got = np.stack([m.run({"x": x})["y"] for x in xs])
         self.assertEqual(got.tobytes(), want.tobytes(), f"{device} differs from `modelrt run --device {device}`")
         if device == "usb-emu":
-          # A wrong firmware_dir is named as the Python parameter, not the CLI flag (issue 40, item 7).
+          # A wrong firmware_dir is named as the Python parameter, not the CLI flag.
           with self.assertRaises(modelrt.Error) as cm:
             modelrt.load(bundle, device=device, firmware_dir="/no-such-firmware")
           self.assertIn('firmware_dir="/no-such-firmware" (no such directory)', str(cm.exception))

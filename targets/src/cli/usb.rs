@@ -109,9 +109,9 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
         } => {
             require_bridge(common.transport)?;
             super::usb_amd::boot(
-            common.transport,
-            parse_selector(&common.device)?,
-            &resolve_firmware_dir(firmware_dir.as_deref())?,
+                common.transport,
+                parse_selector(&common.device)?,
+                &resolve_firmware_dir(firmware_dir.as_deref())?,
             )
         }
     }
@@ -235,7 +235,7 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
     };
     outln!(
         "{label}: {} in {}, {}, {:.1} MB/s{tag}",
-        super::units::plural(p.bytes as u64, "byte"),
+        super::units::plural(p.bytes, "byte"),
         super::units::plural(p.chunks as u64, "chunk"),
         super::units::duration(p.ns),
         p.mb_per_s()

@@ -285,7 +285,7 @@ fn open_on<'b>(
 mod tests {
     use super::*;
 
-    /// The firmware errors name the caller's own option (issue 40, items 7 and 12).
+    /// The firmware errors name the caller's own option.
     #[test]
     fn firmware_errors_name_the_callers_option_and_a_missing_directory() {
         let missing = Path::new("/no-such-firmware-dir");

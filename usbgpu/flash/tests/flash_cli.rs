@@ -779,7 +779,10 @@ fn write_interrupted_by_sigint_stops_between_sectors_and_says_how_to_resume() {
     let pid = child.id();
     let start = Instant::now();
     while !catches_sigint(pid) {
-        assert!(start.elapsed() < Duration::from_secs(60), "no SIGINT handler");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no SIGINT handler"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     std::thread::sleep(Duration::from_millis(150));
@@ -804,14 +807,20 @@ fn write_interrupted_by_sigint_stops_between_sectors_and_says_how_to_resume() {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
-    assert!(next > 0 && next < 512, "{line}");
+    assert!((1..512).contains(&next), "{line}");
     let resume = format!("--start-sector {next} --sector-count {}", 512 - next);
     assert!(line.contains(&resume), "{line}");
     // Whole sectors only: everything before the stop is the new image, everything after the old.
     let flash = std::fs::read(&board).unwrap();
     let at = next * 0x1000;
-    assert!(flash[..at] == new[..at], "sectors before {next} are written");
-    assert!(flash[at..] == orig[at..], "sectors from {next} on are untouched");
+    assert!(
+        flash[..at] == new[..at],
+        "sectors before {next} are written"
+    );
+    assert!(
+        flash[at..] == orig[at..],
+        "sectors from {next} on are untouched"
+    );
     // The resume command it printed finishes the job.
     let o = gpuflash(&[
         "--transport",
@@ -830,14 +839,21 @@ fn write_interrupted_by_sigint_stops_between_sectors_and_says_how_to_resume() {
     // --verbose prints one line per written sector.
     std::fs::write(&board, &orig).unwrap();
     let o = gpuflash(&[
-        "--transport", &t, "write", p(&file), "--yes", "--no-backup", "--sector-count", "3",
+        "--transport",
+        &t,
+        "write",
+        p(&file),
+        "--yes",
+        "--no-backup",
+        "--sector-count",
+        "3",
         "--verbose",
     ]);
     let (out, _) = text(&o);
     assert_eq!(out.matches("OK sector").count(), 3, "{out}");
 }
 
-/// Issue 40, item 12: what each refusal says, and that it comes before any transfer.
+/// What each refusal says, and that it comes before any transfer.
 #[test]
 fn refusals_name_what_is_missing_before_touching_the_board() {
     let (d, _board, t) = flash_board("refusals", "emu", &image(6));
@@ -845,9 +861,19 @@ fn refusals_name_what_is_missing_before_touching_the_board() {
     std::fs::write(&other, image(7)).unwrap();
     // --sector-count 0 says what is wrong with it, not "outside 0..512".
     let e = error_line(&gpuflash(&[
-        "--transport", &t, "write", p(&other), "--yes", "--no-backup", "--sector-count", "0",
+        "--transport",
+        &t,
+        "write",
+        p(&other),
+        "--yes",
+        "--no-backup",
+        "--sector-count",
+        "0",
     ]));
-    assert!(e.contains("--sector-count 0: a sector range holds at least 1 sector"), "{e}");
+    assert!(
+        e.contains("--sector-count 0: a sector range holds at least 1 sector"),
+        "{e}"
+    );
     assert!(!e.contains("outside"), "{e}");
     // A wrong-size image is refused before the board is opened (no transport line, no USB
     // transfer).
@@ -855,13 +881,23 @@ fn refusals_name_what_is_missing_before_touching_the_board() {
     std::fs::write(&short, vec![0xFFu8; 4096]).unwrap();
     for args in [
         vec!["--transport", t.as_str(), "verify", p(&short)],
-        vec!["--transport", t.as_str(), "psp", "ifwi-all", p(&short), "--yes"],
+        vec![
+            "--transport",
+            t.as_str(),
+            "psp",
+            "ifwi-all",
+            p(&short),
+            "--yes",
+        ],
     ] {
         let o = gpuflash(&args);
         let e = error_line(&o);
         assert!(e.contains("4096 bytes"), "{args:?}: {e}");
         let (_, err) = text(&o);
-        assert!(!err.contains("transport:") && !err.contains("USB transfers"), "{args:?}: {err}");
+        assert!(
+            !err.contains("transport:") && !err.contains("USB transfers"),
+            "{args:?}: {err}"
+        );
     }
     // Without hardware: a USB-only search does not mention PCI, and every search points to the
     // emulated board.

@@ -274,7 +274,11 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             doc[format!("{label}max_ns")] = hi.into();
         }
         outln!("{doc}");
-        return if partial { Err(stopped().into()) } else { Ok(()) };
+        return if partial {
+            Err(stopped().into())
+        } else {
+            Ok(())
+        };
     }
     outln!("device      {device_name}");
     if partial {

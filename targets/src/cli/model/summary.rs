@@ -106,7 +106,10 @@ fn float_summary(vals: &[f64]) -> String {
             (arg, hi) = (i, v);
         }
     }
-    let lo = numbers.iter().map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+    let lo = numbers
+        .iter()
+        .map(|(_, v)| *v)
+        .fold(f64::INFINITY, f64::min);
     let mean = numbers.iter().map(|(_, v)| v).sum::<f64>() / numbers.len() as f64;
     let mut special = Vec::new();
     if nans > 0 {
@@ -184,7 +187,10 @@ mod tests {
     #[test]
     fn an_all_nan_output_says_all_nan() {
         let v = f32s(&[f32::NAN; 3]);
-        assert_eq!(describe(DType::F32, &v, 3), "all NaN (3 of 3)  [NaN, NaN, NaN]");
+        assert_eq!(
+            describe(DType::F32, &v, 3),
+            "all NaN (3 of 3)  [NaN, NaN, NaN]"
+        );
     }
 
     #[test]

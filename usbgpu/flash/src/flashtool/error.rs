@@ -21,7 +21,7 @@ fn no_device(transport: &FlashTransport) -> &'static str {
 #[derive(Debug, thiserror::Error)]
 pub enum FlashToolError {
     /// No candidate board for the transport.
-    #[error("{} (transport {0}); without hardware, try the emulated board: --transport emu:IMAGE (see `gpuflash --help`)", no_device(.0))]
+    #[error("{} (transport {}); without hardware, try the emulated board: --transport emu:IMAGE (see `gpuflash --help`)", no_device(.0), .0)]
     NoDevice(FlashTransport),
     /// `--device` past the end of the candidate list.
     #[error("device index {index} out of range ({count} devices)")]

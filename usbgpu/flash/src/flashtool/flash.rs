@@ -356,7 +356,7 @@ pub fn write_until(
                 addr,
                 flash: back[i],
                 want: image[addr],
-                backup: backup_path(&backup),
+                backup: backup_file(&backup),
             };
             return abort(flash, e);
         }
@@ -388,7 +388,7 @@ pub fn write_until(
             addr,
             flash: back[addr],
             want: want(addr).unwrap_or(back[addr]),
-            backup: backup_path(&backup),
+            backup: backup_file(&backup),
         };
         return abort(flash, e);
     }
@@ -433,7 +433,7 @@ fn take_backup(
 }
 
 /// The backup file a write can be undone from, if one was taken or found.
-fn backup_path(b: &BackupOutcome) -> Option<PathBuf> {
+fn backup_file(b: &BackupOutcome) -> Option<PathBuf> {
     match b {
         BackupOutcome::Saved { path, .. } | BackupOutcome::AlreadyPresent { path, .. } => {
             Some(path.clone())

@@ -20,8 +20,8 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use modelrt_gpuflash::flashtool::firmware::IFWI_SIZE;
 use modelrt_gpuflash::flashtool::flash::{load_image, FlashOptions};
-use modelrt_gpuflash::navi31::chips;
 use modelrt_gpuflash::flashtool::{Board, BoardOptions, FlashToolError};
+use modelrt_gpuflash::navi31::chips;
 
 use crate::cli::{Cli, Cmd, PspCmd, RomCmd};
 

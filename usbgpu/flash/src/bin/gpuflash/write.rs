@@ -3,13 +3,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
-use modelrt_platform::interrupt;
 use modelrt_gpuflash::flashtool::flash::{
     self, check_image, load_image, BackupOutcome, FlashOptions, WriteRequest,
 };
 use modelrt_gpuflash::flashtool::{sha256_hex, Board};
 use modelrt_gpuflash::navi31::chips;
 use modelrt_gpuflash::navi31::writer::{sector_range, WriteOptions};
+use modelrt_platform::interrupt;
 
 use crate::cli::WriteArgs;
 use crate::draw::Draw;
@@ -163,7 +163,7 @@ fn stopped(a: &WriteArgs, next: u32, count: u32, img: &[u8]) -> Interrupted {
         format!("sectors {start}..{next} are written and verified")
     };
     Interrupted(format!(
-        "stopped between sectors, before sector {next} (0x{:06X}): {done}, sectors {next}..{end} are unchanged; \
+        "stopped between sectors, before sector {next} (0x{:06X}): {done}, sectors {next}..{end} are not yet written; \
          resume with the same command plus `--start-sector {next} --sector-count {}` \
          (re-running the whole write also resumes: sectors that already equal the image are skipped; image {}, sha256 {})",
         next as u64 * 0x1000,
