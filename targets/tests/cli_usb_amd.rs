@@ -144,3 +144,64 @@ fn usb_devices_refuse_a_cpu_bundle_and_name_the_hardware_path() {
     // Real hardware absent (no bridge on this machine): cli_devices.rs checks that the message
     // names the emulator, with a gfx1100 bundle.
 }
+
+/// Whether process `pid` catches SIGINT (`SigCgt` in /proc/PID/status has bit 1 set).
+fn catches_sigint(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        })
+        .is_some_and(|m| m & 0x2 != 0)
+}
+
+#[test]
+fn sdma_copy_bench_interrupted_reports_the_bytes_copied_as_partial() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let Some(fw) = firmware("copy_bench_interrupt") else {
+        return;
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_modelrt"))
+        .args([
+            "usb",
+            "copy-bench",
+            "--transport",
+            "emu",
+            "--size",
+            "60000000",
+        ])
+        .env("MODELRT_AMD_FIRMWARE_DIR", &fw)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start = Instant::now();
+    while !catches_sigint(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no SIGINT handler"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    assert!(out.contains(" (partial: of 60000000) in "), "{out}");
+    // What was copied was read back and compared.
+    assert!(out.contains("read back identical (partial)"), "{out}");
+    assert!(err.starts_with("interrupted: after "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
