@@ -1,4 +1,4 @@
-//! Ctrl-C on long runs: SIGINT sent to a running `modelrt bench` or `modelrt run
+//! Ctrl-C on long runs: SIGINT sent to a running `modelrt bench`, `modelrt verify` on an emulator or `modelrt run
 //! --steps` stops it at the next step boundary; it prints (and writes) what it measured or computed
 //! so far, labelled partial, draws no progress bar when standard error is not a terminal, and exits
 //! with status 130.
@@ -166,4 +166,25 @@ fn a_terminal_gets_a_progress_bar() {
     // The statistics follow the cleared bar as without a terminal.
     assert!(out.contains("(2000 iters, 0 warm-up)"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_on_an_emulator_interrupted_reports_the_reference_run_and_exits_130() {
+    // The dsp-emu reference run takes a few hundred milliseconds under qemu-hexagon: SIGINT sent
+    // during it ends verify after that run, before the warm timing run.
+    let bundle = dsp_selftest();
+    let child = spawn(&["verify", bundle.to_str().unwrap(), "--device", "dsp-emu"]);
+    let o = interrupt_after(child, Duration::from_millis(20));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    assert!(out.contains("verify logits: ok"), "{out}");
+    assert!(
+        out.contains("(partial: interrupted before the warm run)"),
+        "{out}"
+    );
+    assert!(!out.contains("warm run "), "{out}");
+    assert_eq!(
+        err.trim_end(),
+        "interrupted: after the reference run, which matched the embedded reference; the warm timing run was skipped"
+    );
 }
