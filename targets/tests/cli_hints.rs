@@ -1,7 +1,7 @@
-//! Hints and wording a new user meets: the selftests accept `--emu` alike
-//! and point to it without hardware, `--threads` warns when it cannot do what it says, `bench -i`
-//! keeps the defaults of the other inputs, the USB commands report what is really missing, counts
-//! take the right plural, and an undecodable a6xx word reads as Mesa prints it.
+//! Hints and wording a new user meets: the selftests accept `--emu` alike and point to it without
+//! hardware, `--threads` warns when it cannot do what it says, `bench -i` keeps the defaults of the
+//! other inputs, the USB commands report what is really missing, an all-NaN output says so, and
+//! counts of one are singular.
 mod cli_common;
 
 use cli_common::*;

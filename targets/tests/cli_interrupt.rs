@@ -1,7 +1,7 @@
-//! Ctrl-C on long runs: SIGINT sent to a running `modelrt bench`, `modelrt verify` on an emulator or `modelrt run
-//! --steps` stops it at the next step boundary; it prints (and writes) what it measured or computed
-//! so far, labelled partial, draws no progress bar when standard error is not a terminal, and exits
-//! with status 130.
+//! Ctrl-C on long runs: SIGINT sent to a running `modelrt bench`, `modelrt verify` on an emulator
+//! or `modelrt run --steps` stops it at the next step boundary; it prints (and writes) what it
+//! measured or computed so far, labelled partial, and exits with status 130. No progress bar is
+//! drawn when standard error is not a terminal, and one is when it is.
 mod cli_common;
 
 use std::path::Path;
