@@ -9,7 +9,7 @@ use modelrt_gpuflash::navi31::chips::GD25LQ16E;
 use modelrt_gpuflash::navi31::regs::*;
 use modelrt_gpuflash::navi31::romsw::{RomSw, RomSwConfig, RomSwError};
 use modelrt_gpuflash::navi31::spi_nor::{FlashError, SpiNor};
-use modelrt_gpuflash::navi31::writer::{write_image, WriteError, WriteOptions};
+use modelrt_gpuflash::navi31::writer::{write_image, write_image_until, WriteError, WriteOptions};
 use modelrt_hal::embedded_hal::spi::{Operation, SpiDevice};
 
 type Model = SharedModel<Navi31Bar5>;
@@ -498,4 +498,46 @@ fn emulator_rejects_transactions_without_the_forced_values() {
         "MISO floats high"
     );
     assert_eq!(m.lock().stats().misrouted_transactions, 2);
+}
+
+#[test]
+fn a_stop_request_ends_the_write_between_sectors_and_names_where_to_resume() {
+    let orig = vec![0xFF; 0x20_0000];
+    let img = pattern(0x20_0000, 11);
+    let m = model_with(orig.clone(), Navi31Config::default());
+    let mut nor = SpiNor::probe(engine(&m).unwrap(), m.delay()).unwrap();
+    let opts = WriteOptions {
+        start_sector: 4,
+        sector_count: Some(10),
+        clear_cmp: false,
+    };
+    // Asked before each sector: the third question says stop.
+    let mut asked = 0;
+    let s = write_image_until(
+        &mut nor,
+        &img,
+        None,
+        &opts,
+        |_| {},
+        || {
+            asked += 1;
+            asked > 2
+        },
+    )
+    .unwrap();
+    assert_eq!(s.stopped_at, Some(6));
+    assert_eq!((s.written, s.skipped), (2, 0));
+    let array = m.lock().flash().array().to_vec();
+    // Whole sectors only: 4 and 5 are the image, 6 onwards untouched.
+    assert!(array[0x4000..0x6000] == img[0x4000..0x6000]);
+    assert!(array[0x6000..] == orig[0x6000..] && array[..0x4000] == orig[..0x4000]);
+    // Resuming at the sector it named finishes the range.
+    let rest = WriteOptions {
+        start_sector: 6,
+        sector_count: Some(8),
+        clear_cmp: false,
+    };
+    let s = write_image(&mut nor, &img, None, &rest, |_| {}).unwrap();
+    assert_eq!((s.written, s.stopped_at), (8, None));
+    assert!(m.lock().flash().array()[0x4000..0xE000] == img[0x4000..0xE000]);
 }
