@@ -143,6 +143,21 @@ fn readers_before_2_3_refuse_the_flag() {
     );
 }
 
+#[test]
+fn a_signed_container_stays_2_3_and_verifies() {
+    use ed25519_compact::{KeyPair, Seed};
+    let kp = KeyPair::from_seed(Seed::new([3; 32]));
+    let (a, b) = parts();
+    let plain = write_multi(&spec(&a, &b)).unwrap();
+    let signed =
+        modelrt_core::bundle::writer::sign_bundle(&plain, &kp.pk, |m| *kp.sk.sign(m, None)).unwrap();
+    assert_eq!(u16::from_le_bytes([signed[10], signed[11]]), MULTI_MINOR);
+    assert_eq!(modelrt_core::sign::verify(&signed, &[*kp.pk]), Ok(*kp.pk));
+    let m = Bundle::parse(&signed).unwrap();
+    assert!(m.signature().is_some());
+    assert_eq!(m.part(1).unwrap().1.bytes(), &b[..]);
+}
+
 /// Every permutation of `v` (Heap's algorithm).
 fn permutations<T: Clone>(v: &mut Vec<T>, k: usize, out: &mut Vec<Vec<T>>) {
     if k <= 1 {

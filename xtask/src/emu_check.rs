@@ -154,7 +154,7 @@ fn check_loaded(
 
 /// The usb-emu model boots the GPU with the real Navi31 firmware: `$MODELRT_AMD_FIRMWARE_DIR`, the
 /// system's `/lib/firmware/amdgpu`, else the copy `cargo xtask firmware` unpacks into `target/`.
-fn amd_firmware() -> Result<()> {
+pub fn amd_firmware() -> Result<()> {
     use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir};
     const PROBE: &str = "psp_13_0_0_sos.bin";
     if firmware_dir().join(PROBE).exists() {

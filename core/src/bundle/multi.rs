@@ -107,8 +107,8 @@ fn check_host(
 /// outputs stored only after their run, every container output stored).
 pub(crate) fn validate_multi(b: &Bundle<'_>, m: &Multi<'_>) -> Result<(), BundleError> {
     let body = b.body();
-    m.roles.check_index("roles")?;
-    m.plan.check_index("plan")?;
+    m.roles.raw().check("roles")?;
+    m.plan.raw().check("plan")?;
     if m.roles.is_empty() || m.roles.len() > MAX_ROLES {
         return Err(invalid("a multi-device bundle names 1 to 8 roles", 0));
     }

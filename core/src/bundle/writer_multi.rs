@@ -153,7 +153,7 @@ pub fn write_multi(spec: &MultiSpec<'_>) -> Result<Vec<u8>, WriteError> {
         weights.extend_from_slice(bytes);
         target.get_or_insert(part.body().target);
         roles.push(&Role {
-            name,
+            name: *name,
             target: part.body().target,
             part: (start, bytes.len() as u64),
         })?;

@@ -79,8 +79,8 @@ fn load(
             path.display()
         )));
     }
-    let choice =
-        modelrt_capi::device::parse(Some(device)).map_err(|e| PyValueError::new_err(e.message))?;
+    let (choice, roles) = modelrt_capi::device::parse_roles(Some(device))
+        .map_err(|e| PyValueError::new_err(e.message))?;
     if threads == Some(0) {
         return Err(PyValueError::new_err(
             "threads must be at least 1 (or None for the bundle's own split)",
@@ -93,6 +93,7 @@ fn load(
     .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     let opts = LoadOptions {
         device: choice,
+        roles,
         threads: threads.unwrap_or(0),
         options: DeviceOptions::default().with(AmdOptions { firmware_dir }),
         trusted_keys: store,

@@ -117,7 +117,9 @@ class _Crossings:
       if dst == me.role and me.incoming is not None:
         p = me.incoming.get(f"{CROSS}{k}")
         if p is None or tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
-          raise ExportError(f"the script's move {CROSS}{k} ({src} -> {dst}) differs between the roles' exports: the program must move the same values every call")
+          raise ExportError(
+            f"the script's move {CROSS}{k} ({src} -> {dst}) differs between the roles' exports: the program must move the same values every call"
+          )
         return p
       return orig(t, device)
 

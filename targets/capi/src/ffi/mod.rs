@@ -207,7 +207,7 @@ unsafe fn load_impl(
     let path = unsafe { c_str(path, "path") }?;
     let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
     // SAFETY: caller contract on `device`.
-    let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
+    let (device, roles) = crate::device::parse_roles(unsafe { c_str(device, "device") }?)?;
     // SAFETY: caller contract on `trusted`.
     let trusted = unsafe { c_str(trusted, "trusted_keys") }?;
     let paths: Vec<std::path::PathBuf> = trusted
@@ -217,6 +217,7 @@ unsafe fn load_impl(
         .map_err(|e| CError::invalid(format!("{e:#}")))?;
     let opts = LoadOptions {
         trusted_keys: store,
+        roles,
         ..LoadOptions::on(device)
     };
     let map = flags & MRT_LOAD_READ == 0;
