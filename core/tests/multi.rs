@@ -5,7 +5,7 @@
 use modelrt_core::bundle::writer::{reseal, write_bundle, BundleSpec};
 use modelrt_core::bundle::writer_multi::{plan_by_name, write_multi, MultiSpec};
 use modelrt_core::bundle::{
-    BufRef, Bundle, BundleError, BufferKind, Producer, Step, Xfer, FLAG_MULTI, MULTI_MINOR,
+    BufRef, BufferKind, Bundle, BundleError, Producer, Step, Xfer, FLAG_MULTI, MULTI_MINOR,
     SCHEMA_HASH,
 };
 use modelrt_hal::target::{CpuArch, DType, Target};
@@ -58,7 +58,8 @@ fn spec<'a>(a: &'a [u8], b: &'a [u8]) -> MultiSpec<'a> {
 fn invalid(r: Result<Vec<u8>, modelrt_core::bundle::writer::WriteError>) -> &'static str {
     match r {
         Err(modelrt_core::bundle::writer::WriteError::Invalid(BundleError::Invalid {
-            what, ..
+            what,
+            ..
         })) => what,
         other => panic!("expected an invalid-bundle refusal, got {other:?}"),
     }
@@ -73,18 +74,37 @@ fn the_planner_plans_one_crossing_through_a_host_buffer() {
     assert_eq!(
         s.plan,
         vec![
-            Xfer::Load { role: 0, input: 0, host: 0 },
+            Xfer::Load {
+                role: 0,
+                input: 0,
+                host: 0
+            },
             Xfer::Run { role: 0 },
-            Xfer::Store { role: 0, output: 0, host: 1 },
-            Xfer::Load { role: 1, input: 0, host: 1 },
+            Xfer::Store {
+                role: 0,
+                output: 0,
+                host: 1
+            },
+            Xfer::Load {
+                role: 1,
+                input: 0,
+                host: 1
+            },
             Xfer::Run { role: 1 },
-            Xfer::Store { role: 1, output: 0, host: 2 },
+            Xfer::Store {
+                role: 1,
+                output: 0,
+                host: 2
+            },
         ]
     );
     let labels: Vec<&str> = s.hosts.iter().map(|h| h.label.as_str()).collect();
     assert_eq!(labels, ["input:x", "cross:warp.y", "output:z"]);
     let kinds: Vec<BufferKind> = s.hosts.iter().map(|h| h.kind).collect();
-    assert_eq!(kinds, [BufferKind::Input, BufferKind::Scratch, BufferKind::Output]);
+    assert_eq!(
+        kinds,
+        [BufferKind::Input, BufferKind::Scratch, BufferKind::Output]
+    );
 }
 
 #[test]
@@ -92,8 +112,14 @@ fn a_container_reads_back_with_its_parts_unchanged() {
     let (a, b) = parts();
     let bytes = write_multi(&spec(&a, &b)).unwrap();
     assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), MULTI_MINOR);
-    assert_eq!(u32::from_le_bytes(bytes[52..56].try_into().unwrap()), FLAG_MULTI);
-    assert_eq!(u64::from_le_bytes(bytes[16..24].try_into().unwrap()), SCHEMA_HASH);
+    assert_eq!(
+        u32::from_le_bytes(bytes[52..56].try_into().unwrap()),
+        FLAG_MULTI
+    );
+    assert_eq!(
+        u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
+        SCHEMA_HASH
+    );
     let m = Bundle::parse(&bytes).unwrap();
     let multi = m.multi().expect("a multi-device bundle");
     let names: Vec<&str> = multi.roles.iter().map(|r| r.unwrap().name).collect();
@@ -150,7 +176,8 @@ fn a_signed_container_stays_2_3_and_verifies() {
     let (a, b) = parts();
     let plain = write_multi(&spec(&a, &b)).unwrap();
     let signed =
-        modelrt_core::bundle::writer::sign_bundle(&plain, &kp.pk, |m| *kp.sk.sign(m, None)).unwrap();
+        modelrt_core::bundle::writer::sign_bundle(&plain, &kp.pk, |m| *kp.sk.sign(m, None))
+            .unwrap();
     assert_eq!(u16::from_le_bytes([signed[10], signed[11]]), MULTI_MINOR);
     assert_eq!(modelrt_core::sign::verify(&signed, &[*kp.pk]), Ok(*kp.pk));
     let m = Bundle::parse(&signed).unwrap();
@@ -200,8 +227,18 @@ fn incomplete_or_inconsistent_plans_are_refused() {
         f(&mut s);
         invalid(write_multi(&s))
     };
-    assert_eq!(with(&|s| { s.plan.remove(5); }), "an output is never stored");
-    assert_eq!(with(&|s| { s.plan.truncate(3); }), "a role never runs");
+    assert_eq!(
+        with(&|s| {
+            s.plan.remove(5);
+        }),
+        "an output is never stored"
+    );
+    assert_eq!(
+        with(&|s| {
+            s.plan.truncate(3);
+        }),
+        "a role never runs"
+    );
     assert_eq!(
         with(&|s| s.plan.insert(2, Xfer::Run { role: 0 })),
         "role runs twice or before all its inputs are loaded"
@@ -211,21 +248,26 @@ fn incomplete_or_inconsistent_plans_are_refused() {
         "plan names a missing role"
     );
     assert_eq!(
-        with(&|s| s.plan[3] = Xfer::Load { role: 1, input: 0, host: 2 }),
+        with(&|s| s.plan[3] = Xfer::Load {
+            role: 1,
+            input: 0,
+            host: 2
+        }),
         "plan loads a host buffer nothing filled"
     );
     assert_eq!(
-        with(&|s| s.plan[2] = Xfer::Store { role: 0, output: 0, host: 0 }),
+        with(&|s| s.plan[2] = Xfer::Store {
+            role: 0,
+            output: 0,
+            host: 0
+        }),
         "plan stores into an input buffer"
     );
     assert_eq!(
         with(&|s| s.hosts[1].tensor.shape[0] = 5),
         "plan moves a tensor into a host buffer of another size or type"
     );
-    assert_eq!(
-        with(&|s| s.roles[1].0 = "warp"),
-        "duplicate role name"
-    );
+    assert_eq!(with(&|s| s.roles[1].0 = "warp"), "duplicate role name");
 }
 
 #[test]
@@ -237,7 +279,10 @@ fn parts_must_be_single_target_bundles() {
     assert!(plan_by_name(PRODUCER, &[("warp", &inner[..])], &["z"]).is_err());
     let mut s = plan_by_name(PRODUCER, &[("warp", &a[..])], &["y"]).unwrap();
     s.roles[0].1 = &inner;
-    assert_eq!(invalid(write_multi(&s)), "a part is itself a multi-device bundle");
+    assert_eq!(
+        invalid(write_multi(&s)),
+        "a part is itself a multi-device bundle"
+    );
 }
 
 proptest! {

@@ -82,7 +82,8 @@ pub fn compile_multi(
                 c.device, c.max_abs
             );
         }
-        parts.push(std::fs::read(&part).with_context(|| format!("cannot read {}", part.display()))?);
+        parts
+            .push(std::fs::read(&part).with_context(|| format!("cannot read {}", part.display()))?);
         reports.push((role.clone(), *target, r));
     }
     let parsed: Vec<Bundle<'_>> = parts
@@ -105,10 +106,7 @@ pub fn compile_multi(
         .collect();
     let dev = dev.join(" ");
     let first = parsed[0].body().producer;
-    let producer = Producer {
-        dev: &dev,
-        ..first
-    };
+    let producer = Producer { dev: &dev, ..first };
     let role_bytes: Vec<(&str, &[u8])> = names
         .iter()
         .map(String::as_str)
@@ -156,7 +154,11 @@ pub fn compile_multi(
     let tmp = out.with_extension("mrt.tmp");
     std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
-    let crossings = spec.hosts.iter().filter(|h| h.label.starts_with("cross:")).count();
+    let crossings = spec
+        .hosts
+        .iter()
+        .filter(|h| h.label.starts_with("cross:"))
+        .count();
     println!(
         "wrote {} ({} bytes; {} roles: {}; {} cross-device copies per frame) in {:.1} s",
         out.display(),
@@ -215,10 +217,12 @@ fn container_reference<'a>(
         r.rtol = r.rtol.max(pr.rtol);
     }
     for &h in &spec.inputs {
-        r.inputs.push(find(spec.hosts[h as usize].tensor.name, true)?);
+        r.inputs
+            .push(find(spec.hosts[h as usize].tensor.name, true)?);
     }
     for &h in &spec.outputs {
-        r.outputs.push(find(spec.hosts[h as usize].tensor.name, false)?);
+        r.outputs
+            .push(find(spec.hosts[h as usize].tensor.name, false)?);
     }
     Ok(r)
 }

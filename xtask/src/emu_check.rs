@@ -99,7 +99,10 @@ fn check_loaded(
         bail!("internal: the reference does not match the bundle's inputs and outputs");
     }
     let (atol, rtol) = (reference.atol as f64, reference.rtol as f64);
-    if std::iter::once(opts.device).chain(opts.roles.iter().copied()).any(|d| d.name() == "usb-emu") {
+    if std::iter::once(opts.device)
+        .chain(opts.roles.iter().copied())
+        .any(|d| d.name() == "usb-emu")
+    {
         amd_firmware()?;
     }
     let mut model = load(

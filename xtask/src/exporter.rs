@@ -225,7 +225,12 @@ impl ExportArgs {
             }
         }
         if let Some((role, roles)) = &self.role {
-            v.extend(["--role".to_string(), role.clone(), "--roles".to_string(), roles.join(",")]);
+            v.extend([
+                "--role".to_string(),
+                role.clone(),
+                "--roles".to_string(),
+                roles.join(","),
+            ]);
         }
         v.extend(["--out".to_string(), self.out.display().to_string()]);
         v
@@ -247,7 +252,10 @@ pub fn parse_role_target(s: &str) -> Result<RoleTarget, String> {
             target: parse_target(s)?,
         }),
         Some((role, t)) => {
-            let ident = role.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            let ident = role
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && role.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ident {
                 return Err(format!(

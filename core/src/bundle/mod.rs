@@ -73,8 +73,8 @@ pub use header::{
     Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR,
     MAGIC, MULTI_MINOR, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
-pub use multi::{Multi, Role, Xfer};
 pub use in_place::NotInPlace;
+pub use multi::{Multi, Role, Xfer};
 pub use schema::{
     ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
     TensorDesc, MAX_DIMS, MAX_IO,

@@ -81,7 +81,12 @@ pub fn plan_by_name<'a>(
             let h = match by_name.iter().find(|(n, _)| *n == t.name) {
                 Some(&(_, h)) => h,
                 None => {
-                    let h = host(&mut spec, alloc::format!("input:{}", t.name), &t, BufferKind::Input);
+                    let h = host(
+                        &mut spec,
+                        alloc::format!("input:{}", t.name),
+                        &t,
+                        BufferKind::Input,
+                    );
                     spec.inputs.push(h);
                     by_name.push((t.name, h));
                     h
@@ -95,9 +100,9 @@ pub fn plan_by_name<'a>(
         }
         spec.plan.push(Xfer::Run { role: r as u32 });
         let later_inputs = |n: &str| {
-            roles[r + 1..].iter().any(|(_, b)| {
-                Bundle::parse_part(b).is_ok_and(|p| p.input_index(n).is_some())
-            })
+            roles[r + 1..]
+                .iter()
+                .any(|(_, b)| Bundle::parse_part(b).is_ok_and(|p| p.input_index(n).is_some()))
         };
         for (o, t) in part.body().outputs.iter().enumerate() {
             let t = t.map_err(WriteError::Invalid)?;
@@ -111,7 +116,10 @@ pub fn plan_by_name<'a>(
             let (label, kind) = if is_output {
                 (alloc::format!("output:{}", t.name), BufferKind::Output)
             } else {
-                (alloc::format!("cross:{name}.{}", t.name), BufferKind::Scratch)
+                (
+                    alloc::format!("cross:{name}.{}", t.name),
+                    BufferKind::Scratch,
+                )
             };
             let h = host(&mut spec, label, &t, kind);
             if is_output {
@@ -153,7 +161,7 @@ pub fn write_multi(spec: &MultiSpec<'_>) -> Result<Vec<u8>, WriteError> {
         weights.extend_from_slice(bytes);
         target.get_or_insert(part.body().target);
         roles.push(&Role {
-            name: *name,
+            name,
             target: part.body().target,
             part: (start, bytes.len() as u64),
         })?;
@@ -175,7 +183,10 @@ pub fn write_multi(spec: &MultiSpec<'_>) -> Result<Vec<u8>, WriteError> {
     let tensors = |idx: &[u32]| -> Result<TableBuilder, WriteError> {
         let mut t = TableBuilder::new();
         for &i in idx {
-            let h = spec.hosts.get(i as usize).ok_or(refuse("no such host buffer", i as usize))?;
+            let h = spec
+                .hosts
+                .get(i as usize)
+                .ok_or(refuse("no such host buffer", i as usize))?;
             t.push(&h.tensor)?;
         }
         Ok(t)

@@ -186,7 +186,9 @@ impl<'b> MultiModel<'b> {
                     let timing = part
                         .run(&ins, &mut outs)
                         .with_context(|| format!("role {}", self.names[r]))?;
-                    let usb = part.usb_counts().map(|a| a.since(&before.unwrap_or_default()));
+                    let usb = part
+                        .usb_counts()
+                        .map(|a| a.since(&before.unwrap_or_default()));
                     roles.push(RoleFrame {
                         role: self.names[r].to_string(),
                         device: part.device_name(),
@@ -200,9 +202,9 @@ impl<'b> MultiModel<'b> {
                     self.hosts[h].copy_from_slice(&self.outs[r][output as usize]);
                     // A crossing when a later step loads this buffer into another role.
                     let to = self.plan[i + 1..].iter().find_map(|x| match *x {
-                        Xfer::Load { role: t, host: hh, .. } if hh == host && t != role => {
-                            Some(t as usize)
-                        }
+                        Xfer::Load {
+                            role: t, host: hh, ..
+                        } if hh == host && t != role => Some(t as usize),
                         _ => None,
                     });
                     if let Some(t) = to {
@@ -228,13 +230,22 @@ impl<'b> MultiModel<'b> {
     fn put_inputs(&mut self, inputs: &[&[u8]]) -> anyhow::Result<()> {
         let body = self.bundle.body();
         if inputs.len() != body.inputs.len() {
-            bail!("expected {} inputs, got {}", body.inputs.len(), inputs.len());
+            bail!(
+                "expected {} inputs, got {}",
+                body.inputs.len(),
+                inputs.len()
+            );
         }
         for (t, data) in body.inputs.iter().zip(inputs) {
             let t = t?;
             let dst = &mut self.hosts[t.buffer as usize];
             if data.len() != dst.len() {
-                bail!("input {} is {} bytes, expected {}", t.name, data.len(), dst.len());
+                bail!(
+                    "input {} is {} bytes, expected {}",
+                    t.name,
+                    data.len(),
+                    dst.len()
+                );
             }
             dst.copy_from_slice(data);
         }
@@ -244,13 +255,22 @@ impl<'b> MultiModel<'b> {
     fn take_outputs(&self, outputs: &mut [&mut [u8]]) -> anyhow::Result<()> {
         let body = self.bundle.body();
         if outputs.len() != body.outputs.len() {
-            bail!("expected {} outputs, got {}", body.outputs.len(), outputs.len());
+            bail!(
+                "expected {} outputs, got {}",
+                body.outputs.len(),
+                outputs.len()
+            );
         }
         for (t, out) in body.outputs.iter().zip(outputs.iter_mut()) {
             let t = t?;
             let src = &self.hosts[t.buffer as usize];
             if out.len() != src.len() {
-                bail!("output {} is {} bytes, expected {}", t.name, src.len(), out.len());
+                bail!(
+                    "output {} is {} bytes, expected {}",
+                    t.name,
+                    src.len(),
+                    out.len()
+                );
             }
             out.copy_from_slice(src);
         }
@@ -294,7 +314,10 @@ impl<'b> LoadedModel<'b> for MultiModel<'b> {
         if real && self.parts.len() > 1 {
             // The composition itself (one device's outputs staged on the host into another) is only
             // tested on the device models.
-            format!("{} — composing real device drivers in one bundle: untested on hardware", each.join("; "))
+            format!(
+                "{} — composing real device drivers in one bundle: untested on hardware",
+                each.join("; ")
+            )
         } else {
             each.join("; ")
         }

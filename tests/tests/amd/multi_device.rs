@@ -36,7 +36,10 @@ struct Case {
 }
 
 fn spec(script: &str) -> String {
-    format!("{}:build", root().join("xtask/models").join(script).display())
+    format!(
+        "{}:build",
+        root().join("xtask/models").join(script).display()
+    )
 }
 
 /// `checked`: run the pre-write checks (the parts' and the whole bundle's); the modeld pipeline's fp32 warp fails
@@ -53,8 +56,15 @@ fn compile_case(
     let dir = root().join("target/multi_device").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let gold = pipeline::golden_for(&py, &dir, &spec(script), frames, pipeline::SEED, pipeline::SEED + 1)
-        .expect("tinygrad's replay (the inputs of every frame)");
+    let gold = pipeline::golden_for(
+        &py,
+        &dir,
+        &spec(script),
+        frames,
+        pipeline::SEED,
+        pipeline::SEED + 1,
+    )
+    .expect("tinygrad's replay (the inputs of every frame)");
     let mut args = ExportArgs::onnx(PathBuf::new(), TargetName::CpuX86_64, PathBuf::new());
     args.source = Source::Tinygrad(spec(script));
     args.emu_check = checked;
@@ -94,7 +104,10 @@ fn two_roles() -> Option<&'static Case> {
             "two_roles",
             "two_roles.py",
             FRAMES,
-            &[("sensor", TargetName::AdrenoA630), ("gpu", TargetName::AmdGfx1100)],
+            &[
+                ("sensor", TargetName::AdrenoA630),
+                ("gpu", TargetName::AmdGfx1100),
+            ],
             true,
         ))
     })
@@ -125,14 +138,27 @@ fn run(bytes: &[u8], opts: LoadOptions, gold: &std::path::Path) -> Run {
     let mut outputs = Vec::new();
     let mut reports = Vec::new();
     for step in &inputs {
-        outputs.extend(steps::run_steps(model.as_mut(), std::slice::from_ref(step)).expect("frame runs"));
+        outputs.extend(
+            steps::run_steps(model.as_mut(), std::slice::from_ref(step)).expect("frame runs"),
+        );
         reports.extend(model.frame_report());
     }
-    let dtypes = bundle.body().outputs.iter().map(|t| t.unwrap().dtype).collect();
+    let dtypes = bundle
+        .body()
+        .outputs
+        .iter()
+        .map(|t| t.unwrap().dtype)
+        .collect();
     let states = model
         .states()
         .into_iter()
-        .map(|s| (s.label.to_string(), s.dtype, model.read_state(s.index).unwrap()))
+        .map(|s| {
+            (
+                s.label.to_string(),
+                s.dtype,
+                model.read_state(s.index).unwrap(),
+            )
+        })
         .collect();
     Run {
         outputs,
@@ -143,7 +169,9 @@ fn run(bytes: &[u8], opts: LoadOptions, gold: &std::path::Path) -> Run {
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// Largest |a - b| of f32 bytes (NaN anywhere is infinitely far).
@@ -152,7 +180,13 @@ fn max_abs(a: &[u8], b: &[u8]) -> f64 {
     f32s(a)
         .iter()
         .zip(f32s(b))
-        .map(|(x, y)| if x.is_nan() || y.is_nan() { f64::INFINITY } else { (*x as f64 - y as f64).abs() })
+        .map(|(x, y)| {
+            if x.is_nan() || y.is_nan() {
+                f64::INFINITY
+            } else {
+                (*x as f64 - y as f64).abs()
+            }
+        })
         .fold(0.0, f64::max)
 }
 
@@ -164,7 +198,10 @@ fn within_tolerance(split: &Run, cpu: &Run) -> (f64, usize) {
         for (k, (a, b)) in s.iter().zip(c).enumerate() {
             assert_eq!(split.dtypes[k], DType::F32, "output {k} is f32");
             let e = max_abs(a, b);
-            assert!(e <= FLOAT_ATOL, "frame {i} output {k}: max abs error {e:.3e} > {FLOAT_ATOL:e}");
+            assert!(
+                e <= FLOAT_ATOL,
+                "frame {i} output {k}: max abs error {e:.3e} > {FLOAT_ATOL:e}"
+            );
             worst = worst.max(e);
         }
     }
@@ -173,14 +210,24 @@ fn within_tolerance(split: &Run, cpu: &Run) -> (f64, usize) {
     sorted_s.sort();
     sorted_c.sort();
     let labels = |v: &[(String, DType, Vec<u8>)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
-    assert_eq!(labels(&sorted_s), labels(&sorted_c), "the split bundle keeps every state buffer");
+    assert_eq!(
+        labels(&sorted_s),
+        labels(&sorted_c),
+        "the split bundle keeps every state buffer"
+    );
     let mut differing = 0;
     for ((label, dt, a), (_, _, b)) in sorted_s.iter().zip(&sorted_c) {
-        assert!(b.iter().any(|&x| x != 0), "{label} of the cpu run is all zero: the comparison proves nothing");
+        assert!(
+            b.iter().any(|&x| x != 0),
+            "{label} of the cpu run is all zero: the comparison proves nothing"
+        );
         match dt {
             DType::F32 => {
                 let e = max_abs(a, b);
-                assert!(e <= FLOAT_ATOL, "{label}: max abs error {e:.3e} > {FLOAT_ATOL:e}");
+                assert!(
+                    e <= FLOAT_ATOL,
+                    "{label}: max abs error {e:.3e} > {FLOAT_ATOL:e}"
+                );
                 worst = worst.max(e);
             }
             _ => {
@@ -211,12 +258,20 @@ fn modeld_split_on_qcom_emu_and_usb_emu_matches_the_cpu_bundle() {
     for r in &split.reports {
         assert_eq!(r.copies.len(), 1, "{r:?}");
         let x = &r.copies[0];
-        assert_eq!((x.from.as_str(), x.to.as_str(), x.bytes), ("warp", "model", 2 * 6 * 32 * 64));
+        assert_eq!(
+            (x.from.as_str(), x.to.as_str(), x.bytes),
+            ("warp", "model", 2 * 6 * 32 * 64)
+        );
         assert_eq!(r.roles.len(), 2);
         assert!(r.roles.iter().all(|role| role.emulated));
         assert!(r.roles[0].usb.is_none(), "the Adreno is not behind USB");
-        let usb = r.roles[1].usb.expect("the AMD GPU is behind the USB bridge");
-        assert!(usb.bytes_out >= x.bytes, "the crossing's bytes reach VRAM over USB ({usb:?})");
+        let usb = r.roles[1]
+            .usb
+            .expect("the AMD GPU is behind the USB bridge");
+        assert!(
+            usb.bytes_out >= x.bytes,
+            "the crossing's bytes reach VRAM over USB ({usb:?})"
+        );
     }
 }
 
@@ -228,10 +283,17 @@ fn two_role_script_split_matches_its_cpu_bundle_over_20_frames() {
     assert_eq!(split.outputs.len(), FRAMES);
     within_tolerance(&split, &cpu);
     let r = &split.reports[0];
-    let moved: Vec<(String, u64)> = r.copies.iter().map(|x| (x.label.clone(), x.bytes)).collect();
+    let moved: Vec<(String, u64)> = r
+        .copies
+        .iter()
+        .map(|x| (x.label.clone(), x.bytes))
+        .collect();
     assert_eq!(
         moved,
-        [("cross:sensor.x:0".to_string(), 2 * 8 * 16), ("cross:sensor.x:1".to_string(), 4)]
+        [
+            ("cross:sensor.x:0".to_string(), 2 * 8 * 16),
+            ("cross:sensor.x:1".to_string(), 4)
+        ]
     );
 }
 
@@ -243,13 +305,19 @@ fn a_split_onto_two_cpu_roles_equals_the_single_cpu_bundle_bit_for_bit() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut args = ExportArgs::onnx(PathBuf::new(), TargetName::CpuX86_64, PathBuf::new());
     args.source = Source::Tinygrad(spec("two_roles.py"));
-    let roles = [("sensor".to_string(), TargetName::CpuX86_64), ("gpu".to_string(), TargetName::CpuX86_64)];
+    let roles = [
+        ("sensor".to_string(), TargetName::CpuX86_64),
+        ("gpu".to_string(), TargetName::CpuX86_64),
+    ];
     let out = dir.join("split-cpu.mrt");
     xtask::compile_multi::compile_multi(&py, args, &roles, &out).expect("split onto two CPU roles");
     let bytes = std::fs::read(&out).unwrap();
     let split = run(&bytes, emulated(&["cpu", "cpu"]), &c.gold);
     let cpu = run(&c.cpu, LoadOptions::on(device("cpu").unwrap()), &c.gold);
-    assert_eq!(split.outputs, cpu.outputs, "every frame's outputs, bit for bit");
+    assert_eq!(
+        split.outputs, cpu.outputs,
+        "every frame's outputs, bit for bit"
+    );
     let mut s = split.states.clone();
     let mut w = cpu.states.clone();
     s.sort();
@@ -261,11 +329,24 @@ fn a_split_onto_two_cpu_roles_equals_the_single_cpu_bundle_bit_for_bit() {
 fn a_device_list_must_name_one_device_per_role() {
     let Some(c) = two_roles() else { return };
     let b = Bundle::parse(&c.split).unwrap();
-    let one = format!("{:#}", load(b.clone(), LoadOptions::on(device("qcom-emu").unwrap())).err().unwrap());
+    let one = format!(
+        "{:#}",
+        load(b.clone(), LoadOptions::on(device("qcom-emu").unwrap()))
+            .err()
+            .unwrap()
+    );
     assert!(one.contains("role gpu") && one.contains("amd"), "{one}");
-    let three = format!("{:#}", load(b.clone(), emulated(&["qcom-emu", "usb-emu", "cpu"])).err().unwrap());
+    let three = format!(
+        "{:#}",
+        load(b.clone(), emulated(&["qcom-emu", "usb-emu", "cpu"]))
+            .err()
+            .unwrap()
+    );
     assert!(three.contains("2 device roles but 3 devices"), "{three}");
     let single = Bundle::parse(&c.cpu).unwrap();
-    let two = format!("{:#}", load(single, emulated(&["cpu", "cpu"])).err().unwrap());
+    let two = format!(
+        "{:#}",
+        load(single, emulated(&["cpu", "cpu"])).err().unwrap()
+    );
     assert!(two.contains("one target"), "{two}");
 }

@@ -23,7 +23,10 @@ pub const DEVICES: [&str; 2] = ["qcom-emu", "usb-emu"];
 
 /// Load options for the split bundle on [`DEVICES`].
 pub fn options() -> Result<LoadOptions> {
-    let roles = DEVICES.iter().map(|d| device(d)).collect::<Result<Vec<_>>>()?;
+    let roles = DEVICES
+        .iter()
+        .map(|d| device(d))
+        .collect::<Result<Vec<_>>>()?;
     Ok(LoadOptions {
         device: roles[0],
         roles,
@@ -49,7 +52,10 @@ pub fn row(python: &Path, dir: &Path, gold: &Path) -> Result<Row> {
     eprintln!("pipeline: compiling the split bundle (warp=adreno-a630, model=amd-gfx1100)");
     let bytes = compile(python, script_spec(), &out)?;
     let bundle = Bundle::parse(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-    eprintln!("pipeline: running the split bundle on {}", DEVICES.join(","));
+    eprintln!(
+        "pipeline: running the split bundle on {}",
+        DEVICES.join(",")
+    );
     crate::emu_check::amd_firmware()?;
     let run = compare_run_on(&bundle, options()?, gold)?;
     Ok(Row {

@@ -72,24 +72,47 @@ fn signer_str(b: &modelrt_core::bundle::Bundle<'_>) -> String {
 }
 
 /// One step of a multi-device bundle's transfer plan, with tensor and host buffer names.
-fn plan_str(b: &modelrt_core::bundle::Bundle<'_>, x: modelrt_core::bundle::Xfer) -> anyhow::Result<String> {
+fn plan_str(
+    b: &modelrt_core::bundle::Bundle<'_>,
+    x: modelrt_core::bundle::Xfer,
+) -> anyhow::Result<String> {
     use modelrt_core::bundle::Xfer;
     let role = |r: u32| -> anyhow::Result<(String, modelrt_core::bundle::Bundle<'_>)> {
         let (role, part) = b.part(r as usize)?;
         Ok((role.name.to_string(), part))
     };
-    let host = |h: u32| -> anyhow::Result<String> { Ok(b.body().buffers.get(h as usize)?.label.to_string()) };
+    let host = |h: u32| -> anyhow::Result<String> {
+        Ok(b.body().buffers.get(h as usize)?.label.to_string())
+    };
     Ok(match x {
-        Xfer::Load { role: r, input, host: h } => {
+        Xfer::Load {
+            role: r,
+            input,
+            host: h,
+        } => {
             let (name, part) = role(r)?;
             let t = part.body().inputs.get(input as usize)?;
-            format!("load  {} → {name}.{} ({})", host(h)?, t.name, units::size(t.byte_len()))
+            format!(
+                "load  {} → {name}.{} ({})",
+                host(h)?,
+                t.name,
+                units::size(t.byte_len())
+            )
         }
         Xfer::Run { role: r } => format!("run   {}", role(r)?.0),
-        Xfer::Store { role: r, output, host: h } => {
+        Xfer::Store {
+            role: r,
+            output,
+            host: h,
+        } => {
             let (name, part) = role(r)?;
             let t = part.body().outputs.get(output as usize)?;
-            format!("store {name}.{} → {} ({})", t.name, host(h)?, units::size(t.byte_len()))
+            format!(
+                "store {name}.{} → {} ({})",
+                t.name,
+                host(h)?,
+                units::size(t.byte_len())
+            )
         }
     })
 }

@@ -39,14 +39,16 @@ impl RoleSummary {
             .map(|(i, r)| {
                 let each = frames.iter().filter_map(|f| f.roles.get(i));
                 let usb = r.usb.map(|_| {
-                    each.clone().filter_map(|x| x.usb).fold((0.0, 0.0, 0.0, 0.0), |a, c| {
-                        (
-                            a.0 + c.control as f64 / n,
-                            a.1 + c.bulk as f64 / n,
-                            a.2 + c.bytes_out as f64 / n,
-                            a.3 + c.bytes_in as f64 / n,
-                        )
-                    })
+                    each.clone()
+                        .filter_map(|x| x.usb)
+                        .fold((0.0, 0.0, 0.0, 0.0), |a, c| {
+                            (
+                                a.0 + c.control as f64 / n,
+                                a.1 + c.bulk as f64 / n,
+                                a.2 + c.bytes_out as f64 / n,
+                                a.3 + c.bytes_in as f64 / n,
+                            )
+                        })
                 });
                 RoleLine {
                     role: r.role.clone(),
@@ -88,7 +90,11 @@ impl RoleSummary {
                 r.role,
                 r.device,
                 units::duration(r.median_ns),
-                if r.emulated { " (emulated: modelled)" } else { "" }
+                if r.emulated {
+                    " (emulated: modelled)"
+                } else {
+                    ""
+                }
             ));
         }
         for (label, from, to, bytes) in &self.copies {

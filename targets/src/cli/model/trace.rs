@@ -24,7 +24,10 @@ pub(super) fn write_trace(
     }
     let b = parse_bundle(bytes, path)?;
     let on_cpu = matches!(b.body().target, Target::Cpu { .. })
-        && dev.first_device().spec().is_none_or(|s| s.family == Some("cpu"));
+        && dev
+            .first_device()
+            .spec()
+            .is_none_or(|s| s.family == Some("cpu"));
     if !on_cpu {
         bail!("--trace is only supported on the CPU backend");
     }
