@@ -193,7 +193,7 @@ fn permutations<T: Clone>(v: &mut Vec<T>, k: usize, out: &mut Vec<Vec<T>>) {
     }
     for i in 0..k {
         permutations(v, k - 1, out);
-        let j = if k % 2 == 0 { i } else { 0 };
+        let j = if k.is_multiple_of(2) { i } else { 0 };
         v.swap(j, k - 1);
     }
 }
