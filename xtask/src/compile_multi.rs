@@ -106,7 +106,20 @@ pub fn compile_multi(
         .collect();
     let dev = dev.join(" ");
     let first = parsed[0].body().producer;
-    let producer = Producer { dev: &dev, ..first };
+    // The first part's flags, naming every role instead of the first part's own.
+    let flags: std::collections::BTreeSet<String> = first
+        .flags
+        .split(' ')
+        .filter(|f| !f.is_empty() && !f.starts_with("ROLE="))
+        .map(String::from)
+        .chain([format!("ROLES={}", names.join(","))])
+        .collect();
+    let flags = flags.into_iter().collect::<Vec<_>>().join(" ");
+    let producer = Producer {
+        dev: &dev,
+        flags: &flags,
+        ..first
+    };
     let role_bytes: Vec<(&str, &[u8])> = names
         .iter()
         .map(String::as_str)
