@@ -207,8 +207,8 @@ fn within_tolerance(split: &Run, cpu: &Run) -> (f64, usize) {
     }
     let mut sorted_s = split.states.clone();
     let mut sorted_c = cpu.states.clone();
-    sorted_s.sort();
-    sorted_c.sort();
+    sorted_s.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted_c.sort_by(|a, b| a.0.cmp(&b.0));
     let labels = |v: &[(String, DType, Vec<u8>)]| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
     assert_eq!(
         labels(&sorted_s),
@@ -320,8 +320,8 @@ fn a_split_onto_two_cpu_roles_equals_the_single_cpu_bundle_bit_for_bit() {
     );
     let mut s = split.states.clone();
     let mut w = cpu.states.clone();
-    s.sort();
-    w.sort();
+    s.sort_by(|a, b| a.0.cmp(&b.0));
+    w.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(s, w, "the final state, bit for bit");
 }
 
