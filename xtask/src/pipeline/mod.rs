@@ -1,6 +1,7 @@
 //! `cargo xtask pipeline`: the openpilot-shaped reference pipeline (`xtask/models/modeld_pipeline.py`) compiled from
 //! its tinygrad script for every target that computes here — cpu-x86_64 on the CPU backend, adreno-a630 (fp32 and
-//! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted) — and run for N consecutive
+//! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted), and split across two devices
+//! (`--target warp=adreno-a630 --target model=amd-gfx1100` on `qcom-emu,usb-emu`, [`split`]) — and run for N consecutive
 //! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/tools/pipeline_golden.py`). Writes the table
 //! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/cpu/modeld_pipeline.rs` (bit-exact); the Adreno runs
 //! take minutes on two cores, so they live here.
@@ -221,7 +222,6 @@ pub fn run(frames: usize) -> Result<Vec<Row>> {
             run,
         });
     }
-    rows.push(split::row(&python, &dir, &gold)?);
     Ok(rows)
 }
 

@@ -46,6 +46,19 @@ pub fn compile(python: &Path, spec: String, out: &Path) -> Result<Vec<u8>> {
     Ok(std::fs::read(out)?)
 }
 
+/// The section of docs/pipeline.md this row is written to.
+pub const SECTION: &str = "pipeline-split-table";
+
+/// Compile the split pipeline and compare `frames` frames with tinygrad's replay (`cargo xtask pipeline`).
+pub fn run(frames: usize) -> Result<Row> {
+    let root = crate::setup::workspace_root();
+    let python = crate::venv::ensure_venv(&root)?;
+    let dir = root.join("target/pipeline-split");
+    std::fs::create_dir_all(&dir)?;
+    let gold = super::golden(&python, &dir, frames, super::SEED, super::SEED + 1)?;
+    row(&python, &dir, &gold)
+}
+
 /// Compile and run the split pipeline for the frames of `gold`.
 pub fn row(python: &Path, dir: &Path, gold: &Path) -> Result<Row> {
     let out = dir.join("modeld-split.mrt");
