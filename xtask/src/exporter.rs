@@ -517,6 +517,50 @@ mod tests {
     }
 
     #[test]
+    fn targets_name_roles_or_one_device() {
+        let t = |s: &str| parse_role_target(s).unwrap();
+        assert_eq!(t("adreno-a630").role, None);
+        assert_eq!(t("warp=adreno-a630").role.as_deref(), Some("warp"));
+        assert_eq!(t("model=amd-gfx1100").target, TargetName::AmdGfx1100);
+        for bad in ["=cpu", "1x=cpu", "a-b=cpu", "warp=gpu", "warp="] {
+            assert!(parse_role_target(bad).is_err(), "{bad}");
+        }
+        assert_eq!(roles_of(&[t("cpu")]).unwrap(), None);
+        assert_eq!(
+            roles_of(&[t("warp=adreno-a630"), t("model=amd-gfx1100")]).unwrap(),
+            Some(vec![
+                ("warp".to_string(), TargetName::AdrenoA630),
+                ("model".to_string(), TargetName::AmdGfx1100)
+            ])
+        );
+        let twice = roles_of(&[t("cpu"), t("adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("ROLE=TARGET"), "{twice}");
+        let mixed = roles_of(&[t("warp=cpu"), t("adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(mixed.contains("ROLE=TARGET"), "{mixed}");
+        let dup = roles_of(&[t("a=cpu"), t("a=adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(dup.contains("twice"), "{dup}");
+    }
+
+    #[test]
+    fn a_role_reaches_export_py() {
+        let mut a = ExportArgs::onnx("m.onnx", TargetName::AdrenoA630, "o");
+        a.source = Source::Tinygrad("s.py:build".into());
+        a.role = Some(("warp".into(), vec!["warp".into(), "model".into()]));
+        let argv = a.to_argv();
+        assert!(
+            argv.windows(4)
+                .any(|w| w == ["--role", "warp", "--roles", "warp,model"]),
+            "{argv:?}"
+        );
+    }
+
+    #[test]
     fn dim_values_are_names_with_whole_numbers() {
         assert_eq!(parse_dim("N=8"), Ok(("N".to_string(), 8)));
         assert_eq!(parse_dim("batch_size=1"), Ok(("batch_size".to_string(), 1)));
