@@ -23,6 +23,9 @@ pub(super) fn write_trace(
         store.check(bytes)?;
     }
     let b = parse_bundle(bytes, path)?;
+    if b.multi().is_some() {
+        bail!("--trace is not supported for multi-device bundles (bench reports each role's time instead)");
+    }
     let on_cpu = matches!(b.body().target, Target::Cpu { .. })
         && dev
             .first_device()
