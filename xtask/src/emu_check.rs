@@ -84,7 +84,7 @@ fn check_loaded(
     b: Bundle<'_>,
     reference: &ReferenceSpec<'_>,
     opts: LoadOptions,
-    name: &'static str,
+    device_name: &'static str,
     against: &str,
 ) -> Result<EmuCheck> {
     let want = &reference.outputs;
@@ -112,7 +112,7 @@ fn check_loaded(
     .with_context(|| {
         format!(
             "the bundle does not load on {} for the pre-write check (--no-emu-check writes it unchecked)",
-            name
+            device_name
         )
     })?;
     if !model.computes_outputs() {
@@ -124,7 +124,7 @@ fn check_loaded(
     model.run(&reference.inputs, &mut refs).with_context(|| {
         format!(
             "the bundle failed on {} in the pre-write check; no bundle written",
-            name
+            device_name
         )
     })?;
     let seconds = t.elapsed().as_secs_f64();
@@ -137,7 +137,7 @@ fn check_loaded(
             let (atol, rtol) = (atol as f32, rtol as f32);
             bail!(
                 "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of {against} (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
-                name,
+                device_name,
                 c.mismatches,
                 c.count,
                 c.max_abs,
@@ -148,7 +148,7 @@ fn check_loaded(
         max_rel = max_rel.max(c.max_rel);
     }
     Ok(EmuCheck {
-        device: name,
+        device: device_name,
         max_abs,
         max_rel,
         seconds,
