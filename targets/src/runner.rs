@@ -10,8 +10,8 @@ pub use modelrt_cpu::{cpu_threads, cpu_threads_for};
 pub use modelrt_platform::bundle_file::FileMap;
 pub use modelrt_platform::trust::{fingerprint, is_refusal};
 pub use modelrt_platform::{
-    Caller, DeviceChoice, DeviceOptions, LoadOptions, LoadedModel, MemoryReport, TrustStore,
-    UsbCounts,
+    Caller, DeviceChoice, DeviceOptions, FrameReport, LoadOptions, LoadedModel, MemoryReport,
+    TrustStore, UsbCounts,
 };
 
 use crate::registry::REGISTRY;

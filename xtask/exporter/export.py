@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     "where the measured rule says it is faster (x86-64 only), on for every qualifying conv, off for none; each rewrite is checked "
     "against onnxruntime (mrt/winograd.py)",
   )
+  ap.add_argument("--role", default=None, help="--tinygrad: compile this device role of a multi-device bundle (mrt/roles.py)")
+  ap.add_argument("--roles", default=None, help="with --role: every role, comma-separated, in --target order")
   from mrt.beam import add_args
 
   add_args(ap)
@@ -220,7 +222,12 @@ def main(argv) -> int:
     if (ap.tinygrad is not None) and ap.winograd is not None:
       raise ExportError("--winograd applies to ONNX models, not --tinygrad")
     configure(ap.winograd or DEFAULT, cfg.name, log)
+    if ap.role is not None and ap.tinygrad is None:
+      raise ExportError("--role applies to --tinygrad programs")
     if ap.tinygrad is not None:
+      from mrt.roles import set_context
+
+      set_context(ap.role, ap.roles)
       if ap.const or ap.compile3_dtypes or ap.trust_tinygrad or ap.state_init:
         raise ExportError("--const, --compile3-dtypes, --trust-tinygrad and --state-init apply to ONNX models and pickles, not --tinygrad")
       if ap.dim:

@@ -6,6 +6,11 @@ queue and the traffic convention. The queues are passed in on every call and adv
 openpilot's selfdrive/modeld/compile_modeld.py builds its one JIT per camera geometry.
 
   cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build --target cpu -o modeld.mrt
+  cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build --target warp=adreno-a630 --target model=amd-gfx1100 -o split.mrt
+
+Device roles (openpilot's usbgpu layout, docs/pipeline.md "Device roles"): `warp` runs the camera warp and the frame queue
+(openpilot: WARP=QCOM), `model` runs the vision and policy nets with the feature and desire queues (QUEUE=AMD on a USB
+GPU). The warped frame pair moves from warp to model with `.to(devices["model"])`, the one crossing of a step.
 
 `build()` is the contract of `cargo xtask compile --tinygrad` (docs/hw/tinygrad-export.md, "Stateful JITs"):
 it returns a dict with
@@ -14,6 +19,8 @@ it returns a dict with
   state   name -> numpy array: the initial contents of the buffers fn advances with assign (become bundle state)
   sample  optional: sample(rng: numpy Generator) -> one step's inputs (name -> numpy array); default: seeded random
   outputs optional: output names for fn's returned tuple
+  placement optional: input/state name -> role (unplaced names go on the first --target's role)
+`build(devices=...)` gets role name -> tinygrad device string; with one --target every role is that target's device.
 Weights are created from numpy (seeded), so their bytes are known even when the compile runs on tinygrad's data-less
 NULL device (cpu-aarch64, adreno-a630).
 """
@@ -56,7 +63,7 @@ def prepare_frame(frame, tfm):
   y = _warp_plane(frame, tfm, MODEL_W, MODEL_H, CAM_W, CAM_H, stride)
   # chroma is subsampled 2x2: the same transform in half-resolution coordinates is S @ M @ S^-1 with S = diag(.5, .5, 1)
   from tinygrad import Tensor
-  half = tfm * Tensor([[1.0, 1.0, 0.5], [1.0, 1.0, 0.5], [2.0, 2.0, 1.0]])
+  half = tfm * Tensor([[1.0, 1.0, 0.5], [1.0, 1.0, 0.5], [2.0, 2.0, 1.0]], device=frame.device)
   uv = frame[stride * y_rows:]
   u = _warp_plane(uv, half, MODEL_W // 2, MODEL_H // 2, CAM_W // 2, CAM_H // 2, stride, 2, 0)
   v = _warp_plane(uv, half, MODEL_W // 2, MODEL_H // 2, CAM_W // 2, CAM_H // 2, stride, 2, 1)
@@ -76,19 +83,20 @@ def make_weights(seed: int) -> dict:
   return {"v1": lin(n_pix, 64), "v2": lin(64, VISION_OUT), "p1": lin(N_CTX * FEAT + N_CTX * DESIRE + 2, 64), "p2": lin(64, POLICY_OUT)}
 
 
-def make_step(weights: dict):
-  from tinygrad import Tensor, Device
-  w = {k: (Tensor(a).realize(), Tensor(b).realize()) for k, (a, b) in weights.items()}
+def make_step(weights: dict, devices: dict):
+  from tinygrad import Tensor
+  warp, model = devices["warp"], devices["model"]
+  w = {k: (Tensor(a, device=model).realize(), Tensor(b, device=model).realize()) for k, (a, b) in weights.items()}
   def dense(x, name): return x @ w[name][0] + w[name][1]
 
   def step(img_q, feat_q, desire_q, frame, tfm, desire, traffic_convention):
-    img = _push(img_q, prepare_frame(frame, tfm.to(Device.DEFAULT)).unsqueeze(0))[::FRAME_SKIP]       # (N_FRAMES, 6, h, w)
+    img = _push(img_q, prepare_frame(frame, tfm.to(warp)).unsqueeze(0))[::FRAME_SKIP].to(model)       # (N_FRAMES, 6, h, w)
     x = img.float().div(255.0).reshape(1, N_FRAMES * 6, MODEL_H // 2, MODEL_W // 2).avg_pool2d(4).reshape(1, -1)
     vision_out = dense(dense(x, "v1").relu(), "v2")
     feats = _push(feat_q, vision_out[:, :FEAT].reshape(1, 1, FEAT))[::FRAME_SKIP].reshape(1, -1)
-    desires = _push(desire_q, desire.to(Device.DEFAULT).reshape(1, 1, DESIRE))
+    desires = _push(desire_q, desire.to(model).reshape(1, 1, DESIRE))
     desires = desires.reshape(N_CTX, FRAME_SKIP, DESIRE).max(1).reshape(1, -1)
-    h = feats.cat(desires, traffic_convention.to(Device.DEFAULT).reshape(1, 2), dim=1)
+    h = feats.cat(desires, traffic_convention.to(model).reshape(1, 2), dim=1)
     policy_out = dense(dense(h, "p1").relu(), "p2")
     return vision_out.contiguous(), policy_out.contiguous()
   return step
@@ -115,6 +123,14 @@ def initial_state() -> dict:
           "desire_q": np.zeros((FRAME_SKIP * N_CTX, 1, DESIRE), np.float32)}
 
 
-def build(seed: int = 1234) -> dict:
-  return {"fn": make_step(make_weights(seed)), "inputs": sample_inputs(np.random.default_rng(0)), "state": initial_state(),
-          "host_inputs": ["tfm", "desire", "traffic_convention"], "sample": sample_inputs, "outputs": ["vision_out", "policy_out"]}
+# Everything the model role reads; the rest (frame, tfm, img_q) goes on the first role, warp.
+PLACEMENT = {"desire": "model", "traffic_convention": "model", "feat_q": "model", "desire_q": "model"}
+
+
+def build(seed: int = 1234, devices: dict | None = None) -> dict:
+  if devices is None:  # called directly (not by the exporter): every role on tinygrad's default device
+    from tinygrad import Device
+    devices = {"warp": Device.DEFAULT, "model": Device.DEFAULT}
+  return {"fn": make_step(make_weights(seed), devices), "inputs": sample_inputs(np.random.default_rng(0)), "state": initial_state(),
+          "host_inputs": ["tfm", "desire", "traffic_convention"], "sample": sample_inputs, "outputs": ["vision_out", "policy_out"],
+          "placement": PLACEMENT}

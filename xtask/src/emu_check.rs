@@ -59,6 +59,34 @@ pub fn check_against(
     against: &str,
 ) -> Result<EmuCheck> {
     let b = Bundle::parse(bundle).map_err(|e| anyhow!("the built bundle does not parse: {e}"))?;
+    check_loaded(b, reference, LoadOptions::on(device.0), device.1, against)
+}
+
+/// [`check_against`] of a multi-device bundle on one device per role (`roles`, in role order), `name`
+/// naming them in messages.
+pub fn check_roles(
+    bundle: &[u8],
+    reference: &ReferenceSpec<'_>,
+    roles: &[DeviceChoice],
+    name: &'static str,
+    against: &str,
+) -> Result<EmuCheck> {
+    let b = Bundle::parse(bundle).map_err(|e| anyhow!("the built bundle does not parse: {e}"))?;
+    let opts = LoadOptions {
+        device: roles.first().copied().unwrap_or_default(),
+        roles: roles.to_vec(),
+        ..LoadOptions::default()
+    };
+    check_loaded(b, reference, opts, name, against)
+}
+
+fn check_loaded(
+    b: Bundle<'_>,
+    reference: &ReferenceSpec<'_>,
+    opts: LoadOptions,
+    device_name: &'static str,
+    against: &str,
+) -> Result<EmuCheck> {
     let want = &reference.outputs;
     let outs: Vec<(String, modelrt_hal::target::DType)> = b
         .body()
@@ -71,17 +99,20 @@ pub fn check_against(
         bail!("internal: the reference does not match the bundle's inputs and outputs");
     }
     let (atol, rtol) = (reference.atol as f64, reference.rtol as f64);
-    if device.1 == "usb-emu" {
+    if std::iter::once(opts.device)
+        .chain(opts.roles.iter().copied())
+        .any(|d| d.name() == "usb-emu")
+    {
         amd_firmware()?;
     }
     let mut model = load(
         b,
-        LoadOptions::on(device.0),
+        opts,
     )
     .with_context(|| {
         format!(
             "the bundle does not load on {} for the pre-write check (--no-emu-check writes it unchecked)",
-            device.1
+            device_name
         )
     })?;
     if !model.computes_outputs() {
@@ -93,7 +124,7 @@ pub fn check_against(
     model.run(&reference.inputs, &mut refs).with_context(|| {
         format!(
             "the bundle failed on {} in the pre-write check; no bundle written",
-            device.1
+            device_name
         )
     })?;
     let seconds = t.elapsed().as_secs_f64();
@@ -106,7 +137,7 @@ pub fn check_against(
             let (atol, rtol) = (atol as f32, rtol as f32);
             bail!(
                 "the compiled program gives wrong outputs on {}: output '{name}' has {} of {} elements outside atol {atol:e} rtol {rtol:e} of {against} (max abs err {:.3e}, worst at element {}); no bundle written — report it with the model, or pass --no-emu-check to write it anyway",
-                device.1,
+                device_name,
                 c.mismatches,
                 c.count,
                 c.max_abs,
@@ -117,7 +148,7 @@ pub fn check_against(
         max_rel = max_rel.max(c.max_rel);
     }
     Ok(EmuCheck {
-        device: device.1,
+        device: device_name,
         max_abs,
         max_rel,
         seconds,
@@ -126,7 +157,7 @@ pub fn check_against(
 
 /// The usb-emu model boots the GPU with the real Navi31 firmware: `$MODELRT_AMD_FIRMWARE_DIR`, the
 /// system's `/lib/firmware/amdgpu`, else the copy `cargo xtask firmware` unpacks into `target/`.
-fn amd_firmware() -> Result<()> {
+pub fn amd_firmware() -> Result<()> {
     use modelrt_amd::platform::{firmware_dir, set_fallback_firmware_dir};
     const PROBE: &str = "psp_13_0_0_sos.bin";
     if firmware_dir().join(PROBE).exists() {

@@ -73,9 +73,17 @@ pub struct ExportArgs {
     pub state_init: Vec<(String, String)>,
     /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
     /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
-    /// hexagon-v65 (comma three DSP; emulated: dsp-emu).
-    #[arg(long, default_value = "cpu", value_parser = parse_target)]
+    /// hexagon-v65 (comma three DSP; emulated: dsp-emu). With --tinygrad, ROLE=TARGET (repeatable) compiles
+    /// a bundle spanning several devices: each device role of the script on its target, the first role
+    /// taking what the script does not place (docs/pipeline.md, "Device roles").
+    #[arg(long = "target", value_name = "[ROLE=]TARGET", default_value = "cpu", value_parser = parse_role_target)]
+    pub targets: Vec<RoleTarget>,
+    /// The target of this export (from `--target`; for a multi-device compile, the role's).
+    #[arg(skip)]
     pub target: Option<TargetName>,
+    /// For one role of a multi-device compile: (this role, every role in `--target` order).
+    #[arg(skip)]
+    pub role: Option<(String, Vec<String>)>,
     /// Embed seeded random inputs and the reference's outputs for them (onnxruntime's; tinygrad's own run for
     /// --tinygrad) so `modelrt verify` can check the bundle on any device.
     #[arg(long)]
@@ -156,7 +164,9 @@ impl ExportArgs {
     pub fn onnx(model: impl Into<PathBuf>, target: TargetName, out: impl Into<PathBuf>) -> Self {
         ExportArgs {
             source: Source::Onnx(model.into()),
+            targets: vec![RoleTarget { role: None, target }],
             target: Some(target),
+            role: None,
             out: out.into(),
             reference: false,
             seed: None,
@@ -214,8 +224,71 @@ impl ExportArgs {
                 }
             }
         }
+        if let Some((role, roles)) = &self.role {
+            v.extend([
+                "--role".to_string(),
+                role.clone(),
+                "--roles".to_string(),
+                roles.join(","),
+            ]);
+        }
         v.extend(["--out".to_string(), self.out.display().to_string()]);
         v
+    }
+}
+
+/// One `--target`: a target, or `ROLE=TARGET` for one role of a multi-device bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleTarget {
+    pub role: Option<String>,
+    pub target: TargetName,
+}
+
+/// `[ROLE=]TARGET` for `--target`; a role is a Python identifier (the key `build(devices=...)` gets).
+pub fn parse_role_target(s: &str) -> Result<RoleTarget, String> {
+    match s.split_once('=') {
+        None => Ok(RoleTarget {
+            role: None,
+            target: parse_target(s)?,
+        }),
+        Some((role, t)) => {
+            let ident = role
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && role.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ident {
+                return Err(format!(
+                    "expected ROLE=TARGET with ROLE a name like warp or model, got '{s}'"
+                ));
+            }
+            Ok(RoleTarget {
+                role: Some(role.to_string()),
+                target: parse_target(t)?,
+            })
+        }
+    }
+}
+
+/// What the `--target` list asks for: `Ok(None)` for one plain target (a single-target bundle), else
+/// the roles in order. Mixing plain and named targets, repeating a role or a plain target is refused.
+pub fn roles_of(targets: &[RoleTarget]) -> Result<Option<Vec<(String, TargetName)>>> {
+    match targets {
+        [] => bail!("no --target given"),
+        [RoleTarget { role: None, .. }] => Ok(None),
+        _ => {
+            let mut roles: Vec<(String, TargetName)> = Vec::new();
+            for t in targets {
+                let Some(r) = &t.role else {
+                    bail!("--target is given {} times: name each device role, --target ROLE=TARGET (e.g. --target warp=adreno-a630 --target model=amd-gfx1100)", targets.len());
+                };
+                if roles.iter().any(|(n, _)| n == r) {
+                    bail!("--target names role '{r}' twice");
+                }
+                roles.push((r.clone(), t.target));
+            }
+            Ok(Some(roles))
+        }
     }
 }
 
@@ -237,6 +310,10 @@ fn one<T: ToString>(v: &Option<T>) -> Value {
 fn path(v: &Option<PathBuf>) -> Value {
     Value::Each(v.iter().map(|p| p.display().to_string()).collect())
 }
+
+/// The options [`ExportArgs::to_argv`] adds for one role of a multi-device compile (`ExportArgs::role`,
+/// set by `crate::compile_multi`, not by a command-line flag of xtask).
+pub const ROLE_FLAGS: &[&str] = &["--role", "--roles"];
 
 /// The source options of export.py (exactly one is given).
 pub const SOURCE_FLAGS: &[&str] = &["--onnx", "--tinygrad", "--pickle"];
@@ -437,6 +514,50 @@ mod tests {
         }
         let e = parse_target("tpu").unwrap_err();
         assert!(e.contains("adreno-a630") && e.ends_with(", or cpu"), "{e}");
+    }
+
+    #[test]
+    fn targets_name_roles_or_one_device() {
+        let t = |s: &str| parse_role_target(s).unwrap();
+        assert_eq!(t("adreno-a630").role, None);
+        assert_eq!(t("warp=adreno-a630").role.as_deref(), Some("warp"));
+        assert_eq!(t("model=amd-gfx1100").target, TargetName::AmdGfx1100);
+        for bad in ["=cpu", "1x=cpu", "a-b=cpu", "warp=gpu", "warp="] {
+            assert!(parse_role_target(bad).is_err(), "{bad}");
+        }
+        assert_eq!(roles_of(&[t("cpu")]).unwrap(), None);
+        assert_eq!(
+            roles_of(&[t("warp=adreno-a630"), t("model=amd-gfx1100")]).unwrap(),
+            Some(vec![
+                ("warp".to_string(), TargetName::AdrenoA630),
+                ("model".to_string(), TargetName::AmdGfx1100)
+            ])
+        );
+        let twice = roles_of(&[t("cpu"), t("adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("ROLE=TARGET"), "{twice}");
+        let mixed = roles_of(&[t("warp=cpu"), t("adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(mixed.contains("ROLE=TARGET"), "{mixed}");
+        let dup = roles_of(&[t("a=cpu"), t("a=adreno-a630")])
+            .unwrap_err()
+            .to_string();
+        assert!(dup.contains("twice"), "{dup}");
+    }
+
+    #[test]
+    fn a_role_reaches_export_py() {
+        let mut a = ExportArgs::onnx("m.onnx", TargetName::AdrenoA630, "o");
+        a.source = Source::Tinygrad("s.py:build".into());
+        a.role = Some(("warp".into(), vec!["warp".into(), "model".into()]));
+        let argv = a.to_argv();
+        assert!(
+            argv.windows(4)
+                .any(|w| w == ["--role", "warp", "--roles", "warp,model"]),
+            "{argv:?}"
+        );
     }
 
     #[test]

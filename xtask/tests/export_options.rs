@@ -1,8 +1,8 @@
 //! The compile options xtask passes to export.py are the ones its argparse parser takes: the flags of
-//! `xtask::exporter::{EXPORT_OPTIONS, PICKLE_OPTIONS, SOURCE_FLAGS}` and `--out` against `export.option_names()`, run
+//! `xtask::exporter::{EXPORT_OPTIONS, PICKLE_OPTIONS, SOURCE_FLAGS, ROLE_FLAGS}` and `--out` against `export.option_names()`, run
 //! with the exporter's Python. Without that Python the test is a reported skip, a failure under CI or
 //! `MODELRT_REQUIRE_PYTHON=1` (tests/src/skip.rs).
-use xtask::exporter::{EXPORT_OPTIONS, PICKLE_OPTIONS, SOURCE_FLAGS};
+use xtask::exporter::{EXPORT_OPTIONS, PICKLE_OPTIONS, ROLE_FLAGS, SOURCE_FLAGS};
 
 #[path = "../../tests/src/skip.rs"]
 mod skip;
@@ -30,6 +30,7 @@ fn the_option_table_is_export_py_parser() {
         .chain(PICKLE_OPTIONS)
         .map(|o| o.0)
         .chain(SOURCE_FLAGS.iter().copied())
+        .chain(ROLE_FLAGS.iter().copied())
         .chain(["--out"])
         .map(String::from)
         .collect();

@@ -11,7 +11,7 @@
 //! | 32 | 8 | weights blob offset (from file start, 64-aligned) |
 //! | 40 | 8 | weights blob length |
 //! | 48 | 4 | CRC-32 (IEEE) of every byte after the header |
-//! | 52 | 4 | flags (reserved, 0; a signature is found by the minor version, not a flag) |
+//! | 52 | 4 | flags: 0, or [`FLAG_MULTI`] (bit 0, format 2.3) for a bundle spanning several devices |
 //! | 56 | 4 | reserved (0) |
 //! | 60 | 4 | header CRC-32 (IEEE) of header bytes 0..60 |
 //!
@@ -19,6 +19,10 @@
 //! the length or version field reads as a truncated download or a newer format. From major 2 on,
 //! every header ends with the CRC-32 of the header bytes before it, wherever `header length` puts
 //! that end, so a reader can tell a later major (intact header, unknown version) from corruption.
+//!
+//! A reader refuses flags it does not know ("unknown header flags"), so the multi-device flag keeps
+//! every 2.1/2.2 reader out of a multi-device bundle (it could only misread one: its top-level body
+//! holds no kernels). A signature is found by the minor version, not a flag.
 //!
 //! Format 1.x (written until format 2.0, still read): bytes 0..56 as above with header length 56,
 //! major 1, and no header CRC; its schema hash is that of [`SCHEMA`] with the first line reading
@@ -30,8 +34,17 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.2, a signed bundle (see `signature`).
-pub const FORMAT_MINOR: u16 = 2;
+/// Newest format minor version this crate reads and writes: 2.3, a bundle spanning several devices
+/// (see `multi`).
+pub const FORMAT_MINOR: u16 = 3;
+/// The minor version of a multi-device bundle (header flag [`FLAG_MULTI`], the `Multi` record).
+pub const MULTI_MINOR: u16 = 3;
+/// Header flag: the body is followed by a `Multi` record and the weights blob holds one complete
+/// single-target bundle per device role (format 2.3, see `multi`).
+pub const FLAG_MULTI: u32 = 1;
+/// Schema hash of format 2.2 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.2`
+/// and without the lines format 2.3 appended (`Multi`, `Role`, `Xfer`; a unit test derives it).
+pub const SCHEMA_2_2_HASH: u64 = 0x4503_f6b6_902f_c4b6;
 /// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
 /// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
 pub const UNSIGNED_MINOR: u16 = 1;
@@ -53,7 +66,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.2
+pub const SCHEMA: &str = "modelrt bundle 2.3
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -72,6 +85,9 @@ TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
 Reference{seed:u64,atol:f32,rtol:f32,inputs:Table<RefTensor>,outputs:Table<RefTensor>}
 RefTensor{data:bytes}
 Signature(last 112 bytes, after the weights)={magic:[u8;8],alg:u16,reserved:u16,key:[u8;32],sig:[u8;64],reserved:u32}
+Multi(right after Body, header flag 1)={roles:Table<Role>,plan:Table<Xfer>}
+Role{name:str,target:Target,part:(u64,u64)}
+Xfer=Load{role:u32,input:u32,host:u32}|Run{role:u32}|Store{role:u32,output:u32,host:u32}
 ";
 
 /// FNV-1a-64 of [`SCHEMA`].
@@ -151,6 +167,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 fn schema_2(minor: u16) -> Option<u64> {
     match minor {
         UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
+        2 => Some(SCHEMA_2_2_HASH),
         FORMAT_MINOR => Some(SCHEMA_HASH),
         _ => None,
     }
@@ -250,7 +267,13 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, BundleError> {
     {
         return Err(BundleError::Layout("weights blob is not 64-byte aligned"));
     }
-    if header.flags != 0 {
+    // The multi-device flag exists from 2.3 on; any other bit is unknown.
+    let known = if !legacy && header.minor >= MULTI_MINOR {
+        FLAG_MULTI
+    } else {
+        0
+    };
+    if header.flags & !known != 0 {
         return Err(BundleError::Layout("unknown header flags"));
     }
     Ok(header)
@@ -273,8 +296,31 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0x4503_f6b6_902f_c4b6);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.2"));
+        assert_eq!(SCHEMA_HASH, SCHEMA_2_3_PINNED);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.3"));
+    }
+
+    /// SCHEMA_HASH of format 2.3, computed independently (a Python FNV-1a over the schema text).
+    const SCHEMA_2_3_PINNED: u64 = 0xd4ba_ea7d_5821_b8e2;
+
+    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without the
+    /// three lines format 2.3 appended.
+    fn schema_2_2() -> alloc::string::String {
+        let body: alloc::vec::Vec<&str> = SCHEMA
+            .lines()
+            .skip(1)
+            .filter(|l| !["Multi", "Role", "Xfer"].iter().any(|p| l.starts_with(p)))
+            .collect();
+        alloc::format!("modelrt bundle 2.2\n{}\n", body.join("\n"))
+    }
+
+    #[test]
+    fn schema_2_2_hash_is_the_2_2_schema() {
+        // The value 2.2 (signed) files carry: it was `SCHEMA_HASH` until format 2.3 and was pinned then.
+        assert_eq!(
+            fnv1a64(FNV_OFFSET, schema_2_2().as_bytes()),
+            SCHEMA_2_2_HASH
+        );
     }
 
     /// Format 2.1's schema text: today's with the first line `modelrt bundle 2.1` and without the
@@ -283,7 +329,11 @@ mod tests {
         let body: alloc::vec::Vec<&str> = SCHEMA
             .lines()
             .skip(1)
-            .filter(|l| !l.starts_with("Signature"))
+            .filter(|l| {
+                !["Signature", "Multi", "Role", "Xfer"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
             .collect();
         alloc::format!("modelrt bundle 2.1\n{}\n", body.join("\n"))
     }

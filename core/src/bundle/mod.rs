@@ -7,6 +7,8 @@
 //!            zero padding up to a multiple of 64
 //! weights    One blob, 64-byte aligned in the file, holding the initial bytes of weight/state buffers
 //! (2.2 on)   An optional 112-byte signature block, the last bytes of the file (see `signature`)
+//! (2.3, flag 1) the body is followed by a `Multi` record, and the weights blob holds one complete
+//!            single-target bundle per device role (see `multi`)
 //! ```
 //! The body CRC-32 (IEEE, [`crate::crc32`]) in the header covers every byte after the header; the
 //! header CRC-32 in its last 4 bytes covers the header itself (format 2.0 on). Nothing is copied
@@ -45,24 +47,34 @@
 //!   weights); a 2.2 reader refuses anything after the weights of a 2.2 file but that block. The writer
 //!   stamps the lowest minor a file needs: unsigned bundles are still written as 2.1, byte for byte.
 //!
+//! - 2.3: bundles spanning several devices (`multi`): header flag 1 ([`FLAG_MULTI`]), a `Multi`
+//!   record right after the body naming the device roles, whose programs are complete single-target
+//!   bundles (parts) in the weights blob, and the per-frame transfer plan between them. Readers before
+//!   2.3 refuse the flag ("unknown header flags"); single-target bundles are still written as 2.1
+//!   (2.2 when signed), byte for byte, and 2.1/2.2 files read unchanged.
+//!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
 mod error;
 mod header;
 mod in_place;
+pub mod multi;
 mod schema;
 pub mod signature;
 mod table;
 mod validate;
 #[cfg(feature = "alloc")]
 pub mod writer;
+#[cfg(feature = "alloc")]
+pub mod writer_multi;
 
 pub use error::BundleError;
 pub use header::{
-    Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, SCHEMA,
-    SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR,
+    MAGIC, MULTI_MINOR, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
+pub use multi::{Multi, Role, Xfer};
 pub use schema::{
     ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
     TensorDesc, MAX_DIMS, MAX_IO,
@@ -82,13 +94,31 @@ pub struct Bundle<'a> {
     body: Body<'a>,
     weights: &'a [u8],
     bytes: &'a [u8],
+    multi: Option<Multi<'a>>,
 }
 
 impl<'a> Bundle<'a> {
     /// Parse and validate `bytes`. Every cross-reference is checked here, before anything runs: a
     /// bundle that parses can be executed without further bounds checks failing.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, BundleError> {
+        Self::parse_with(bytes, true)
+    }
+
+    /// [`parse`](Self::parse) of a multi-device bundle's part: a single-target bundle (a part that is
+    /// itself a container is refused, so nesting cannot recurse).
+    pub fn parse_part(bytes: &'a [u8]) -> Result<Self, BundleError> {
+        Self::parse_with(bytes, false)
+    }
+
+    fn parse_with(bytes: &'a [u8], allow_multi: bool) -> Result<Self, BundleError> {
         let header = parse_header(bytes)?;
+        let is_multi = header.flags & FLAG_MULTI != 0;
+        if is_multi && !allow_multi {
+            return Err(BundleError::Invalid {
+                what: "a part is itself a multi-device bundle",
+                index: 0,
+            });
+        }
         let header_len = header.byte_len();
         let signed_end = signature::signed_end(bytes, &header)?;
         let rest = &bytes[header_len..signed_end];
@@ -106,15 +136,27 @@ impl<'a> Bundle<'a> {
         }
         let body_bytes = &rest[..weights_start as usize];
         let weights = &rest[weights_start as usize..weights_end as usize];
-        let (body, _trailing) =
+        let (body, trailing) =
             decode::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
+        let multi = if is_multi {
+            let (m, _) = decode::take_from_bytes::<Multi<'a>>(trailing)
+                .map_err(|_| BundleError::BodyDecode)?;
+            Some(m)
+        } else {
+            None
+        };
         let bundle = Bundle {
             header,
             body,
             weights,
             bytes,
+            multi,
         };
-        if let Err(e) = validate::validate(&bundle) {
+        let checked = validate::validate(&bundle).and_then(|()| match &bundle.multi {
+            Some(m) => multi::validate_multi(&bundle, m),
+            None => Ok(()),
+        });
+        if let Err(e) = checked {
             crate::log::warning!("bundle validation failed: {}", e);
             return Err(e);
         }
@@ -124,6 +166,26 @@ impl<'a> Bundle<'a> {
     /// The fixed header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The multi-device record of a bundle spanning several devices (format 2.3), `None` for a
+    /// single-target bundle (the one-device case).
+    pub fn multi(&self) -> Option<&Multi<'a>> {
+        self.multi.as_ref()
+    }
+
+    /// Role `i` of a multi-device bundle and its part, parsed (validated when `self` was parsed).
+    pub fn part(&self, i: usize) -> Result<(Role<'a>, Bundle<'a>), BundleError> {
+        let m = self.multi.as_ref().ok_or(BundleError::Invalid {
+            what: "not a multi-device bundle",
+            index: 0,
+        })?;
+        let role = m.roles.get(i)?;
+        let bytes = multi::part_bytes(self.weights, &role).ok_or(BundleError::Invalid {
+            what: "part lies outside the weights",
+            index: i as u32,
+        })?;
+        Ok((role, Bundle::parse_part(bytes)?))
     }
 
     /// The decoded body.

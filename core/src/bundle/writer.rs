@@ -15,7 +15,7 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 use super::schema::{
     ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
@@ -327,26 +327,48 @@ pub fn reseal(bytes: &mut [u8]) {
 /// weights blob — **without** validating them. [`write_bundle`] validates what it seals; tests use this
 /// to build bundles that are well formed but invalid.
 pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
+    // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
+    seal_as(body, &[], weights, UNSIGNED_MINOR, 0)
+}
+
+/// [`seal`] with `record` (postcard bytes) right after the body, stamped `minor` with header `flags`
+/// (a multi-device container: `writer_multi`).
+pub(crate) fn seal_as(
+    body: &Body<'_>,
+    record: &[u8],
+    weights: &[u8],
+    minor: u16,
+    flags: u32,
+) -> Result<Vec<u8>, WriteError> {
     let body_bytes = postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?;
 
     let mut out = vec![0u8; HEADER_LEN];
     out.extend_from_slice(&body_bytes);
+    out.extend_from_slice(record);
     pad_to(&mut out, WEIGHTS_ALIGN);
     let weights_offset = out.len() as u64;
     out.extend_from_slice(weights);
     let header = Header {
         major: FORMAT_MAJOR,
-        // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
-        minor: UNSIGNED_MINOR,
-        schema_hash: SCHEMA_2_1_HASH,
+        minor,
+        schema_hash: schema_hash_of(minor),
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
         body_crc: crate::crc32::crc32(&out[HEADER_LEN..]),
-        flags: 0,
+        flags,
     };
     out[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     Ok(out)
+}
+
+/// The schema hash a file of `minor` (major 2) carries.
+fn schema_hash_of(minor: u16) -> u64 {
+    match minor {
+        UNSIGNED_MINOR => SCHEMA_2_1_HASH,
+        SIGNED_MINOR => SCHEMA_2_2_HASH,
+        _ => SCHEMA_HASH,
+    }
 }
 
 /// Sign bundle `bytes` as the holder of Ed25519 public key `key`: the bundle is checked to parse,
@@ -368,8 +390,10 @@ pub fn sign_bundle(
     }
     let end = bundle.signature().map_or(bytes.len(), |b| b.offset);
     let mut out = bytes[..end].to_vec();
-    out[10..12].copy_from_slice(&SIGNED_MINOR.to_le_bytes());
-    out[16..24].copy_from_slice(&SCHEMA_HASH.to_le_bytes());
+    // A signed file is at least 2.2; a multi-device one (2.3) keeps its minor.
+    let minor = bundle.header().minor.max(SIGNED_MINOR);
+    out[10..12].copy_from_slice(&minor.to_le_bytes());
+    out[16..24].copy_from_slice(&schema_hash_of(minor).to_le_bytes());
     let offset = out.len();
     out.extend_from_slice(&SIGNATURE_MAGIC);
     out.extend_from_slice(&ALG_ED25519.to_le_bytes());

@@ -1,4 +1,5 @@
-//! Device names the C API accepts: exactly the CLI's `--device` values, from the registry (`NULL` means `auto`).
+//! Device names the C API accepts: exactly the CLI's `--device` values, from the registry (`NULL` means `auto`);
+//! a multi-device bundle takes one per role, comma-separated (`qcom-emu,usb-emu`), as the CLI does.
 use modelrt_targets::registry::REGISTRY;
 use modelrt_targets::runner::DeviceChoice;
 
@@ -15,6 +16,21 @@ pub fn parse(name: Option<&str>) -> Result<DeviceChoice, CError> {
             REGISTRY.names().join(", ")
         ))
     })
+}
+
+/// [`parse`] of a device list: the first device and, for more than one, every device in role order
+/// (`LoadOptions::device` and `LoadOptions::roles`).
+pub fn parse_roles(name: Option<&str>) -> Result<(DeviceChoice, Vec<DeviceChoice>), CError> {
+    match name {
+        Some(list) if list.contains(',') => {
+            let roles = list
+                .split(',')
+                .map(|n| parse(Some(n.trim())))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((roles[0], roles))
+        }
+        one => Ok((parse(one)?, Vec::new())),
+    }
 }
 
 #[cfg(test)]
@@ -39,5 +55,15 @@ mod tests {
             e.message
         );
         assert!(e.message.contains("dsp-emu"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_list_gives_one_device_per_role() {
+        let (first, roles) = parse_roles(Some("qcom-emu,usb-emu")).unwrap();
+        assert_eq!(first.name(), "qcom-emu");
+        let names: Vec<&str> = roles.iter().map(|d| d.name()).collect();
+        assert_eq!(names, ["qcom-emu", "usb-emu"]);
+        assert!(parse_roles(Some("usb-emu")).unwrap().1.is_empty());
+        assert!(parse_roles(Some("qcom-emu,gpu")).is_err());
     }
 }

@@ -12,6 +12,7 @@
 //! - [`registry`]: resolution (`auto`, family checks, the emulated alternative named in errors) and loading;
 //! - [`options`]: [`LoadOptions`] and the typed per-family [`DeviceOptions`];
 //! - [`loaded`]: the device-independent [`LoadedModel`] and what it reports;
+//! - [`multi`]: [`MultiModel`](multi::MultiModel), a multi-device bundle on one device per role;
 //! - [`executor`]: [`Loaded`], the [`LoadedModel`] over `modelrt_core::Executor` that every backend returns;
 //! - [`foreign_cpu`]: the hint for a CPU bundle of another architecture;
 //! - [`frame`]: per-frame inputs that may be read in place;
@@ -29,6 +30,7 @@ pub mod frame;
 #[allow(unsafe_code)]
 pub mod interrupt;
 pub mod loaded;
+pub mod multi;
 pub mod options;
 pub mod registry;
 pub mod trust;
@@ -36,6 +38,7 @@ pub mod trust;
 pub use device::{DeviceChoice, DeviceSpec, OpenFn, OpenRequest};
 pub use executor::Loaded;
 pub use loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
+pub use multi::{CrossCopy, FrameReport, RoleFrame};
 pub use options::{Caller, DeviceOptions, LoadOptions};
 pub use registry::Registry;
 pub use trust::TrustStore;

@@ -4,6 +4,7 @@ use modelrt_core::bundle::Bundle;
 use modelrt_core::{StateInfo, Timing};
 
 use crate::frame::{FrameInput, InputPath};
+use crate::multi::FrameReport;
 
 /// A bundle loaded on some device.
 pub trait LoadedModel<'b> {
@@ -37,6 +38,11 @@ pub trait LoadedModel<'b> {
     /// Where the device keeps the model's buffers, for devices that report it (the CPU); `None`
     /// for others.
     fn memory(&mut self) -> Option<MemoryReport> {
+        None
+    }
+    /// For a multi-device bundle: each role's time and USB counters and every cross-device copy of
+    /// the last frame (`crate::multi`); `None` for a single-target bundle.
+    fn frame_report(&self) -> Option<FrameReport> {
         None
     }
 }

@@ -11,6 +11,9 @@ use crate::trust::TrustStore;
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     pub device: DeviceChoice,
+    /// One device per role of a multi-device bundle (`--device qcom-emu,usb-emu`), in role order;
+    /// empty: [`device`](Self::device) for every role (`auto` then picks each role's device).
+    pub roles: Vec<DeviceChoice>,
     /// Host worker threads (0 = the backend's choice: the CPU uses as many as the kernels were split
     /// into, capped by the host's cores; see `modelrt_cpu::threads`).
     pub threads: usize,

@@ -44,6 +44,12 @@ impl Registry {
         }
     }
 
+    /// A comma-separated device list (`qcom-emu,usb-emu`: one device per role of a multi-device
+    /// bundle, in role order); one name gives one choice.
+    pub fn parse_list(&self, names: &str) -> anyhow::Result<Vec<DeviceChoice>> {
+        names.split(',').map(|n| self.parse(n.trim())).collect()
+    }
+
     /// `auto` and every device's name that `--help` shows.
     pub fn names(&self) -> Vec<&'static str> {
         std::iter::once("auto")
@@ -135,6 +141,15 @@ impl Registry {
         // The trust check comes first: nothing of a refused bundle reaches a device.
         if let Some(store) = &opts.trusted_keys {
             store.check(bundle.bytes())?;
+        }
+        if bundle.multi().is_some() {
+            return crate::multi::load_multi(self, bundle, map, opts);
+        }
+        if opts.roles.len() > 1 {
+            anyhow::bail!(
+                "this bundle has one target; {} devices were given (a device list is for multi-device bundles)",
+                opts.roles.len()
+            );
         }
         let caller = opts.options.get::<Caller>().copied().unwrap_or_default();
         let spec = self.resolve_for(opts.device, &bundle.body().target, caller)?;

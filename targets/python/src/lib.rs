@@ -82,7 +82,16 @@ fn load(
             path.display()
         )));
     }
-    let choice = parse_device(device)?;
+    let (choice, roles) = match device {
+        Some(list) if list.contains(',') => {
+            let roles = list
+                .split(',')
+                .map(|n| parse_device(Some(n.trim())))
+                .collect::<PyResult<Vec<_>>>()?;
+            (roles[0], roles)
+        }
+        one => (parse_device(one)?, Vec::new()),
+    };
     let store = match &trusted_keys {
         Some(paths) => TrustStore::from_paths(paths).map(Some),
         None => TrustStore::from_env(),
@@ -90,6 +99,7 @@ fn load(
     .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
     let opts = LoadOptions {
         device: choice,
+        roles,
         threads: threads.unwrap_or(0),
         options: DeviceOptions::default()
             .with(AmdOptions {

@@ -9,5 +9,6 @@ mod amd_driver_support;
 mod amd_float16;
 mod amdgpu_mach;
 mod cli_usb_emu_verify;
+mod multi_device;
 mod rdna3_models;
 mod rdna3_support;

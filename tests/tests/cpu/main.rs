@@ -8,4 +8,5 @@ mod compile_correctness;
 mod cpu_layout;
 mod e2e_cpu;
 mod modeld_pipeline;
+mod multi_cpu;
 mod winograd_aarch64;

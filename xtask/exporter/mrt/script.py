@@ -54,8 +54,12 @@ def load_build(spec: str) -> tuple[dict, str]:
     sys.modules[mod_name] = mod
   if not callable(build := getattr(mod, name, None)):
     raise ExportError(f"{path} has no function '{name}'")
+  from mrt.roles import call_build
+
   try:
-    b = build()
+    b = call_build(build, spec)
+  except ExportError:
+    raise
   except Exception as e:
     raise ExportError(f"{spec}() failed: {type(e).__name__}: {e}".splitlines()[0]) from None
   if not isinstance(b, dict) or not callable(b.get("fn")) or not isinstance(b.get("inputs"), dict):
@@ -72,9 +76,13 @@ def load_build(spec: str) -> tuple[dict, str]:
 
 def draw_steps(b: dict, seed: int, n: int) -> list[dict]:
   rng = np.random.default_rng(seed)
+  # one role of a multi-device compile: its steps come from the whole program's (mrt/roles.py)
+  drawn = b["_steps"](seed, n) if "_steps" in b else None
   out = []
-  for _ in range(n):
-    if (sample := b.get("sample")) is not None:
+  for i in range(n):
+    if drawn is not None:
+      step = {k: np.asarray(v) for k, v in drawn[i].items()}
+    elif (sample := b.get("sample")) is not None:
       step = {k: np.asarray(v) for k, v in sample(rng).items()}
     else:
       step = {k: _random_like(rng, v) for k, v in sorted(b["inputs"].items())}

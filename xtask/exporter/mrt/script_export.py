@@ -78,6 +78,10 @@ def export_script(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
 
     add_model_library(body, blobs, log)
   flags = {**flags, "SOURCE": "tinygrad-script"}
+  from mrt import roles
+
+  if roles._CTX is not None:  # one part of a multi-device bundle (mrt/roles.py)
+    flags["ROLE"] = roles._CTX.role
   manifest = {
     "format": 1,
     "producer": {"tinygrad": tg_version, "tinymesa": mesa_version, "onnx_sha256": sha, "dev": cfg.dev, "renderer": renderer, "flags": flags},

@@ -48,6 +48,15 @@ impl Args {
         };
         // --image implies --float16 (IMAGE=1 FLOAT16=1)
         args.float16 = args.float16 || args.image;
+        if let Some(roles) = xtask::exporter::roles_of(&args.targets)? {
+            let r = xtask::compile_multi::compile_multi(&python, args, &roles, &output)?;
+            if let Some(k) = &key {
+                let fp = xtask::signing::sign_file(&r.out, k)?;
+                println!("signed {} (signer {fp})", r.out.display());
+            }
+            return Ok(());
+        }
+        args.target = args.targets.first().map(|t| t.target);
         let r = compile(&python, args, &output)?;
         let signer = match &key {
             Some(k) => Some(xtask::signing::sign_file(&r.out, k)?),

@@ -1,9 +1,11 @@
 //! `cargo xtask pipeline`: the openpilot-shaped reference pipeline (`xtask/models/modeld_pipeline.py`) compiled from
 //! its tinygrad script for every target that computes here — cpu-x86_64 on the CPU backend, adreno-a630 (fp32 and
-//! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted) — and run for N consecutive
+//! `--image`) on the KGSL model (`qcom-emu`: streams validated, IR3 kernels interpreted), and split across two devices
+//! (`--target warp=adreno-a630 --target model=amd-gfx1100` on `qcom-emu,usb-emu`, [`split`]) — and run for N consecutive
 //! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/tools/pipeline_golden.py`). Writes the table
 //! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/cpu/modeld_pipeline.rs` (bit-exact); the Adreno runs
 //! take minutes on two cores, so they live here.
+pub mod split;
 pub mod steps;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +28,7 @@ pub const SEED: u64 = 7;
 #[derive(Debug, Clone)]
 pub struct Row {
     pub target: String,
-    pub device: &'static str,
+    pub device: String,
     pub run: Comparison,
 }
 
@@ -76,6 +78,18 @@ pub fn golden(
     seed: u64,
     alt_seed: u64,
 ) -> Result<PathBuf> {
+    golden_for(python, dir, &script_spec(), frames, seed, alt_seed)
+}
+
+/// [`golden`] of another `SCRIPT.py:FN` (the multi-device tests' second script).
+pub fn golden_for(
+    python: &Path,
+    dir: &Path,
+    spec: &str,
+    frames: usize,
+    seed: u64,
+    alt_seed: u64,
+) -> Result<PathBuf> {
     let tool = crate::exporter_python::tool("pipeline_golden.py")
         .display()
         .to_string();
@@ -83,14 +97,14 @@ pub fn golden(
     let gold = dir.join("gold");
     run_py(
         python,
-        &[tool.clone(), "pickle".into(), script_spec(), pkl.clone()],
+        &[tool.clone(), "pickle".into(), spec.to_string(), pkl.clone()],
     )?;
     run_py(
         python,
         &[
             tool,
             "replay".into(),
-            script_spec(),
+            spec.to_string(),
             pkl,
             "--frames".into(),
             frames.to_string(),
@@ -107,15 +121,21 @@ pub fn golden(
 
 /// Run `bundle` for every frame of `gold` on `device` and compare outputs and final state with tinygrad's replay.
 pub fn compare_run(bundle: &Bundle<'_>, device: DeviceChoice, gold: &Path) -> Result<Comparison> {
-    let inputs = steps::step_inputs(bundle, gold, "")?;
-    let mut model = load(
-        bundle.clone(),
+    compare_run_on(
+        bundle,
         LoadOptions {
             device,
             threads: 0,
             ..Default::default()
         },
-    )?;
+        gold,
+    )
+}
+
+/// [`compare_run`] loaded with `opts` (a multi-device bundle: one device per role in `opts.roles`).
+pub fn compare_run_on(bundle: &Bundle<'_>, opts: LoadOptions, gold: &Path) -> Result<Comparison> {
+    let inputs = steps::step_inputs(bundle, gold, "")?;
+    let mut model = load(bundle.clone(), opts)?;
     let t = Instant::now();
     let got = steps::run_steps(model.as_mut(), &inputs)?;
     let ms = t.elapsed().as_secs_f64() * 1e3 / inputs.len().max(1) as f64;
@@ -198,7 +218,7 @@ pub fn run(frames: usize) -> Result<Vec<Row>> {
         let run = compare_run(&bundle, device, &gold)?;
         rows.push(Row {
             target: label,
-            device: dev_name,
+            device: dev_name.to_string(),
             run,
         });
     }

@@ -207,7 +207,7 @@ unsafe fn load_impl(
     let path = unsafe { c_str(path, "path") }?;
     let path = path.ok_or_else(|| CError::invalid("path is NULL"))?;
     // SAFETY: caller contract on `device`.
-    let device = crate::device::parse(unsafe { c_str(device, "device") }?)?;
+    let (device, roles) = crate::device::parse_roles(unsafe { c_str(device, "device") }?)?;
     // SAFETY: caller contract on `trusted`.
     let trusted = unsafe { c_str(trusted, "trusted_keys") }?;
     let paths: Vec<std::path::PathBuf> = trusted
@@ -220,6 +220,7 @@ unsafe fn load_impl(
         // Errors name the device argument, and the firmware directory by its environment
         // variable (the C API has no parameter for it).
         options: DeviceOptions::default().with(Caller::C),
+        roles,
         ..LoadOptions::on(device)
     };
     let map = flags & MRT_LOAD_READ == 0;

@@ -182,6 +182,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         Vec::with_capacity(reserve),
     );
     let usb_before = model.usb_counts();
+    let mut frames_report = Vec::new();
     for k in 0..iters {
         if progress::stop_requested() {
             break;
@@ -190,6 +191,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         total.push(t.total_ns);
         enq.push(t.enqueue_ns);
         devt.push(t.device_ns);
+        frames_report.extend(model.frame_report());
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -203,6 +205,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
+    let roles = super::roles::RoleSummary::of(&frames_report);
     // USB transfers of the timed steps, from the driver's counters (devices behind a bridge).
     let usb = usb_before
         .zip(model.usb_counts())
@@ -215,7 +218,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     let modelled = !model.computes_outputs();
     // The emulated devices (qcom-emu, dsp-emu, usb-emu) model the hardware: every time and count
     // they report is labelled as modelled.
-    let emulated = dev.device.is_emulated();
+    let emulated = dev.any_emulated();
     drop(model);
     // Before the trace run, which loads a second executor.
     let peak_rss = peak_rss_bytes();
@@ -255,6 +258,9 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             "partial": partial,
             "planned_iters": planned,
         });
+        if let Some(r) = &roles {
+            doc["roles"] = r.json();
+        }
         if let Some(c) = usb {
             let n = iters as u64;
             doc["usb_transfers_per_step"] = (c.transfers() / n).into();
@@ -322,7 +328,7 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     if emulated {
         outln!(
             "note        emulated: {unit}/enqueue/device times are {}, not hardware measurements",
-            emulator(dev.device)
+            emulator(dev.first_device())
         );
     }
     if let Some(c) = usb {
@@ -336,6 +342,11 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
             c.bytes_in as f64 / n / 1024.0,
             if emulated { " — emulated bridge" } else { "" }
         );
+    }
+    if let Some(r) = &roles {
+        for line in r.lines(unit) {
+            outln!("{line}");
+        }
     }
     if let Some(paths) = paths {
         outln!("inputs      {}", paths.join(", "));

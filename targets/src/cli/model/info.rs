@@ -71,6 +71,52 @@ fn signer_str(b: &modelrt_core::bundle::Bundle<'_>) -> String {
     }
 }
 
+/// One step of a multi-device bundle's transfer plan, with tensor and host buffer names.
+fn plan_str(
+    b: &modelrt_core::bundle::Bundle<'_>,
+    x: modelrt_core::bundle::Xfer,
+) -> anyhow::Result<String> {
+    use modelrt_core::bundle::Xfer;
+    let role = |r: u32| -> anyhow::Result<(String, modelrt_core::bundle::Bundle<'_>)> {
+        let (role, part) = b.part(r as usize)?;
+        Ok((role.name.to_string(), part))
+    };
+    let host = |h: u32| -> anyhow::Result<String> {
+        Ok(b.body().buffers.get(h as usize)?.label.to_string())
+    };
+    Ok(match x {
+        Xfer::Load {
+            role: r,
+            input,
+            host: h,
+        } => {
+            let (name, part) = role(r)?;
+            let t = part.body().inputs.get(input as usize)?;
+            format!(
+                "load  {} → {name}.{} ({})",
+                host(h)?,
+                t.name,
+                units::size(t.byte_len())
+            )
+        }
+        Xfer::Run { role: r } => format!("run   {}", role(r)?.0),
+        Xfer::Store {
+            role: r,
+            output,
+            host: h,
+        } => {
+            let (name, part) = role(r)?;
+            let t = part.body().outputs.get(output as usize)?;
+            format!(
+                "store {name}.{} → {} ({})",
+                t.name,
+                host(h)?,
+                units::size(t.byte_len())
+            )
+        }
+    })
+}
+
 /// `modelrt info`: describe the bundle; an error (exit 1) after the description when its kernel
 /// binaries do not decode for its target.
 pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
@@ -88,6 +134,24 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         h.schema_hash
     );
     outln!("target      {}", target_str(&body.target));
+    if let Some(m) = b.multi() {
+        // A bundle spanning several devices (format 2.3): its roles, their parts and the transfer plan.
+        for i in 0..m.roles.len() {
+            let (role, part) = b.part(i)?;
+            let pb = part.body();
+            outln!(
+                "role        {}: {} ({} kernels, {} run steps, part of {})",
+                role.name,
+                target_str(&role.target),
+                pb.kernels.len(),
+                pb.run.len(),
+                units::size(role.part.1)
+            );
+        }
+        for x in m.plan.iter() {
+            outln!("plan        {}", plan_str(&b, x?)?);
+        }
+    }
     let p = body.producer;
     outln!(
         "producer    tinygrad {}{} dev {}",

@@ -22,6 +22,7 @@ mod bench;
 mod files;
 mod frames;
 mod info;
+mod roles;
 mod run;
 mod steps;
 mod summary;
@@ -36,9 +37,10 @@ pub use verify::{verify_bytes, verify_file};
 /// Where and how to run.
 #[derive(Args, Clone, Debug)]
 pub struct DeviceArgs {
-    /// Backend to run on.
-    #[arg(long, default_value = "auto", value_parser = device_parser())]
-    pub device: DeviceChoice,
+    /// Backend to run on; a multi-device bundle takes one per role in role order, comma-separated
+    /// (`qcom-emu,usb-emu`; `auto` picks each role's device).
+    #[arg(long, default_value = "auto", value_delimiter = ',', value_parser = device_parser())]
+    pub device: Vec<DeviceChoice>,
     /// CPU worker threads (0 = as many as the kernels were split into, capped by this machine's cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -76,9 +78,24 @@ fn device_parser() -> impl clap::builder::TypedValueParser<Value = DeviceChoice>
 }
 
 impl DeviceArgs {
+    /// The first (for a single-target bundle: the only) device asked for.
+    pub fn first_device(&self) -> DeviceChoice {
+        self.device.first().copied().unwrap_or_default()
+    }
+
+    /// Whether any device asked for is a software model (its times are modelled).
+    pub fn any_emulated(&self) -> bool {
+        self.device.iter().any(|d| d.is_emulated())
+    }
+
     fn options(&self) -> anyhow::Result<LoadOptions> {
         Ok(LoadOptions {
-            device: self.device,
+            device: self.first_device(),
+            roles: if self.device.len() > 1 {
+                self.device.clone()
+            } else {
+                Vec::new()
+            },
             threads: self.threads,
             options: DeviceOptions::default().with(AmdOptions {
                 firmware_dir: self.firmware_dir.clone(),
@@ -115,7 +132,10 @@ fn warn_threads(b: &Bundle<'_>, dev: &DeviceArgs) {
     if dev.threads == 0 {
         return;
     }
-    if let Ok(spec) = REGISTRY.resolve(dev.device, &b.body().target) {
+    if b.multi().is_some() {
+        return;
+    }
+    if let Ok(spec) = REGISTRY.resolve(dev.first_device(), &b.body().target) {
         if spec.family != Some("cpu") {
             eprintln!(
                 "warning: --threads sets the cpu device's worker threads; --device {} does not use it",
@@ -182,7 +202,7 @@ fn memory_line(b: &Bundle<'_>, m: &modelrt_targets::runner::MemoryReport) -> Str
 /// ` — emulated: ...` after a timing line of an emulated device (empty for others): every modelled
 /// time says so.
 fn emulated_note(dev: &DeviceArgs) -> &'static str {
-    if dev.device.is_emulated() {
+    if dev.any_emulated() {
         " — emulated: modelled times, not hardware measurements"
     } else {
         ""

@@ -23,8 +23,14 @@ pub(super) fn write_trace(
         store.check(bytes)?;
     }
     let b = parse_bundle(bytes, path)?;
+    if b.multi().is_some() {
+        bail!("--trace is not supported for multi-device bundles (bench reports each role's time instead)");
+    }
     let on_cpu = matches!(b.body().target, Target::Cpu { .. })
-        && dev.device.spec().is_none_or(|s| s.family == Some("cpu"));
+        && dev
+            .first_device()
+            .spec()
+            .is_none_or(|s| s.family == Some("cpu"));
     if !on_cpu {
         bail!("--trace is only supported on the CPU backend");
     }

@@ -1,0 +1,133 @@
+//! `modelrt bench` of a multi-device bundle: per frame, each role's device time and USB transfers,
+//! the bytes of every cross-device copy, and the total — summarised over the timed frames.
+use modelrt_targets::runner::FrameReport;
+use serde_json::json;
+
+use crate::cli::units;
+
+/// The timed frames' per-role and per-copy figures.
+pub struct RoleSummary {
+    frames: usize,
+    roles: Vec<RoleLine>,
+    copies: Vec<(String, String, String, u64)>,
+    total_median_ns: u64,
+}
+
+struct RoleLine {
+    role: String,
+    device: String,
+    emulated: bool,
+    median_ns: u64,
+    /// Per frame: (control, bulk, bytes out, bytes in), averaged.
+    usb: Option<(f64, f64, f64, f64)>,
+}
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+impl RoleSummary {
+    /// `None` unless the frames came from a multi-device bundle.
+    pub fn of(frames: &[FrameReport]) -> Option<RoleSummary> {
+        let first = frames.first()?;
+        let n = frames.len() as f64;
+        let roles = first
+            .roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let each = frames.iter().filter_map(|f| f.roles.get(i));
+                let usb = r.usb.map(|_| {
+                    each.clone()
+                        .filter_map(|x| x.usb)
+                        .fold((0.0, 0.0, 0.0, 0.0), |a, c| {
+                            (
+                                a.0 + c.control as f64 / n,
+                                a.1 + c.bulk as f64 / n,
+                                a.2 + c.bytes_out as f64 / n,
+                                a.3 + c.bytes_in as f64 / n,
+                            )
+                        })
+                });
+                RoleLine {
+                    role: r.role.clone(),
+                    device: r.device.clone(),
+                    emulated: r.emulated,
+                    median_ns: median(each.map(|x| x.timing.total_ns).collect()),
+                    usb,
+                }
+            })
+            .collect();
+        let copies = first
+            .copies
+            .iter()
+            .map(|c| (c.label.clone(), c.from.clone(), c.to.clone(), c.bytes))
+            .collect();
+        Some(RoleSummary {
+            frames: frames.len(),
+            roles,
+            copies,
+            total_median_ns: median(frames.iter().map(|f| f.total_ns).collect()),
+        })
+    }
+
+    /// The text lines.
+    pub fn lines(&self, unit: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.roles {
+            let usb = match r.usb {
+                Some((c, b, o, i)) => format!(
+                    "; usb {:.0} transfers per {unit} ({c:.0} control, {b:.0} bulk; {:.1} KiB out, {:.1} KiB in: its inputs' copy-in, launches and outputs' copy-out)",
+                    c + b,
+                    o / 1024.0,
+                    i / 1024.0
+                ),
+                None => String::new(),
+            };
+            out.push(format!(
+                "role        {} on {}: median {} per {unit}{}{usb}",
+                r.role,
+                r.device,
+                units::duration(r.median_ns),
+                if r.emulated {
+                    " (emulated: modelled)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for (label, from, to, bytes) in &self.copies {
+            out.push(format!(
+                "copy        {label}: {from} → host → {to}, {} per {unit}",
+                units::size(*bytes)
+            ));
+        }
+        out.push(format!(
+            "frame       median {} per {unit} over {} (every role and host staging)",
+            units::duration(self.total_median_ns),
+            units::plural(self.frames as u64, unit)
+        ));
+        out
+    }
+
+    /// The `--json` record.
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "frame_median_ns": self.total_median_ns,
+            "per_role": self.roles.iter().map(|r| json!({
+                "role": r.role,
+                "device": r.device,
+                "emulated": r.emulated,
+                "median_ns": r.median_ns,
+                "usb_control_per_frame": r.usb.map(|u| u.0),
+                "usb_bulk_per_frame": r.usb.map(|u| u.1),
+                "usb_bytes_out_per_frame": r.usb.map(|u| u.2),
+                "usb_bytes_in_per_frame": r.usb.map(|u| u.3),
+            })).collect::<Vec<_>>(),
+            "copies": self.copies.iter().map(|(l, f, t, b)| json!({
+                "label": l, "from": f, "to": t, "bytes_per_frame": b,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
