@@ -24,6 +24,10 @@ pub enum UsbCmd {
         /// Bytes copied in each direction.
         #[arg(long, default_value_t = 64_000_000)]
         size: usize,
+        /// Sizes from 4 KiB to 1 GiB (4K, 64K, 1M, 4M, 16M, 256M, 1G) instead of `--size`: MB/s in
+        /// and out for each, through both paths (BAR0 streams up to 4 MiB, and the SDMA pipeline).
+        #[arg(long, conflicts_with_all = ["size", "bridge_only"])]
+        sweep: bool,
         /// Seed of the test pattern.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -87,10 +91,18 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
             common,
             size,
             seed,
+            sweep,
             bridge_only,
             firmware_dir,
         } => {
-            if bridge_only {
+            if sweep {
+                super::usb_amd::sdma_copy_sweep(
+                    common.transport,
+                    parse_selector(&common.device)?,
+                    &resolve_firmware_dir(firmware_dir.as_deref())?,
+                    seed,
+                )
+            } else if bridge_only {
                 copy_bench(&common, size, seed)
             } else {
                 super::usb_amd::sdma_copy_bench(

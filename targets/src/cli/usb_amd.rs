@@ -3,6 +3,7 @@
 //! rates. Everything measured on the emulator is labelled as emulated.
 use anyhow::{bail, Context};
 use modelrt_amd::assembly::{self, OpenedGpu};
+use modelrt_amd::device::CopyPath;
 use modelrt_amd::ip::ALL_IPS;
 use modelrt_asm24::counting::TransferCounts;
 use modelrt_asm24::host::Selector;
@@ -132,4 +133,46 @@ pub fn sdma_copy_bench(
     outln!("verification: {size} bytes read back identical");
     dev.fini().context("fini")?;
     Ok(())
+}
+
+/// `modelrt usb copy-bench --sweep`: the sizes of [`modelrt_amd::bench::SWEEP_SIZES`], both directions,
+/// both paths (the stream only up to its 4 MiB limit).
+pub fn sdma_copy_sweep(kind: TransportKind, sel: Selector, dir: &Path, seed: u64) -> anyhow::Result<()> {
+    let g = boot_gpu(kind, sel, dir)?;
+    let emulated = g.model.is_some();
+    let mut dev = g.device;
+    let counts = |d: &mut modelrt_amd::device::AmdDevice<assembly::Transport>| {
+        d.am.bus.bridge().transport().counts()
+    };
+    let max = *modelrt_amd::bench::SWEEP_SIZES.last().unwrap_or(&(1 << 30));
+    let rows = modelrt_amd::bench::sweep_up_to(&mut dev, &counts, max, seed, |r| {
+        outln!("{}", sweep_line(r, emulated));
+    })
+    .context("copy sweep")?;
+    let unit = if emulated {
+        "MB/s are emulated (the bridge emulator's transfer costs), not a hardware measurement; transfer counts and bytes are what the driver puts on the link and hold on hardware"
+    } else {
+        "measured on this host and bridge (untested path)"
+    };
+    outln!("{} rows; every copy read back identical; {unit}", rows.len());
+    dev.fini().context("fini")?;
+    Ok(())
+}
+
+fn sweep_line(r: &modelrt_amd::bench::SweepRow, emulated: bool) -> String {
+    let tag = if emulated { " (emulated)" } else { "" };
+    let path = match r.path {
+        CopyPath::Stream => "BAR0 stream",
+        CopyPath::Pipeline => "SDMA pipeline",
+    };
+    format!(
+        "{:>10}  {path:<13}  in {:>8.1} MB/s{tag} {:>7.2} ctl/MiB {:>7.2} bulk/MiB   out {:>8.1} MB/s{tag} {:>7.2} ctl/MiB {:>7.2} bulk/MiB",
+        super::units::size(r.bytes),
+        r.upload.mb_per_s(),
+        r.upload.control_per_mib(),
+        r.upload.bulk_per_mib(),
+        r.download.mb_per_s(),
+        r.download.control_per_mib(),
+        r.download.bulk_per_mib(),
+    )
 }
