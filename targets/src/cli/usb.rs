@@ -39,6 +39,24 @@ pub enum UsbCmd {
         #[arg(long, value_name = "DIR")]
         firmware_dir: Option<std::path::PathBuf>,
     },
+    /// Load a bundle's weights onto the AMD GPU (booted first) and report load time, peak RSS, USB
+    /// bytes and transfers per MiB: `--protocol modelrt` is the whole load as `modelrt run` does it,
+    /// `--protocol tinygrad` replays tinygrad 0.14's per-buffer copy-in on the same link.
+    LoadBench {
+        #[command(flatten)]
+        common: Common,
+        /// The bundle (amd-gfx1100).
+        bundle: std::path::PathBuf,
+        /// modelrt (the executor's load) or tinygrad (its copy-in protocol, weights only).
+        #[arg(long, default_value = "modelrt", value_parser = ["modelrt", "tinygrad"])]
+        protocol: String,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Directory with the amdgpu firmware.
+        #[arg(long, value_name = "DIR")]
+        firmware_dir: Option<std::path::PathBuf>,
+    },
     /// Boot the AMD GPU behind the bridge with the AM driver: IP versions, firmware versions, boot
     /// time and USB transfers per step. `--transport emu` boots the Navi31 GPU model.
     Boot {
@@ -114,6 +132,20 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
                 )
             }
         }
+        UsbCmd::LoadBench {
+            common,
+            bundle,
+            protocol,
+            json,
+            firmware_dir,
+        } => super::usb_amd::load_bench(
+            common.transport,
+            parse_selector(&common.device)?,
+            &resolve_firmware_dir(firmware_dir.as_deref())?,
+            &bundle,
+            protocol == "tinygrad",
+            json,
+        ),
         UsbCmd::Boot {
             common,
             firmware_dir,

@@ -57,4 +57,6 @@ pub mod assembly;
 #[cfg(feature = "emu")]
 pub mod emu;
 #[cfg(all(feature = "platform", any(target_os = "linux", target_os = "macos")))]
+pub mod load_bench;
+#[cfg(all(feature = "platform", any(target_os = "linux", target_os = "macos")))]
 pub mod platform;
