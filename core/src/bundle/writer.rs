@@ -453,7 +453,10 @@ mod tests {
         let e = write_bundle(&s).unwrap_err();
         assert_eq!(e, WriteError::FileTooLarge { bytes: 1 << 32 });
         let msg = alloc::format!("{e}");
-        assert!(msg.contains("4294967296 bytes") && msg.contains("4 GiB"), "{msg}");
+        assert!(
+            msg.contains("4294967296 bytes") && msg.contains("4 GiB"),
+            "{msg}"
+        );
         // A small bundle is still written.
         let small = [7u8; 64];
         let mut s = spec();

@@ -137,7 +137,12 @@ pub fn sdma_copy_bench(
 
 /// `modelrt usb copy-bench --sweep`: the sizes of [`modelrt_amd::bench::SWEEP_SIZES`], both directions,
 /// both paths (the stream only up to its 4 MiB limit).
-pub fn sdma_copy_sweep(kind: TransportKind, sel: Selector, dir: &Path, seed: u64) -> anyhow::Result<()> {
+pub fn sdma_copy_sweep(
+    kind: TransportKind,
+    sel: Selector,
+    dir: &Path,
+    seed: u64,
+) -> anyhow::Result<()> {
     let g = boot_gpu(kind, sel, dir)?;
     let emulated = g.model.is_some();
     let mut dev = g.device;
@@ -154,7 +159,10 @@ pub fn sdma_copy_sweep(kind: TransportKind, sel: Selector, dir: &Path, seed: u64
     } else {
         "measured on this host and bridge (untested path)"
     };
-    outln!("{} rows; every copy read back identical; {unit}", rows.len());
+    outln!(
+        "{} rows; every copy read back identical; {unit}",
+        rows.len()
+    );
     dev.fini().context("fini")?;
     Ok(())
 }
@@ -221,7 +229,11 @@ pub fn load_bench(
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let c = &r.counts;
     let rss = peak_rss_kib();
-    let name = if tinygrad { "tinygrad 0.14 copy-in (replayed)" } else { "modelrt" };
+    let name = if tinygrad {
+        "tinygrad 0.14 copy-in (replayed)"
+    } else {
+        "modelrt"
+    };
     if json {
         let doc = serde_json::json!({
             "protocol": if tinygrad { "tinygrad" } else { "modelrt" },

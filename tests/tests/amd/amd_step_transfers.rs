@@ -46,7 +46,10 @@ fn expected_control(bundle: &Bundle<'_>) -> u64 {
         .iter()
         .filter(|&&n| n <= INLINE_BYTES && n % 4 == 0)
         .sum();
-    assert!(total_small <= INLINE_BYTES, "the small inputs exceed one step's inline budget");
+    assert!(
+        total_small <= INLINE_BYTES,
+        "the small inputs exceed one step's inline budget"
+    );
     let streamed = inputs
         .iter()
         .filter(|&&n| n > INLINE_BYTES || n % 4 != 0)
@@ -63,7 +66,8 @@ fn steady_state_steps_cost_at_most_ten_control_transfers() {
     let steps = 8;
     for model in ["vision", "policy", "dmonitor"] {
         let onnx = root().join(format!("xtask/models/{model}.onnx"));
-        let bytes = std::fs::read(compile(&py, &onnx, "amd-gfx1100", true, "-usb-emu-cli")).unwrap();
+        let bytes =
+            std::fs::read(compile(&py, &onnx, "amd-gfx1100", true, "-usb-emu-cli")).unwrap();
         let bundle = Bundle::parse(&bytes).unwrap();
         let want_control = expected_control(&bundle);
         let (gpu, dev, _h) = device(&dir);
@@ -95,13 +99,18 @@ fn steady_state_steps_cost_at_most_ten_control_transfers() {
             if real {
                 for (k, (got, w)) in outs.iter().zip(&want).enumerate() {
                     let dtype = bundle.body().outputs.get(k).unwrap().dtype;
-                    let cmp = modelrt_core::verify::compare(dtype, got, w, atol as f64, rtol as f64);
+                    let cmp =
+                        modelrt_core::verify::compare(dtype, got, w, atol as f64, rtol as f64);
                     assert!(cmp.ok(), "{model} step {i} output {k}: {cmp:?}");
                 }
             }
         }
         eprintln!("{model}: (control, bulk) per step {per_step:?}, expected control {want_control} (+1 on a ring wrap)");
-        assert!(gpu.take_errors().is_empty(), "{model}: {:?}", gpu.take_errors());
+        assert!(
+            gpu.take_errors().is_empty(),
+            "{model}: {:?}",
+            gpu.take_errors()
+        );
         // The first step also uploads the recorded indirect buffer and kernargs.
         let steady = &per_step[1..];
         let mut wraps = 0;
@@ -117,9 +126,18 @@ fn steady_state_steps_cost_at_most_ten_control_transfers() {
                 i + 1
             );
             wraps += (control == want_control + 1) as usize;
-            assert_eq!(bulk, control, "{model} step {}: every transfer is a stream", i + 1);
+            assert_eq!(
+                bulk,
+                control,
+                "{model} step {}: every transfer is a stream",
+                i + 1
+            );
         }
         // An 8 KiB ring wraps at most every other step even for policy's ~2 KiB of inline inputs.
-        assert!(wraps * 2 <= steady.len() + 1, "{model}: {wraps} wraps in {} steps", steady.len());
+        assert!(
+            wraps * 2 <= steady.len() + 1,
+            "{model}: {wraps} wraps in {} steps",
+            steady.len()
+        );
     }
 }

@@ -73,8 +73,7 @@ impl Inline {
         }
         let start = self.data.len();
         for w in bytes.chunks_exact(4) {
-            self.data
-                .push(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            self.data.push(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
         }
         self.frags.push(Fragment {
             paddr,
@@ -87,7 +86,11 @@ impl Inline {
     /// Append the `WRITE_DATA` packets of everything held to `ring` (identity-mapped VAs).
     pub fn encode(&self, ring: &mut Vec<u32>) {
         for f in &self.frags {
-            pm4::write_data_mem(ring, VA_BASE + f.paddr, &self.data[f.start..f.start + f.len]);
+            pm4::write_data_mem(
+                ring,
+                VA_BASE + f.paddr,
+                &self.data[f.start..f.start + f.len],
+            );
         }
     }
 

@@ -149,7 +149,8 @@ impl CopyEngine {
             self.packets.clear();
             while chunk < chunks
                 && chunk - first < CHUNKS_PER_SUBMIT
-                && 4 * (self.packets.len() + DWORDS_PER_CHUNK) < super::boot::sdma::RING_BYTES as usize / 2
+                && 4 * (self.packets.len() + DWORDS_PER_CHUNK)
+                    < super::boot::sdma::RING_BYTES as usize / 2
             {
                 let seq = base + (chunk - first) as u64;
                 let len = CHUNK.min(total - chunk * CHUNK);
@@ -164,7 +165,12 @@ impl CopyEngine {
                 );
                 let mut at = 0;
                 cursor.pieces(frags, len, |dst, piece| {
-                    sdma::copy(&mut self.packets, dst, win_va + at as u64, piece.len() as u64);
+                    sdma::copy(
+                        &mut self.packets,
+                        dst,
+                        win_va + at as u64,
+                        piece.len() as u64,
+                    );
                     at += piece.len();
                 });
                 sdma::write64(

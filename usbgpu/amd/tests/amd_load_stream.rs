@@ -18,9 +18,18 @@ use std::time::Instant;
 fn buffers() -> Vec<(u64, Vec<u8>)> {
     let mut out = Vec::new();
     let mut at = 3u64;
-    for (i, n) in [7usize, 1000, 65_537, 300_001, 13, LOAD_GROUP + 4099, 5, 262_140]
-        .into_iter()
-        .enumerate()
+    for (i, n) in [
+        7usize,
+        1000,
+        65_537,
+        300_001,
+        13,
+        LOAD_GROUP + 4099,
+        5,
+        262_140,
+    ]
+    .into_iter()
+    .enumerate()
     {
         out.push((at, pattern(n, 11 + i as u64)));
         at += n as u64 + 61;
@@ -60,7 +69,10 @@ fn packed_weights_land_byte_exact_with_progress() {
         for (off, b) in &bufs {
             let mut got = vec![0u8; b.len()];
             gpu.vram_read(pa + off, &mut got);
-            assert!(got == *b, "buffer at arena offset {off} differs (tinygrad replay: {tinygrad})");
+            assert!(
+                got == *b,
+                "buffer at arena offset {off} differs (tinygrad replay: {tinygrad})"
+            );
         }
         assert!(gpu.take_errors().is_empty());
         let seen = seen.lock().unwrap().clone();
@@ -73,7 +85,11 @@ fn packed_weights_land_byte_exact_with_progress() {
     assert_eq!(progress.last().copied(), Some(total));
     // At least one report per 256 KiB chunk (groups end in partial chunks, so a few more).
     let chunks = total.div_ceil(modelrt_amd::transfer::CHUNK as u64);
-    assert!((chunks..chunks + 4).contains(&(progress.len() as u64)), "{} reports for {chunks} chunks", progress.len());
+    assert!(
+        (chunks..chunks + 4).contains(&(progress.len() as u64)),
+        "{} reports for {chunks} chunks",
+        progress.len()
+    );
     let mib = total as f64 / (1 << 20) as f64;
     eprintln!(
         "packed: {} control + {} bulk ({:.2} per MiB); tinygrad replay: {} + {} ({:.2} per MiB)",
@@ -121,7 +137,11 @@ fn faulted(dir: &std::path::Path, what: &str, fault: impl FnOnce(&Navi31Fault)) 
     });
     eprintln!("{what}: {e}");
     assert!(e.contains("copy-in"), "{what}: {e}");
-    assert!(t.elapsed().as_secs() < 120, "{what}: took {:?}", t.elapsed());
+    assert!(
+        t.elapsed().as_secs() < 120,
+        "{what}: took {:?}",
+        t.elapsed()
+    );
 }
 
 /// The two places a fault can be armed.

@@ -39,7 +39,12 @@ fn timed(cmd: &mut Command, what: &str, out: &Path) -> Result<(u64, f64)> {
     let prog = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
     let mut t = Command::new("/usr/bin/time");
-    t.arg("-f").arg("%M %e").arg("-o").arg(&report).arg(prog).args(args);
+    t.arg("-f")
+        .arg("%M %e")
+        .arg("-o")
+        .arg(&report)
+        .arg(prog)
+        .args(args);
     if let Some(d) = cmd.get_current_dir() {
         t.current_dir(d);
     }
@@ -63,11 +68,23 @@ fn timed(cmd: &mut Command, what: &str, out: &Path) -> Result<(u64, f64)> {
 
 fn load_bench(modelrt: &Path, bundle: &Path, fw: &Path, protocol: &str) -> Result<Value> {
     let mut cmd = Command::new(modelrt);
-    cmd.args(["usb", "load-bench", "--transport", "emu", "--json", "--protocol", protocol])
-        .arg(bundle)
-        .arg("--firmware-dir")
-        .arg(fw);
-    super::proc::run_json(&mut cmd, &format!("load-bench ({protocol})"), Duration::from_secs(3600))
+    cmd.args([
+        "usb",
+        "load-bench",
+        "--transport",
+        "emu",
+        "--json",
+        "--protocol",
+        protocol,
+    ])
+    .arg(bundle)
+    .arg("--firmware-dir")
+    .arg(fw);
+    super::proc::run_json(
+        &mut cmd,
+        &format!("load-bench ({protocol})"),
+        Duration::from_secs(3600),
+    )
 }
 
 fn f(v: &Value, k: &str) -> f64 {
@@ -80,12 +97,19 @@ pub fn run(root: &Path, o: &UsbBigOptions) -> Result<String> {
     std::fs::create_dir_all(&dir)?;
     let fw = root.join("target/amdgpu-firmware");
     if !fw.join("psp_13_0_0_sos.bin").exists() {
-        bail!("no AMD firmware in {} (run `cargo xtask firmware`)", fw.display());
+        bail!(
+            "no AMD firmware in {} (run `cargo xtask firmware`)",
+            fw.display()
+        );
     }
     let py = crate::venv::ensure_venv(root)?;
     let onnx = dir.join("big.onnx");
     let bundle = dir.join("big.mrt");
-    println!("usb-big: generating {} (hidden {})", onnx.display(), o.hidden);
+    println!(
+        "usb-big: generating {} (hidden {})",
+        onnx.display(),
+        o.hidden
+    );
     let (gen_kib, gen_s) = timed(
         Command::new(&py)
             .arg(root.join("xtask/exporter/tools/make_big_model.py"))
@@ -117,7 +141,14 @@ pub fn run(root: &Path, o: &UsbBigOptions) -> Result<String> {
     let tg = load_bench(&modelrt, &bundle, &fw, "tinygrad")?;
     println!("usb-big: copy sweep 4 KiB … 1 GiB");
     let sweep = Command::new(&modelrt)
-        .args(["usb", "copy-bench", "--transport", "emu", "--sweep", "--firmware-dir"])
+        .args([
+            "usb",
+            "copy-bench",
+            "--transport",
+            "emu",
+            "--sweep",
+            "--firmware-dir",
+        ])
         .arg(&fw)
         .output()
         .context("modelrt usb copy-bench --sweep")?;
@@ -147,9 +178,22 @@ pub fn run(root: &Path, o: &UsbBigOptions) -> Result<String> {
         let mut cmd = Command::new(&modelrt);
         cmd.arg("bench")
             .arg(&b)
-            .args(["--device", "usb-emu", "--iters", "5", "--warmup", "1", "--json", "--firmware-dir"])
+            .args([
+                "--device",
+                "usb-emu",
+                "--iters",
+                "5",
+                "--warmup",
+                "1",
+                "--json",
+                "--firmware-dir",
+            ])
             .arg(&fw);
-        let v = super::proc::run_json(&mut cmd, &format!("bench {model}"), Duration::from_secs(1800))?;
+        let v = super::proc::run_json(
+            &mut cmd,
+            &format!("bench {model}"),
+            Duration::from_secs(1800),
+        )?;
         steps.push_str(&format!(
             "| {model} | {} | {} | {:.1} KiB / {:.1} KiB | {:.2} ms |\n",
             v["usb_control_per_step"],
@@ -201,7 +245,10 @@ pub fn run(root: &Path, o: &UsbBigOptions) -> Result<String> {
          | Protocol | Load (emulated) | Wall | Peak RSS | Bytes out | Control | Bulk | Control / MiB | Transfers / MiB |\n\
          |---|---|---|---|---|---|---|---|---|\n",
     );
-    md.push_str(&row("modelrt (`Executor::load`: weights packed into the copy-in pipeline, kernels, schedule)", &ours));
+    md.push_str(&row(
+        "modelrt (`Executor::load`: weights packed into the copy-in pipeline, kernels, schedule)",
+        &ours,
+    ));
     md.push_str(&row("tinygrad 0.14 copy-in replayed (one `_copyin` per weight buffer, fence read per chunk; weights only)", &tg));
     md.push_str(
         "\nPer steady-state step on usb-emu (`modelrt bench --device usb-emu --iters 5 --warmup 1`; \
