@@ -180,7 +180,11 @@ impl CopyEngine {
                 );
                 chunk += 1;
             }
-            q.submit(bus, &self.packets, &mut self.ring_scratch)?;
+            q.submit(bus, &self.packets, &mut self.ring_scratch)
+                .map_err(|e| AmdError::Device {
+                    step,
+                    what: format!("queuing the SDMA program: {e}"),
+                })?;
             let mut cursor2 = group_cursor;
             for c in first..chunk {
                 let seq = base + (c - first) as u64;
