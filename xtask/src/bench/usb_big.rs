@@ -244,7 +244,7 @@ pub fn run(root: &Path, o: &UsbBigOptions) -> Result<String> {
     md.push_str(
         "Loading it on usb-emu (bridge emulator + Navi31 GPU model), each in a fresh process. \
          Load time is the emulated link clock (the bridge emulator's transfer costs: a model, not a \
-         measurement); wall time is this shared 2-core host copying into the model's sparse VRAM. \
+         measurement); wall time is this shared 2-core host copying into the model's sparse VRAM; peak RSS includes that VRAM (the weights once) and the mapped bundle's pages. \
          Bytes and transfer counts are what the driver puts on the link and would be the same on \
          hardware; the times would not.\n\n\
          | Protocol | Load (emulated) | Wall | Peak RSS | Bytes out | Control | Bulk | Control / MiB | Transfers / MiB |\n\
