@@ -37,7 +37,16 @@ pub enum WriteError {
     Plan,
     /// The spec is inconsistent; the reader's message says how.
     Invalid(BundleError),
+    /// The file would reach [`MAX_FILE_BYTES`] (its weights alone: `bytes`).
+    FileTooLarge { bytes: u64 },
 }
+
+/// Largest bundle file the writer produces: 4 GiB − 1. Every offset and length of the format is 64-bit
+/// (header lengths, weights ranges, arena offsets, views) except the table record offsets (32-bit,
+/// within the body), but no larger bundle has been written, loaded or run, and 32-bit hosts (the
+/// Hexagon DSP's) index weights with `usize`; so larger ones are refused at compile time
+/// (docs/hw/amd-driver.md §6.2).
+pub const MAX_FILE_BYTES: u64 = u32::MAX as u64;
 
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -46,6 +55,12 @@ impl fmt::Display for WriteError {
             WriteError::TooLarge => write!(f, "bundle table exceeds 4 GiB"),
             WriteError::Plan => write!(f, "arena layout overflows 64 bits"),
             WriteError::Invalid(e) => write!(f, "refusing to write an invalid bundle: {e}"),
+            WriteError::FileTooLarge { bytes } => write!(
+                f,
+                "the bundle would hold {bytes} bytes of weights and initial state: bundles of 4 GiB \
+                 or more are refused (the format's offsets are 64-bit, but no such bundle has been \
+                 loaded or run; docs/hw/amd-driver.md §6.2); use fewer or smaller weights"
+            ),
         }
     }
 }
@@ -241,6 +256,19 @@ fn pad_to(v: &mut Vec<u8>, align: usize) {
 
 /// Encode `spec` as bundle bytes.
 pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
+    // Refuse an oversized file before copying any weights.
+    let weights_len = spec
+        .buffers
+        .iter()
+        .filter_map(|b| b.init)
+        .try_fold(0u64, |n, d| {
+            n.next_multiple_of(WEIGHTS_ALIGN as u64)
+                .checked_add(d.len() as u64)
+        })
+        .ok_or(WriteError::FileTooLarge { bytes: u64::MAX })?;
+    if weights_len >= MAX_FILE_BYTES {
+        return Err(WriteError::FileTooLarge { bytes: weights_len });
+    }
     let sizes: Vec<u64> = spec.buffers.iter().map(|b| b.size).collect();
     let mut offsets = vec![0u64; sizes.len()];
     let arena_size = crate::plan::plan_arena(&sizes, &mut offsets).ok_or(WriteError::Plan)?;
@@ -304,6 +332,11 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         reference,
     };
     let out = seal(&body, &weights)?;
+    if out.len() as u64 > MAX_FILE_BYTES {
+        return Err(WriteError::FileTooLarge {
+            bytes: weights.len() as u64,
+        });
+    }
     Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
 }
@@ -408,4 +441,51 @@ pub fn sign_bundle(
     reseal(&mut out);
     Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::schema::BufferKind;
+    use modelrt_hal::target::CpuArch;
+
+    fn spec<'a>() -> BundleSpec<'a> {
+        BundleSpec::new(
+            Target::Cpu {
+                arch: CpuArch::X86_64,
+                baseline: "x86-64-v3",
+                features: 0,
+            },
+            Producer {
+                tinygrad: "0.14.0",
+                tinymesa: None,
+                source_sha256: [0; 32],
+                dev: "CPU",
+                flags: "",
+            },
+        )
+    }
+
+    #[test]
+    fn bundles_of_4_gib_or_more_are_refused_before_the_weights_are_copied() {
+        // Two 2 GiB weights (zeroed allocations: the pages are never touched, because the writer
+        // refuses from the lengths alone) pass 4 GiB only once the second is aligned after the first.
+        let half = vec![0u8; 1 << 31];
+        let mut s = spec();
+        s.buffer("w0", 1 << 31, DType::U8, BufferKind::Weight, Some(&half));
+        s.buffer("w1", 1 << 31, DType::U8, BufferKind::Weight, Some(&half));
+        let e = write_bundle(&s).unwrap_err();
+        assert_eq!(e, WriteError::FileTooLarge { bytes: 1 << 32 });
+        let msg = alloc::format!("{e}");
+        assert!(
+            msg.contains("4294967296 bytes") && msg.contains("4 GiB"),
+            "{msg}"
+        );
+        // A small spec gets past the size check (it fails later, for having no outputs).
+        let small = [7u8; 64];
+        let mut s = spec();
+        s.buffer("w", 64, DType::U8, BufferKind::Weight, Some(&small));
+        let e = write_bundle(&s).unwrap_err();
+        assert!(matches!(e, WriteError::Invalid(_)), "{e:?}");
+    }
 }

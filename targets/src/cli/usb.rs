@@ -24,6 +24,10 @@ pub enum UsbCmd {
         /// Bytes copied in each direction.
         #[arg(long, default_value_t = 64_000_000)]
         size: usize,
+        /// Sizes from 4 KiB to 1 GiB (4K, 64K, 1M, 4M, 16M, 256M, 1G) instead of `--size`: MB/s in
+        /// and out for each, through both paths (BAR0 streams up to 4 MiB, and the SDMA pipeline).
+        #[arg(long, conflicts_with_all = ["size", "bridge_only"])]
+        sweep: bool,
         /// Seed of the test pattern.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -32,6 +36,24 @@ pub enum UsbCmd {
         bridge_only: bool,
         /// Directory with the amdgpu firmware, for the GPU boot [default: $MODELRT_AMD_FIRMWARE_DIR,
         /// else /lib/firmware/amdgpu].
+        #[arg(long, value_name = "DIR")]
+        firmware_dir: Option<std::path::PathBuf>,
+    },
+    /// Load a bundle's weights onto the AMD GPU (booted first) and report load time, peak RSS, USB
+    /// bytes and transfers per MiB: `--protocol modelrt` is the whole load as `modelrt run` does it,
+    /// `--protocol tinygrad` replays tinygrad 0.14's per-buffer copy-in on the same link.
+    LoadBench {
+        #[command(flatten)]
+        common: Common,
+        /// The bundle (amd-gfx1100).
+        bundle: std::path::PathBuf,
+        /// modelrt (the executor's load) or tinygrad (its copy-in protocol, weights only).
+        #[arg(long, default_value = "modelrt", value_parser = ["modelrt", "tinygrad"])]
+        protocol: String,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Directory with the amdgpu firmware.
         #[arg(long, value_name = "DIR")]
         firmware_dir: Option<std::path::PathBuf>,
     },
@@ -87,10 +109,18 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
             common,
             size,
             seed,
+            sweep,
             bridge_only,
             firmware_dir,
         } => {
-            if bridge_only {
+            if sweep {
+                super::usb_amd::sdma_copy_sweep(
+                    common.transport,
+                    parse_selector(&common.device)?,
+                    &resolve_firmware_dir(firmware_dir.as_deref())?,
+                    seed,
+                )
+            } else if bridge_only {
                 copy_bench(&common, size, seed)
             } else {
                 require_bridge(common.transport)?;
@@ -103,6 +133,20 @@ pub fn run(cmd: UsbCmd) -> anyhow::Result<()> {
                 )
             }
         }
+        UsbCmd::LoadBench {
+            common,
+            bundle,
+            protocol,
+            json,
+            firmware_dir,
+        } => super::usb_amd::load_bench(
+            common.transport,
+            parse_selector(&common.device)?,
+            &resolve_firmware_dir(firmware_dir.as_deref())?,
+            &bundle,
+            protocol == "tinygrad",
+            json,
+        ),
         UsbCmd::Boot {
             common,
             firmware_dir,

@@ -3,6 +3,7 @@
 //! rates. Everything measured on the emulator is labelled as emulated.
 use anyhow::{bail, Context};
 use modelrt_amd::assembly::{self, OpenedGpu};
+use modelrt_amd::device::CopyPath;
 use modelrt_amd::ip::ALL_IPS;
 use modelrt_asm24::counting::TransferCounts;
 use modelrt_asm24::host::Selector;
@@ -184,4 +185,141 @@ fn copy_in_pieces(
         bar.inc(n as u64);
     }
     Ok(at)
+}
+
+/// `modelrt usb copy-bench --sweep`: the sizes of [`modelrt_amd::bench::SWEEP_SIZES`], both directions,
+/// both paths (the stream only up to its 4 MiB limit).
+pub fn sdma_copy_sweep(
+    kind: TransportKind,
+    sel: Selector,
+    dir: &Path,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let g = boot_gpu(kind, sel, dir)?;
+    let emulated = g.model.is_some();
+    let mut dev = g.device;
+    let counts = |d: &mut modelrt_amd::device::AmdDevice<assembly::Transport>| {
+        d.am.bus.bridge().transport().counts()
+    };
+    let max = *modelrt_amd::bench::SWEEP_SIZES.last().unwrap_or(&(1 << 30));
+    let rows = modelrt_amd::bench::sweep_up_to(&mut dev, &counts, max, seed, |r| {
+        outln!("{}", sweep_line(r, emulated));
+    })
+    .context("copy sweep")?;
+    let unit = if emulated {
+        "MB/s are emulated (the bridge emulator's transfer costs), not a hardware measurement; transfer counts and bytes are what the driver puts on the link and hold on hardware"
+    } else {
+        "measured on this host and bridge (untested path)"
+    };
+    outln!(
+        "{} rows; every copy read back identical; {unit}",
+        rows.len()
+    );
+    dev.fini().context("fini")?;
+    Ok(())
+}
+
+fn sweep_line(r: &modelrt_amd::bench::SweepRow, emulated: bool) -> String {
+    let tag = if emulated { " (emulated)" } else { "" };
+    let path = match r.path {
+        CopyPath::Stream => "BAR0 stream",
+        CopyPath::Pipeline => "SDMA pipeline",
+    };
+    format!(
+        "{:>10}  {path:<13}  in {:>8.1} MB/s{tag} {:>7.2} ctl/MiB {:>7.2} bulk/MiB   out {:>8.1} MB/s{tag} {:>7.2} ctl/MiB {:>7.2} bulk/MiB",
+        super::units::size(r.bytes),
+        r.upload.mb_per_s(),
+        r.upload.control_per_mib(),
+        r.upload.bulk_per_mib(),
+        r.download.mb_per_s(),
+        r.download.control_per_mib(),
+        r.download.bulk_per_mib(),
+    )
+}
+
+/// The process's peak resident set (`VmHWM`, KiB; 0 where /proc is absent).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// `modelrt usb load-bench`.
+pub fn load_bench(
+    kind: TransportKind,
+    sel: Selector,
+    dir: &Path,
+    path: &Path,
+    tinygrad: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    use modelrt_amd::load_bench::{self, Protocol};
+    let wall = std::time::Instant::now();
+    let file = super::model::open_bundle_file(path, true)?;
+    let bundle = modelrt_core::bundle::Bundle::parse(file.bytes())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let parse_ms = wall.elapsed().as_secs_f64() * 1e3;
+    let g = assembly::open(kind, sel, dir, None)?;
+    let emulated = g.model.is_some();
+    let boot_ms = wall.elapsed().as_secs_f64() * 1e3 - parse_ms;
+    let counts = |d: &mut modelrt_amd::device::AmdDevice<assembly::Transport>| {
+        d.am.bus.bridge().transport().counts()
+    };
+    let protocol = if tinygrad {
+        Protocol::Tinygrad
+    } else {
+        Protocol::Modelrt
+    };
+    let t = std::time::Instant::now();
+    let r = load_bench::load(bundle, g.device, &counts, protocol, None)
+        .map_err(|e| anyhow::anyhow!("{}: load: {e}", path.display()))?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let c = &r.counts;
+    let rss = peak_rss_kib();
+    let name = if tinygrad {
+        "tinygrad 0.14 copy-in (replayed)"
+    } else {
+        "modelrt"
+    };
+    if json {
+        let doc = serde_json::json!({
+            "protocol": if tinygrad { "tinygrad" } else { "modelrt" },
+            "emulated": emulated,
+            "weight_bytes": r.weight_bytes,
+            "buffers": r.buffers,
+            "device_ms": r.device_ns as f64 / 1e6,
+            "wall_load_ms": load_ms,
+            "wall_parse_ms": parse_ms,
+            "wall_boot_ms": boot_ms,
+            "control": c.control(),
+            "bulk": c.bulk(),
+            "bytes_out": c.control_bytes_out + c.bulk_bytes_out,
+            "bytes_in": c.control_bytes_in + c.bulk_bytes_in,
+            "control_per_mib": r.per_mib(c.control()),
+            "transfers_per_mib": r.per_mib(c.transfers()),
+            "peak_rss_kib": rss,
+        });
+        outln!("{doc}");
+        return Ok(());
+    }
+    let tag = if emulated { " emulated" } else { "" };
+    outln!(
+        "{name}: {} of weights in {} buffers; load {}{tag} ({:.0} ms wall, parse {:.0} ms), {} ({:.2} control and {:.2} transfers per MiB), {} out, peak RSS {} MiB",
+        super::units::size(r.weight_bytes),
+        r.buffers,
+        super::units::duration(r.device_ns),
+        load_ms,
+        parse_ms,
+        transfers(c),
+        r.per_mib(c.control()),
+        r.per_mib(c.transfers()),
+        super::units::size(c.control_bytes_out + c.bulk_bytes_out),
+        rss / 1024
+    );
+    Ok(())
 }

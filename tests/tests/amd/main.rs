@@ -7,6 +7,7 @@ mod amd_driver_noalloc;
 #[path = "../../../usbgpu/amd/tests/amd_driver_support/mod.rs"]
 mod amd_driver_support;
 mod amd_float16;
+mod amd_step_transfers;
 mod amdgpu_mach;
 mod cli_usb_emu_verify;
 mod multi_device;

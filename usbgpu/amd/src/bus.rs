@@ -3,7 +3,7 @@
 //!
 //! Cost per access (USB transfers): register write = one posted mode-0 TLP (1 control OUT);
 //! register read = mode-0 TLP with completion (2 control); VRAM block = one 0xF0 stream arm + one
-//! bulk (2); doorbell = posted 64-bit write as two mode-0 TLPs (2). Registers beyond the BAR5
+//! bulk (2); doorbell = one 8-byte stream (1 control + 1 bulk). Registers beyond the BAR5
 //! window go through `BIF_BX_PF0_RSMU_INDEX/DATA` (docs/hw/amd-driver.md §2).
 //!
 //! Polls never use a wall clock: each unsuccessful read is followed by a [`POLL_INTERVAL`] sleep on
@@ -373,7 +373,7 @@ impl<T: UsbTransport> GpuBus<T> {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// 64-bit doorbell write at BAR2 byte `offset` (low dword first, then high).
+    /// 64-bit doorbell write at BAR2 byte `offset` (one stream: low dword first, then high).
     pub fn doorbell64(
         &mut self,
         step: &'static str,
@@ -386,10 +386,13 @@ impl<T: UsbTransport> GpuBus<T> {
                 what: format!("doorbell {offset:#x} outside BAR2"),
             });
         }
+        // One 8-byte stream (low dword first, as consecutive addresses): 1 control + 1 bulk
+        // instead of two posted mode-0 TLPs (2 control); tinygrad writes doorbells as streams too
+        // (docs/hw/amd-driver.md §2).
         let a = self.doorbells.address + offset;
-        let b = self.dev.bridge();
-        b.mem_write(a, 4, value as u32).map_err(bridge(step))?;
-        b.mem_write(a + 4, 4, (value >> 32) as u32)
+        self.dev
+            .bridge()
+            .stream_write(a, &value.to_le_bytes())
             .map_err(bridge(step))
     }
 

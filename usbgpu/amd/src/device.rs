@@ -5,12 +5,16 @@
 //! compute ring (INDIRECT_BUFFER + RELEASE_MEM of the submission number), rings one doorbell and
 //! polls the signal block — a USB transfer count independent of the number of kernels — and never
 //! allocates. Inputs/outputs up to [`BAR_COPY_MAX`] go through BAR0 streams (2 transfers each);
-//! larger ones through the SDMA copy pipelines ([`super::transfer`]). The recorded schedule is
-//! [`super::queue`], scratch sizing [`super::scratch`].
+//! larger ones through the SDMA copy pipelines ([`super::transfer`]). Once a queue is recorded,
+//! small dword-aligned uploads (a step's inputs) are held back and written by `WRITE_DATA` packets
+//! in the next submission's ring write ([`super::inline`]): no transfer of their own. The recorded
+//! schedule is [`super::queue`], scratch sizing [`super::scratch`]; the per-step transfer budget is
+//! docs/hw/amd-driver.md §5.2.
 use super::boot::Am;
 use super::bus::{poll_until, DEFAULT_TIMEOUT};
 use super::code_object::loaded_image;
 use super::error::AmdError;
+use super::inline::Inline;
 use super::mem::Alloc;
 use super::pm4::{self, Pm4};
 pub use super::queue::{AmdQueue, LoadedKernel, IB_BYTES, KERNARG_BYTES, MAX_TIMESTAMPS};
@@ -22,8 +26,15 @@ use modelrt_hal::device::{Device, KernelId, KernelImage, SubmitTiming};
 use modelrt_hal::target::{KernelMeta, ParamKind, Target};
 use modelrt_hal::usb::UsbTransport;
 
-/// Host copies up to this size use BAR0 streams; larger ones SDMA.
-pub const BAR_COPY_MAX: usize = 1 << 20;
+/// Host copies up to this size use one BAR0 stream (1 control + 1 bulk transfer, the bridge's 4 MiB
+/// bulk buffer); larger ones the SDMA pipelines (≥ 2 control transfers per 256 KiB chunk;
+/// docs/hw/amd-driver.md §5.2).
+pub const BAR_COPY_MAX: usize = 4 << 20;
+/// Load-time uploads are packed into groups of this many bytes (16 copy-in chunks) before they go
+/// through the copy-in pipeline as one SDMA submission; larger ones are streamed from the caller's
+/// bytes directly (docs/hw/amd-driver.md §6.1).
+pub const LOAD_GROUP: usize = 16 * super::transfer::CHUNK;
+
 /// GPU timestamp clock (RELEASE_MEM data_sel 3): 100 MHz → 10 ns per tick.
 pub const TIMESTAMP_NS: u64 = 10;
 
@@ -37,6 +48,16 @@ pub struct AmdDevice<T> {
     scratch: Option<Scratch>,
     sig: Alloc,
     epoch: u64,
+    /// Uploads held back for the next submission (run phase only).
+    inline: Inline,
+    /// The compute ring image of one submission (capacity fixed at creation).
+    ring: Vec<u32>,
+    /// Queues created so far: uploads are held back only once one exists.
+    queues: u32,
+    /// A submission failed: the copy hand-off words may be stale, clear them before the next one.
+    sync_dirty: bool,
+    /// Load-time uploads go through the copy-in pipeline, packed ([`AmdDevice::stream_loads`]).
+    load: Option<LoadStream>,
     clock: Box<dyn Fn() -> u64 + Send>,
     diagnose: Option<Box<dyn Fn() -> Option<String> + Send>>,
 }
@@ -58,6 +79,11 @@ impl<T: UsbTransport> AmdDevice<T> {
             scratch: None,
             sig,
             epoch: 0,
+            inline: Inline::new(),
+            ring: Vec::with_capacity(super::inline::RING_DWORDS_MAX),
+            queues: 0,
+            sync_dirty: false,
+            load: None,
             clock,
             diagnose: None,
         })
@@ -105,6 +131,148 @@ impl<T: UsbTransport> AmdDevice<T> {
             self.merge_dword(step, body_pa + body_len as u64, tail)?;
         }
         Ok(())
+    }
+
+    /// From now until the first queue is created, send uploads (the bundle's weights) through the
+    /// copy-in pipeline: small ones packed back to back into [`LOAD_GROUP`]-byte groups, large ones
+    /// straight from the caller's bytes (a mapped bundle is read once, never copied whole);
+    /// `progress` is told the bytes sent so far after every 256 KiB chunk. The data has reached
+    /// VRAM when the next operation other than an upload returns (that operation drains the
+    /// pipeline first; an error of the copy surfaces there).
+    pub fn stream_loads(&mut self, progress: Option<Box<dyn FnMut(u64) + Send>>) {
+        self.load = Some(LoadStream {
+            staging: Vec::with_capacity(LOAD_GROUP),
+            frags: Vec::new(),
+            sent: 0,
+            progress,
+        });
+    }
+
+    /// Host → arena copy through a chosen path (for `modelrt usb copy-bench`; `upload` picks by
+    /// size, §5): `offset` and the length must be dword multiples for [`CopyPath::Stream`].
+    pub fn upload_via(&mut self, path: CopyPath, offset: u64, data: &[u8]) -> Result<(), AmdError> {
+        let pa = self.range("upload", offset, data.len())?;
+        self.flush_inline("upload")?;
+        match path {
+            CopyPath::Stream => self.am.bus.vram_write("upload", pa, data),
+            CopyPath::Pipeline => self.stream_frags(&[(super::mem::VA_BASE + pa, data)]),
+        }
+    }
+
+    /// Arena → host copy through a chosen path (as [`AmdDevice::upload_via`]).
+    pub fn download_via(
+        &mut self,
+        path: CopyPath,
+        offset: u64,
+        out: &mut [u8],
+    ) -> Result<(), AmdError> {
+        let pa = self.range("download", offset, out.len())?;
+        self.flush_inline("download")?;
+        match path {
+            CopyPath::Stream => self.am.bus.vram_read("download", pa, out),
+            CopyPath::Pipeline => {
+                let mut q = self
+                    .am
+                    .sdma
+                    .take()
+                    .ok_or_else(|| invalid("copy-out", "no SDMA queue".into()))?;
+                let va = super::mem::VA_BASE + pa;
+                let r = self.copies.copy_out(&mut self.am.bus, &mut q, va, out);
+                self.am.sdma = Some(q);
+                r
+            }
+        }
+    }
+
+    /// Bytes the load stream has sent so far.
+    pub fn loaded_bytes(&self) -> u64 {
+        self.load.as_ref().map_or(0, |l| l.sent)
+    }
+
+    /// The copy engine (e.g. to replay tinygrad's copy-in protocol for a comparison).
+    pub fn copy_engine(&mut self) -> &mut CopyEngine {
+        &mut self.copies
+    }
+
+    /// Send `frags` (destination VA, bytes) through the copy-in pipeline now.
+    fn stream_frags(&mut self, frags: &[(u64, &[u8])]) -> Result<(), AmdError> {
+        let Some(mut q) = self.am.sdma.take() else {
+            return Err(invalid("copy-in", "no SDMA queue".into()));
+        };
+        let load = &mut self.load;
+        let mut sent = |n: u64| {
+            if let Some(l) = load.as_mut() {
+                l.sent += n;
+                let total = l.sent;
+                if let Some(p) = l.progress.as_mut() {
+                    p(total);
+                }
+            }
+        };
+        let r = self
+            .copies
+            .copy_in_frags(&mut self.am.bus, &mut q, frags, &mut sent);
+        self.am.sdma = Some(q);
+        r
+    }
+
+    /// Send the load stream's packed group.
+    fn flush_load(&mut self) -> Result<(), AmdError> {
+        let Some(l) = self.load.as_mut() else {
+            return Ok(());
+        };
+        if l.frags.is_empty() {
+            return Ok(());
+        }
+        let staging = std::mem::take(&mut l.staging);
+        let frags = std::mem::take(&mut l.frags);
+        let pieces: Vec<(u64, &[u8])> = frags
+            .iter()
+            .map(|&(va, start, len)| (va, &staging[start..start + len]))
+            .collect();
+        let r = self.stream_frags(&pieces);
+        drop(pieces);
+        if let Some(l) = self.load.as_mut() {
+            l.staging = staging;
+            l.staging.clear();
+            l.frags = frags;
+            l.frags.clear();
+        }
+        r
+    }
+
+    /// A load-time upload into the stream.
+    fn stream_upload(&mut self, pa: u64, data: &[u8]) -> Result<(), AmdError> {
+        let va = super::mem::VA_BASE + pa;
+        if data.len() >= LOAD_GROUP {
+            self.flush_load()?;
+            return self.stream_frags(&[(va, data)]);
+        }
+        let full = self
+            .load
+            .as_ref()
+            .is_some_and(|l| l.staging.len() + data.len() > LOAD_GROUP);
+        if full {
+            self.flush_load()?;
+        }
+        if let Some(l) = self.load.as_mut() {
+            let start = l.staging.len();
+            l.staging.extend_from_slice(data);
+            l.frags.push((va, start, data.len()));
+        }
+        Ok(())
+    }
+
+    /// Write the held-back uploads through BAR0 (before anything that could observe VRAM), and
+    /// drain the load stream.
+    fn flush_inline(&mut self, step: &'static str) -> Result<(), AmdError> {
+        self.flush_load().map_err(|e| self.diagnosed(e))?;
+        if self.inline.is_empty() {
+            return Ok(());
+        }
+        let r = self.inline.flush(&mut self.am.bus, step);
+        self.inline.clear();
+        r
     }
 
     /// Write 1–3 bytes at `pa` (inside one dword) by read-modify-write.
@@ -190,8 +358,26 @@ impl<T: UsbTransport> AmdDevice<T> {
 
     /// Shut the GPU down cleanly (dequeue, SDMA off, clocks down).
     pub fn fini(&mut self) -> Result<(), AmdError> {
+        self.flush_inline("fini")?;
         self.am.fini()
     }
+}
+
+/// How a host copy travels (docs/hw/amd-driver.md §5, §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyPath {
+    /// BAR0 0xF0 streams of up to 4 MiB (1 control + 1 bulk transfer each).
+    Stream,
+    /// The SDMA pipelines through the bridge SRAM windows.
+    Pipeline,
+}
+
+/// The load stream's packed group: destination VA, start and length in `staging`.
+struct LoadStream {
+    staging: Vec<u8>,
+    frags: Vec<(u64, usize, usize)>,
+    sent: u64,
+    progress: Option<Box<dyn FnMut(u64) + Send>>,
 }
 
 /// Whether `text` contains the address `va` as a whole `0x…` hex number.
@@ -234,18 +420,28 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
 
     fn upload(&mut self, offset: u64, data: &[u8]) -> Result<(), AmdError> {
         let pa = self.range("upload", offset, data.len())?;
+        if self.queues > 0 && self.inline.hold(pa, data) {
+            return Ok(());
+        }
+        if self.queues == 0 && self.load.is_some() && self.am.sdma.is_some() {
+            let r = self.stream_upload(pa, data);
+            return r.map_err(|e| self.diagnosed(e));
+        }
+        self.flush_inline("upload")?;
         let r = self.write_vram("upload", pa, data);
         r.map_err(|e| self.diagnosed(e))
     }
 
     fn download(&mut self, offset: u64, out: &mut [u8]) -> Result<(), AmdError> {
         let pa = self.range("download", offset, out.len())?;
+        self.flush_inline("download")?;
         let r = self.read_vram("download", pa, out);
         r.map_err(|e| self.diagnosed(e))
     }
 
     fn load_kernel(&mut self, k: &KernelImage<'_>) -> Result<KernelId, AmdError> {
         let step = "kernel load";
+        self.flush_inline(step)?;
         let KernelMeta::Amd(m) = k.meta else {
             return Err(invalid(
                 step,
@@ -339,6 +535,12 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
     }
 
     fn create_queue(&mut self) -> Result<AmdQueue, AmdError> {
+        self.flush_inline("create queue")?;
+        self.queues += 1;
+        // The load is over (later uploads are inputs): give the group's staging back.
+        if let Some(l) = self.load.as_mut() {
+            l.staging = Vec::new();
+        }
         let gc_base = self.am.bus.ips().get(super::ip::Ip::Gc).bases[0];
         // Scratch for the largest kernel, allocated once (again only if a later queue needs
         // more: the bump allocator cannot grow it) — docs/hw/amd-driver.md §5.1.
@@ -376,12 +578,31 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
             sdma: Vec::new(),
             sdma_wire: Vec::new(),
             copies: 0,
+            sync_reset: false,
         })
     }
 
     fn submit(&mut self, q: &mut AmdQueue) -> Result<SubmitTiming, AmdError> {
-        let step = "submit";
         let t0 = (self.clock)();
+        let r = self.submit_inner(q, t0);
+        if r.is_err() {
+            // What the GPU left behind is unknown: held-back writes are dropped with the failed
+            // step, and the copy hand-off words are cleared by the host next time.
+            self.inline.clear();
+            self.sync_dirty = true;
+        }
+        r
+    }
+
+    fn now_ns(&self) -> u64 {
+        (self.clock)()
+    }
+}
+
+impl<T: UsbTransport> AmdDevice<T> {
+    /// The body of [`Device::submit`].
+    fn submit_inner(&mut self, q: &mut AmdQueue, t0: u64) -> Result<SubmitTiming, AmdError> {
+        let step = "submit";
         if !q.uploaded {
             self.am.bus.vram_write_dwords(step, q.ib.paddr, &q.pm4.dw)?;
             if !q.kernargs.is_empty() {
@@ -392,10 +613,14 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
             q.uploaded = true;
         }
         if !q.sdma.is_empty() {
-            // Arena copies run on SDMA, handed off through two words reset here.
-            self.am
-                .bus
-                .vram_write(step, self.sig.paddr + SYNC_COMPUTE, &[0u8; 16])?;
+            // Arena copies run on SDMA, handed off through two words the previous submission left
+            // at 0 (docs/hw/amd-driver.md §5); only after a failure does the host clear them.
+            if self.sync_dirty {
+                self.am
+                    .bus
+                    .vram_write(step, self.sig.paddr + SYNC_COMPUTE, &[0u8; 16])?;
+                self.sync_dirty = false;
+            }
             let mut sq = self
                 .am
                 .sdma
@@ -408,20 +633,23 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
         self.epoch += 1;
         let sig = self.sig.va();
         let ib = q.ib.va();
-        // INDIRECT_BUFFER + RELEASE_MEM of the submission number, encoded into a stack array.
-        let mut ring = [0u32; pm4::INDIRECT_BUFFER_DWORDS + pm4::RELEASE_MEM_DWORDS];
-        let (ib_packet, release) = ring.split_at_mut(pm4::INDIRECT_BUFFER_DWORDS);
-        let (Ok(ib_packet), Ok(release)) = (ib_packet.try_into(), release.try_into()) else {
-            unreachable!("the ring array is split at the packet sizes")
-        };
-        pm4::write_indirect_buffer(ib_packet, ib, q.pm4.dw.len() as u32);
-        pm4::write_release_mem(release, sig, self.epoch, pm4::DATA_SEL_64);
+        // The held-back uploads (WRITE_DATA), then INDIRECT_BUFFER + RELEASE_MEM of the submission
+        // number, encoded into the preallocated ring image.
+        let mut ib_packet = [0u32; pm4::INDIRECT_BUFFER_DWORDS];
+        let mut release = [0u32; pm4::RELEASE_MEM_DWORDS];
+        pm4::write_indirect_buffer(&mut ib_packet, ib, q.pm4.dw.len() as u32);
+        pm4::write_release_mem(&mut release, sig, self.epoch, pm4::DATA_SEL_64);
+        self.ring.clear();
+        self.inline.encode(&mut self.ring);
+        self.inline.clear();
+        self.ring.extend_from_slice(&ib_packet);
+        self.ring.extend_from_slice(&release);
         let mut cq = self
             .am
             .compute
             .take()
             .ok_or_else(|| invalid(step, "no compute queue".into()))?;
-        let r = cq.submit(&mut self.am.bus, &ring);
+        let r = cq.submit(&mut self.am.bus, &self.ring);
         self.am.compute = Some(cq);
         r?;
         let t1 = (self.clock)();
@@ -472,9 +700,5 @@ impl<T: UsbTransport> Device for AmdDevice<T> {
             enqueue_ns: t1.saturating_sub(t0),
             device_ns,
         })
-    }
-
-    fn now_ns(&self) -> u64 {
-        (self.clock)()
     }
 }

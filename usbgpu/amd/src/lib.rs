@@ -22,6 +22,8 @@ pub mod fw;
 
 // The AM driver (std: it allocates while booting and recording; `run` itself does not).
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod bench;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod boot;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod bus;
@@ -31,6 +33,8 @@ pub mod code_object;
 pub mod device;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod error;
+#[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
+pub mod inline;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
 pub mod ip;
 #[cfg(all(feature = "std", any(target_os = "linux", target_os = "macos")))]
@@ -52,5 +56,7 @@ pub mod transfer;
 pub mod assembly;
 #[cfg(feature = "emu")]
 pub mod emu;
+#[cfg(all(feature = "platform", any(target_os = "linux", target_os = "macos")))]
+pub mod load_bench;
 #[cfg(all(feature = "platform", any(target_os = "linux", target_os = "macos")))]
 pub mod platform;

@@ -226,6 +226,22 @@ pub struct AmdOptions {
     pub option_name: Option<&'static str>,
 }
 
+/// The AMD devices' load-progress option: called as `(bytes sent, total bytes)` while the bundle's
+/// weights stream into VRAM through the copy-in pipeline (a CLI draws a progress bar from it).
+#[derive(Clone)]
+pub struct AmdLoadProgress(pub std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+/// Bytes a load of `bundle` uploads (weights and initial states).
+pub fn load_bytes(bundle: &Bundle<'_>) -> u64 {
+    bundle
+        .body()
+        .buffers
+        .iter()
+        .filter_map(|b| b.ok())
+        .filter_map(|b| bundle.init_bytes(&b).map(|i| i.len() as u64))
+        .sum()
+}
+
 /// An AMD GPU behind an ASM24 bridge.
 pub static USB: DeviceSpec = DeviceSpec {
     name: "usb",
@@ -275,7 +291,14 @@ fn open_on<'b>(
     let opts = req.options.get::<AmdOptions>();
     let flag = opts.and_then(|o| o.firmware_dir.as_deref());
     let dir = resolve_firmware_dir_for(flag, opts.and_then(|o| o.option_name))?;
-    let (dev, name) = open(emulated, &dir)?;
+    let (mut dev, name) = open(emulated, &dir)?;
+    // The weights stream through the copy-in pipeline (docs/hw/amd-driver.md §6.1).
+    let total = load_bytes(&bundle);
+    let progress = req.options.get::<AmdLoadProgress>().map(|p| {
+        let p = p.0.clone();
+        Box::new(move |sent: u64| p(sent.min(total), total)) as Box<dyn FnMut(u64) + Send>
+    });
+    dev.stream_loads(progress);
     Ok(Loaded::new(bundle, dev, name, true)?
         .with_usb_counts(usb_counts)
         .boxed())

@@ -13,6 +13,8 @@ pub mod op {
     pub const NOP: u8 = 0x10;
     /// Start a compute grid.
     pub const DISPATCH_DIRECT: u8 = 0x15;
+    /// Write inline dwords to memory or registers.
+    pub const WRITE_DATA: u8 = 0x37;
     /// Wait on a memory or register value.
     pub const WAIT_REG_MEM: u8 = 0x3C;
     /// Execute another command buffer.
@@ -51,6 +53,13 @@ pub const FUNC_GEQ: u32 = 5;
 pub const GCR_DISPATCH: u32 = (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9);
 /// DISPATCH_INITIATOR: COMPUTE_SHADER_EN | FORCE_START_AT_000 | CS_W32_EN.
 pub const INITIATOR_WAVE32: u32 = 1 | (1 << 2) | (1 << 15);
+
+/// `WRITE_DATA` control dword for memory: `dst_sel` 5 (memory, bits 11:8) with `wr_confirm` (bit 20:
+/// the CP waits for the write to complete before the next packet), address incrementing, engine ME
+/// (docs/hw/amd-driver.md §9.1).
+pub const WRITE_DATA_MEM: u32 = (5 << 8) | (1 << 20);
+/// Most data dwords the driver puts in one `WRITE_DATA` packet.
+pub const WRITE_DATA_MAX: usize = 512;
 
 /// Type-3 header for `body` dwords.
 pub const fn header(opcode: u8, body: usize) -> u32 {
@@ -91,6 +100,25 @@ pub fn write_release_mem(
         (value >> 32) as u32,
         0,
     ];
+}
+
+/// Append `WRITE_DATA` packets writing `data` to memory at the dword-aligned GPU VA `addr`, at most
+/// [`WRITE_DATA_MAX`] dwords each; pushes into `out` (no allocation when `out` has the capacity:
+/// [`write_data_dwords`] of `data.len()` more dwords).
+pub fn write_data_mem(out: &mut Vec<u32>, addr: u64, data: &[u32]) {
+    for (i, piece) in data.chunks(WRITE_DATA_MAX).enumerate() {
+        let at = addr + 4 * (i * WRITE_DATA_MAX) as u64;
+        out.push(header(op::WRITE_DATA, 3 + piece.len()));
+        out.push(WRITE_DATA_MEM);
+        out.push(at as u32);
+        out.push((at >> 32) as u32);
+        out.extend_from_slice(piece);
+    }
+}
+
+/// Ring dwords [`write_data_mem`] takes for `n` data dwords.
+pub const fn write_data_dwords(n: usize) -> usize {
+    n + 4 * n.div_ceil(WRITE_DATA_MAX)
 }
 
 /// The absolute dword address of a GC seg-0 register given the GC seg-0 base.
@@ -170,6 +198,11 @@ impl Pm4 {
         );
     }
 
+    /// `WRITE_DATA` of `data` to memory at `addr`.
+    pub fn write_data(&mut self, addr: u64, data: &[u32]) {
+        write_data_mem(&mut self.dw, addr, data);
+    }
+
     /// `INDIRECT_BUFFER` of `dwords` at `addr`.
     pub fn indirect_buffer(&mut self, addr: u64, dwords: u32) {
         let mut p = [0; INDIRECT_BUFFER_DWORDS];
@@ -192,6 +225,22 @@ mod tests {
         let mut p = Pm4::new(0x1260);
         p.set_sh(regs::COMPUTE_PGM_LO, &[0x1234, 0]);
         assert_eq!(p.dw, vec![0xC002_7600, 0x20C, 0x1234, 0]);
+    }
+
+    #[test]
+    fn write_data_follows_the_fact_sheet_and_splits_long_runs() {
+        // docs/hw/amd-gpu.md §7.1: WRITE_DATA 0x37, dst_sel bits 11:8 = 5 (memory), dw2/dw3 address.
+        let mut v = Vec::new();
+        write_data_mem(&mut v, 0x2000_0000_1234 & !3, &[7, 8]);
+        assert_eq!(v, [0xC004_3700, 0x0010_0500, 0x0000_1234, 0x2000, 7, 8]);
+        v.clear();
+        let data: Vec<u32> = (0..(WRITE_DATA_MAX as u32 + 3)).collect();
+        write_data_mem(&mut v, 0x1000, &data);
+        assert_eq!(v.len(), write_data_dwords(data.len()));
+        let second = 4 + WRITE_DATA_MAX;
+        assert_eq!(v[second], header(op::WRITE_DATA, 3 + 3));
+        assert_eq!(v[second + 2], 0x1000 + 4 * WRITE_DATA_MAX as u32);
+        assert_eq!(v[second + 4..], [512, 513, 514]);
     }
 
     #[test]

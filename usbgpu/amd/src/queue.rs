@@ -16,10 +16,14 @@ pub(super) const SIG_BYTES: usize = 8 * (1 + MAX_TIMESTAMPS);
 /// Timeline word written by [`Queue::signal`] (inside the signal page, after the block).
 const TIMELINE: u64 = 0x100;
 /// Copy hand-off words: compute → SDMA ("dispatches before copy k are done") and SDMA → compute
-/// ("copy k is done"), reset to 0 by the host before each submission.
+/// ("copy k is done"). Each submission leaves both at 0 for the next one: SDMA clears the first after
+/// its last poll, the indirect buffer clears the second after its last wait (so the host writes
+/// neither per step; docs/hw/amd-driver.md §5); the host clears them only after a failed submission.
 pub(super) const SYNC_COMPUTE: u64 = 0x110;
 /// SDMA → compute.
 const SYNC_SDMA: u64 = 0x118;
+/// Dwords of the SDMA FENCE that ends each copy.
+const SDMA_FENCE_DWORDS: usize = 4;
 /// Indirect-buffer and kernarg capacity per queue.
 pub const IB_BYTES: u64 = 1 << 20;
 /// Kernarg pool per queue.
@@ -64,6 +68,8 @@ pub struct AmdQueue {
     pub(super) sdma: Vec<u32>,
     pub(super) sdma_wire: Vec<u8>,
     pub(super) copies: u32,
+    /// Whether [`Queue::signal`] has recorded the hand-off words' reset.
+    pub(super) sync_reset: bool,
 }
 
 impl AmdQueue {
@@ -260,6 +266,19 @@ impl Queue for AmdQueue {
     }
 
     fn signal(&mut self, value: u64) -> Result<(), AmdError> {
+        if self.copies > 0 && !self.sync_reset {
+            // Leave both hand-off words at 0 for the next submission. SDMA: after its last poll
+            // (compute writes `to_sdma` no more) and before its last fence (so the reset is done
+            // when compute sees that fence). Compute: after its last wait (SDMA writes `from_sdma`
+            // no more), before the end-of-run signal.
+            let fence_at = self.sdma.len() - SDMA_FENCE_DWORDS;
+            let fence: Vec<u32> = self.sdma.drain(fence_at..).collect();
+            super::sdma::write64(&mut self.sdma, self.sig_va + SYNC_COMPUTE, 0);
+            self.sdma.extend_from_slice(&fence);
+            self.pm4.write_data(self.sig_va + SYNC_SDMA, &[0, 0]);
+            self.sdma_wire.reserve(4 * self.sdma.len());
+            self.sync_reset = true;
+        }
         self.pm4
             .release_mem(self.sig_va + TIMELINE, value, pm4::DATA_SEL_64);
         self.check_room()
@@ -334,6 +353,7 @@ mod tests {
             sdma: Vec::new(),
             sdma_wire: Vec::new(),
             copies: 0,
+            sync_reset: false,
         };
         let arg = [Arg::Buffer { offset: 0, size: 4 }];
         for k in 0..3 {

@@ -36,6 +36,9 @@ pub const CHUNKS_PER_SUBMIT: usize = 4096;
 /// The copy pipelines' state.
 pub struct CopyEngine {
     seq: u64,
+    /// The last drain-fence value read (the fence only grows).
+    fence_seen: u64,
+    tinygrad_replay: bool,
     ready: bool,
     staging: Vec<u8>,
     packets: Vec<u32>,
@@ -53,6 +56,8 @@ impl CopyEngine {
     pub fn new() -> CopyEngine {
         CopyEngine {
             seq: 0,
+            fence_seen: 0,
+            tinygrad_replay: false,
             ready: false,
             staging: vec![0; SRAM_SIZE],
             packets: Vec::with_capacity(CHUNKS_PER_SUBMIT * DWORDS_PER_CHUNK + 8),
@@ -71,11 +76,12 @@ impl CopyEngine {
         Ok(u64::from_le_bytes(b))
     }
 
+    /// Poll the fence until it is at least `at_least`; returns the value read.
     fn wait_fence<T: UsbTransport>(
         bus: &mut GpuBus<T>,
         step: &'static str,
         at_least: u64,
-    ) -> Result<(), AmdError> {
+    ) -> Result<u64, AmdError> {
         poll_until(
             bus,
             step,
@@ -84,7 +90,6 @@ impl CopyEngine {
             |b| Self::read_fence(b, step),
             |v| v >= at_least,
         )
-        .map(|_| ())
     }
 
     /// One-time init: zero the fence and both windows so no stale sentinel can match.
@@ -111,19 +116,46 @@ impl CopyEngine {
         dst: u64,
         data: &[u8],
     ) -> Result<(), AmdError> {
+        self.copy_in_frags(bus, q, &[(dst, data)], &mut |_| {})
+    }
+
+    /// Copy every `(dst, bytes)` fragment to VRAM at GPU VA `dst`, packed back to back into the
+    /// chunk stream (a chunk may carry the end of one fragment and the start of the next: one
+    /// COPY_LINEAR per piece; any alignment). `sent(n)` is told the payload bytes of each chunk
+    /// once its bulk OUT is queued. Returns when the last chunk has drained into VRAM.
+    pub fn copy_in_frags<T: UsbTransport>(
+        &mut self,
+        bus: &mut GpuBus<T>,
+        q: &mut SdmaQueue,
+        frags: &[(u64, &[u8])],
+        sent: &mut dyn FnMut(u64),
+    ) -> Result<(), AmdError> {
         let step = "copy-in";
         if !self.ready {
             self.init(bus)?;
         }
-        for (g, group) in data.chunks(CHUNK * CHUNKS_PER_SUBMIT).enumerate() {
-            let dst = dst + (g * CHUNK * CHUNKS_PER_SUBMIT) as u64;
+        let total: usize = frags.iter().map(|f| f.1.len()).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        let chunks = total.div_ceil(CHUNK);
+        // Submissions of at most CHUNKS_PER_SUBMIT chunks whose packets fit half the SDMA ring.
+        let mut cursor = Cursor::default();
+        let mut chunk = 0;
+        while chunk < chunks {
             let base = self.seq;
+            let first = chunk;
+            let group_cursor = cursor;
             self.packets.clear();
-            for (c, chunk) in group.chunks(CHUNK).enumerate() {
-                let seq = base + c as u64;
-                let window = (seq & 1) as usize;
-                let wire = sector_padded(chunk.len() + 4);
-                let win_va = sys_va(BUS_SRAM + (window * WINDOW) as u64);
+            while chunk < chunks
+                && chunk - first < CHUNKS_PER_SUBMIT
+                && 4 * (self.packets.len() + DWORDS_PER_CHUNK)
+                    < super::boot::sdma::RING_BYTES as usize / 2
+            {
+                let seq = base + (chunk - first) as u64;
+                let len = CHUNK.min(total - chunk * CHUNK);
+                let win_va = sys_va(BUS_SRAM + ((seq & 1) as usize * WINDOW) as u64);
+                let wire = sector_padded(len + 4);
                 sdma::poll_mem(
                     &mut self.packets,
                     win_va + wire as u64 - 4,
@@ -131,43 +163,74 @@ impl CopyEngine {
                     !0,
                     sdma::FUNC_EQ,
                 );
-                sdma::copy_linear(
-                    &mut self.packets,
-                    dst + (c * CHUNK) as u64,
-                    win_va,
-                    chunk.len() as u64,
-                );
+                let mut at = 0;
+                cursor.pieces(frags, len, |dst, piece| {
+                    sdma::copy(
+                        &mut self.packets,
+                        dst,
+                        win_va + at as u64,
+                        piece.len() as u64,
+                    );
+                    at += piece.len();
+                });
                 sdma::write64(
                     &mut self.packets,
                     sys_va(BUS_SYS_BUF + FENCE_OFFSET as u64),
                     seq + 1,
                 );
+                chunk += 1;
             }
-            q.submit(bus, &self.packets, &mut self.ring_scratch)?;
-            let mut fence = 0;
-            for (c, chunk) in group.chunks(CHUNK).enumerate() {
-                let seq = base + c as u64;
+            q.submit(bus, &self.packets, &mut self.ring_scratch)
+                .map_err(|e| AmdError::Device {
+                    step,
+                    what: format!("queuing the SDMA program: {e}"),
+                })?;
+            let mut cursor2 = group_cursor;
+            for c in first..chunk {
+                let seq = base + (c - first) as u64;
                 let window = (seq & 1) as usize;
-                if seq >= 2 && fence < seq - 1 {
-                    Self::wait_fence(bus, step, seq - 1)?;
-                    fence = seq - 1;
+                let must = seq.saturating_sub(1);
+                if self.tinygrad_replay || (seq >= 2 && self.fence_seen < must) {
+                    // tinygrad reads the fence with every arm; we only when the last value read
+                    // does not already show the window's previous occupant drained.
+                    self.fence_seen = if self.tinygrad_replay {
+                        let v = Self::read_fence(bus, step)?;
+                        if v >= must {
+                            v
+                        } else {
+                            Self::wait_fence(bus, step, must)?
+                        }
+                    } else {
+                        Self::wait_fence(bus, step, must)?
+                    };
                 }
-                let wire = sector_padded(chunk.len() + 4);
+                let len = CHUNK.min(total - c * CHUNK);
+                let wire = sector_padded(len + 4);
                 let img = &mut self.staging[..wire];
-                img[..chunk.len()].copy_from_slice(chunk);
-                img[chunk.len()..].fill(0);
+                let mut at = 0;
+                cursor2.pieces(frags, len, |_, piece| {
+                    img[at..at + piece.len()].copy_from_slice(piece);
+                    at += piece.len();
+                });
+                img[len..].fill(0);
                 img[wire - 4..].copy_from_slice(&sentinel(seq).to_le_bytes());
                 bus.bridge()
                     .sram_write_async(window * WINDOW / SLOT, img)
                     .map_err(bridge(step))?;
                 // `submit` copies the data (UsbTransport contract), so `staging` is free again.
+                sent(len as u64);
             }
             bus.bridge().wait_pipelined().map_err(bridge(step))?;
-            let n = group.len().div_ceil(CHUNK) as u64;
-            self.seq = base + n;
-            Self::wait_fence(bus, step, self.seq)?;
+            self.seq = base + (chunk - first) as u64;
+            self.fence_seen = Self::wait_fence(bus, step, self.seq)?;
         }
         Ok(())
+    }
+
+    /// Copy in the tinygrad 0.14 way from now on (for the comparison of `cargo xtask bench usb-big`):
+    /// the fence is read with every chunk's arm, as its `_copyin` does (docs/hw/amd-driver.md §6).
+    pub fn set_tinygrad_replay(&mut self, on: bool) {
+        self.tinygrad_replay = on;
     }
 
     /// Copy `out.len()` bytes from VRAM at GPU VA `src` to `out`.
@@ -196,5 +259,33 @@ impl CopyEngine {
             chunk.copy_from_slice(&wire[..n]);
         }
         Ok(())
+    }
+}
+
+/// Position in a fragment list's byte stream: which fragment, and how far into it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    frag: usize,
+    at: usize,
+}
+
+impl Cursor {
+    /// Hand the next `len` bytes of the stream to `f` as (destination VA, bytes) pieces.
+    fn pieces(&mut self, frags: &[(u64, &[u8])], mut len: usize, mut f: impl FnMut(u64, &[u8])) {
+        while len > 0 {
+            let Some(&(dst, bytes)) = frags.get(self.frag) else {
+                return;
+            };
+            let n = (bytes.len() - self.at).min(len);
+            if n > 0 {
+                f(dst + self.at as u64, &bytes[self.at..self.at + n]);
+            }
+            self.at += n;
+            len -= n;
+            if self.at == bytes.len() {
+                self.frag += 1;
+                self.at = 0;
+            }
+        }
     }
 }

@@ -135,10 +135,10 @@ fn page_fault_during_an_sdma_copy_is_reported() {
         return;
     };
     let (gpu, mut dev, _) = device(&dir);
-    dev.alloc_arena(4 << 20).unwrap();
+    dev.alloc_arena(6 << 20).unwrap();
     let va = dev.arena_va().unwrap();
     gpu.faults(|f| f.poisoned_page = Some(va + (2 << 20)));
-    let mut out = vec![0u8; 3 << 20]; // > BAR_COPY_MAX: SDMA copy-out through the poisoned page
+    let mut out = vec![0u8; 5 << 20]; // > BAR_COPY_MAX: SDMA copy-out through the poisoned page
     let e = dev.download(0, &mut out).unwrap_err().to_string();
     assert!(e.contains("copy-out") && e.contains("PageFault"), "{e}");
     assert!(e.contains(&format!("va: {}", va + (2 << 20))), "{e}");

@@ -65,11 +65,11 @@ fn seen(am: &mut Am<T>) -> Seen {
     }
 }
 
-/// The opened GPU works: an SDMA copy (> 1 MiB) round-trips and lands in the model's VRAM.
+/// The opened GPU works: an SDMA copy (> 4 MiB, BAR_COPY_MAX) round-trips and lands in the model's VRAM.
 fn assert_works(gpu: &Navi31Model, am: Am<T>, seed: u64) {
     let mut dev = AmdDevice::new(am, Box::new(|| 0)).expect("device");
-    dev.alloc_arena(4 << 20).unwrap();
-    let data = pattern((1 << 20) + 4097, seed);
+    dev.alloc_arena(8 << 20).unwrap();
+    let data = pattern((4 << 20) + 4097, seed);
     dev.upload(0, &data).unwrap();
     let pa = dev.arena_va().unwrap() - modelrt_amd::mem::VA_BASE;
     let mut model = vec![0u8; data.len()];

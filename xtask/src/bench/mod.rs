@@ -33,6 +33,7 @@ pub mod prose;
 mod pycall;
 mod report;
 mod stats;
+pub mod usb_big;
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};

@@ -5,6 +5,17 @@ use anyhow::Result;
 /// Benchmark modelrt vs tinygrad's Python runtime vs onnxruntime (writes target/bench/results.{json,md}).
 #[derive(clap::Args)]
 pub struct Args {
+    /// `usb-big`: a model at the big driving model's scale compiled for amd-gfx1100 and loaded on
+    /// usb-emu, against tinygrad's copy-in protocol (the `usb-big` section of docs/bench.md;
+    /// minutes and several GB of memory). Without it: the CPU benchmark.
+    #[arg(value_parser = ["usb-big"])]
+    pub suite: Option<String>,
+    /// usb-big: width of the model's matrix products (12288: 1.16 GB of float16 weights).
+    #[arg(long, default_value_t = 12288)]
+    pub hidden: usize,
+    /// usb-big: use the release `modelrt` binary.
+    #[arg(long)]
+    pub release: bool,
     /// CI smoke mode: policy only, one round, few iterations (checks the harness runs).
     #[arg(long)]
     pub quick: bool,
@@ -34,6 +45,9 @@ pub struct Args {
 impl Args {
     pub fn run(self) -> Result<()> {
         let Self {
+            suite,
+            hidden,
+            release,
             quick,
             models,
             rounds,
@@ -42,6 +56,16 @@ impl Args {
             write_doc,
             report,
         } = self;
+        if suite.as_deref() == Some("usb-big") {
+            let o = xtask::bench::usb_big::UsbBigOptions {
+                hidden,
+                release,
+                write_doc,
+            };
+            let md = xtask::bench::usb_big::run(&xtask::setup::workspace_root(), &o)?;
+            print!("{md}");
+            return Ok(());
+        }
         if let Some(path) = report {
             let md = xtask::bench::report_from_json(&path)?;
             print!("{md}");

@@ -9,7 +9,7 @@ use clap::Args;
 use modelrt_core::bundle::Bundle;
 use modelrt_core::Timing;
 
-use modelrt_amd::platform::AmdOptions;
+use modelrt_amd::platform::{AmdLoadProgress, AmdOptions};
 use modelrt_targets::bundle_file::BundleFile;
 use modelrt_targets::registry::REGISTRY;
 use modelrt_targets::runner::{
@@ -97,10 +97,10 @@ impl DeviceArgs {
                 Vec::new()
             },
             threads: self.threads,
-            options: DeviceOptions::default().with(AmdOptions {
+            options: load_progress(DeviceOptions::default().with(AmdOptions {
                 firmware_dir: self.firmware_dir.clone(),
                 option_name: Some(modelrt_amd::platform::CLI_OPTION),
-            }),
+            })),
             trusted_keys: self.trust()?,
         })
     }
@@ -109,6 +109,33 @@ impl DeviceArgs {
     fn trust(&self) -> anyhow::Result<Option<TrustStore>> {
         TrustStore::from_paths_or_env(&self.trusted_keys)
     }
+}
+
+/// `options` with a progress bar on stderr for the weights' upload, when stderr is a terminal (the
+/// AMD devices stream weights through the bridge; other devices ignore the option).
+fn load_progress(options: DeviceOptions) -> DeviceOptions {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return options;
+    }
+    let bar: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+    options.with(AmdLoadProgress(std::sync::Arc::new(move |sent, total| {
+        let mut bar = bar.lock().unwrap_or_else(|e| e.into_inner());
+        let b = bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "weights → VRAM {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b
+        });
+        b.set_position(sent);
+        if sent >= total {
+            b.finish_and_clear();
+        }
+    })))
 }
 
 /// Open a bundle file: mapped read-only when it is a regular file and `map` is set, else read.
