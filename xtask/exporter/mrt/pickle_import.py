@@ -238,27 +238,64 @@ def _warn_zero_weights(buffers: list, blobs: dict, log):
     )
 
 
-def _qcom_cl_pickle(path: str, opcodes: bytes, bufs, out_dir: str, log) -> bool:
-  """Convert a Qualcomm-compiled (DEV=QCOM) pickle with the restricted reader; False when it is not one. A pickle
-  naming anything but tinygrad classes, bytearray or numpy's array helpers is refused here with one line."""
-  from mrt import qcom_cl, safe_pickle
+def _read_program(path: str, opcodes: bytes, bufs, log):
+  """(records, layout, CapturedJit record) from the restricted reader, the layout logged; one-line refusals."""
+  from mrt import pickle_layout, safe_pickle
 
   try:
-    records = safe_pickle.loads(opcodes, iter(bufs) if bufs is not None else None)
+    obj, names = safe_pickle.read(opcodes, iter(bufs) if bufs is not None else None)
   except safe_pickle.SafePickleError as e:
-    ref = e.refused
-    later = ref is not None and (ref[0].startswith("tinygrad") or ref in ALLOWED_NUMPY or (ref[0] == "builtins" and ref[1] in ALLOWED_BUILTINS))
-    if not later:
-      raise ExportError(str(e)) from None
-    return False  # a name only the tinygrad 0.14 loader below handles (numpy arrays, sets, 0.14 classes)
-  if not qcom_cl.is_qcom_cl(records):
+    raise ExportError(str(e)) from None
+  try:
+    layout, cj = pickle_layout.detect(obj, names)
+  except pickle_layout.LayoutError as e:
+    raise ExportError(str(e)) from None
+  log(f"layout: {layout.describe()}")
+  return obj, layout, cj
+
+
+def _qcom_cl_pickle(path: str, layout, cj, out_dir: str, log) -> bool:
+  """Convert a Qualcomm-compiled (DEV=QCOM) pickle of any layout from its records; False when it is not one."""
+  from mrt import pickle_program, qcom_cl
+
+  if layout.key == "exec-items":
+    prog, tg = pickle_program.from_exec_items(cj), "<= 0.12 (exec-items pickle)"
+  elif layout.key in ("linear-index", "linear-param"):
+    kernels, _ = pickle_program.from_linear(cj, layout.key, kernels_only=True)
+    if not qcom_cl.is_qcom_cl(kernels):
+      _refuse_other(kernels, layout)
+    prog, numbering = pickle_program.from_linear(cj, layout.key)
+    tg = f"{numbering} numbering ({layout.key} pickle)"
+  else:
     return False
+  if not qcom_cl.is_qcom_cl(prog):
+    _refuse_other(prog, layout)
   from mrt.export import write_out
 
-  manifest, blobs = qcom_cl.convert(records, qcom_cl.sha256_of(path), log)
+  manifest, blobs = qcom_cl.convert(prog, qcom_cl.sha256_of(path), log, tg)
   write_out(out_dir, manifest, blobs)
   log(f"{len(manifest['kernels'])} kernels, {len(manifest['ops'])} run ops, {len(manifest['buffers'])} buffers")
   return True
+
+
+def _refuse_other(prog, layout):
+  """One line for a pre-0.14 program whose kernels are not Qualcomm CL ones: what they are and why not converted."""
+  ks = [s.kernel for s in prog.steps if s.kernel is not None]
+  if not ks:
+    raise ExportError("the pickled program has no kernels")
+  k = next((k for k in ks if k.device.split(":")[0] != "QCOM" or "__kernel" not in (k.src or "")), ks[0])
+  dev = k.device.split(":")[0]
+  lib = k.lib or b""
+  if dev == "CPU" and lib[:4] != b"\x7fELF" and (k.src or "").lstrip().startswith("define "):
+    raise ExportError(
+      f"kernel {k.name} (device {k.device}) is LLVM IR plus raw machine code without an ELF header (nothing records "
+      "which CPU features that code needs); modelrt never loads raw code as if it were an ELF and does not recompile "
+      "the IR — capture the model again with tinygrad 0.14 and a fixed baseline, DEV=CPU:CLANG:x86_64,x86-64-v3"
+    )
+  raise ExportError(
+    f"kernel {k.name} is for device {k.device}; pickles of the {layout.key} layout are converted only when every kernel "
+    "is a Qualcomm CL (DEV=QCOM) kernel — capture the model again with tinygrad 0.14"
+  )
 
 
 def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
@@ -272,7 +309,8 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
     f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
     + (f", {len(bufs)} out-of-band buffers" if bufs is not None else "")
   )
-  if _qcom_cl_pickle(path, opcodes, bufs, out_dir, log):
+  _records, layout, cj = _read_program(path, opcodes, bufs, log)
+  if _qcom_cl_pickle(path, layout, cj, out_dir, log):
     return
   _check_version(*_probe(opcodes, bufs))
   from tinygrad.engine.jit import CapturedJit, _TinyJit
