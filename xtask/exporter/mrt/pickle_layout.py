@@ -69,13 +69,14 @@ def detect(obj, names: set) -> tuple[Layout, Record]:
   exec_items = ("tinygrad.engine.realize", "ExecItem") in names
   param_arg = ("tinygrad.uop.ops", "ParamArg") in names
   ptr = ("tinygrad.dtype", "PtrDType") in names
-  linear_ok = n == 4 and _is(cj.args[1], "UOp")
   feats = {"captured_fields": n, "exec_items": exec_items, "param_arg": param_arg, "ptr_dtype": ptr}
-  for lay in KNOWN:
-    if all(getattr(lay, k) == v for k, v in feats.items()) and (lay.exec_items or linear_ok):
-      if lay.exec_items and not (isinstance(cj.args[1], list)):
-        break
-      return lay, cj
+  by_key = {lay.key: lay for lay in KNOWN}
+  if n == 6 and isinstance(cj.args[1], list):  # the jit_cache list; its entries are checked by the converter
+    return by_key["exec-items"], cj
+  if n == 4 and _is(cj.args[1], "UOp") and not exec_items:
+    key = {(False, True): "linear-index", (True, True): "linear-param", (True, False): "linear-014"}.get((param_arg, ptr))
+    if key is not None:
+      return by_key[key], cj
 
   # closest known layout: fewest differing features
   def diff(lay):

@@ -2,7 +2,8 @@
 
 `pickle.Unpickler.find_class` is the only way a pickle names code to call (GLOBAL/STACK_GLOBAL/INST/OBJ/EXT*). Here it
 maps an allow-list of tinygrad class names (the layouts of tinygrad 0.12-0.14, docs/openpilot-pickles.md) to inert
-`Record` types of this module and `builtins.bytearray` to a constructor that only copies bytes it is given; every
+`Record` types of this module, `builtins.bytearray` to a constructor that only copies bytes it is given and
+`builtins.slice` to one that takes integers only (openpilot's metadata pickles); every
 other name (numpy's reconstructors, `os.system`, tinygrad runtime classes such as `CPUProgram`, names that merely look
 like tinygrad's) is refused with one line (`SafePickleError`). A `Record` stores the constructor arguments
 (REDUCE/NEWOBJ) and the BUILD state it is given and does nothing else, so no tinygrad code is imported or run and
@@ -122,6 +123,13 @@ def _bytearray(*args):
   raise SafePickleError("pickle builds a bytearray from something other than bytes it holds (e.g. a length), which is refused")
 
 
+def _slice(*args):
+  """`builtins.slice` (openpilot's *_metadata.pkl output slices): ints or None only."""
+  if len(args) > 3 or not all(a is None or (isinstance(a, int) and not isinstance(a, bool)) for a in args):
+    raise SafePickleError("pickle builds a slice from something other than integers")
+  return slice(*args)
+
+
 class _Restricted(pickle.Unpickler):
   def __init__(self, f, buffers, names: set):
     super().__init__(f, buffers=buffers)
@@ -129,8 +137,10 @@ class _Restricted(pickle.Unpickler):
 
   def find_class(self, module, name):
     self.names.add((module, name))
-    if (module, name) == ("builtins", "bytearray"):
+    if (module, name) in (("builtins", "bytearray"), ("__builtin__", "bytearray")):
       return _bytearray
+    if (module, name) in (("builtins", "slice"), ("__builtin__", "slice")):
+      return _slice
     t = _TYPES.get((module, name))
     if t is None:
       raise SafePickleError(
