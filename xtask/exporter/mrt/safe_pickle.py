@@ -77,17 +77,19 @@ class SafePickleError(Exception):
 
 class Record:
   """An object from the pickle as data: `cls` is "module.name", `args` the constructor arguments, `state` the BUILD
-  state (None when there was none)."""
+  state (None when there was none), `reduced` whether it was built by calling the class (REDUCE) rather than by
+  `cls.__new__` (NEWOBJ)."""
 
   cls = "?"
 
   def __new__(klass, *args, **kwargs):
     r = object.__new__(klass)
-    r.args, r.kwargs, r.state = args, kwargs, None
+    r.args, r.kwargs, r.state, r.reduced = args, kwargs, None, False
     return r
 
   def __init__(self, *args, **kwargs):
-    pass
+    # Only REDUCE (`cls(*args)`) calls __init__; NEWOBJ calls __new__ alone. mrt/materialize.py rebuilds each the same way.
+    self.reduced = True
 
   def __setstate__(self, state):
     self.state = state
