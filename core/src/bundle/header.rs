@@ -30,8 +30,14 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.2, a signed bundle (see `signature`).
-pub const FORMAT_MINOR: u16 = 2;
+/// Newest format minor version this crate reads and writes: 2.3, `Step::LaunchThreads` (partial work
+/// groups); 2.2 is a signed bundle (see `signature`).
+pub const FORMAT_MINOR: u16 = 3;
+/// The minor version of a file that uses `Step::LaunchThreads`.
+pub const LAUNCH_THREADS_MINOR: u16 = 3;
+/// Schema hash of format 2.2 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.2`
+/// and without the `LaunchThreads` step variant format 2.3 appended (a unit test derives it).
+pub const SCHEMA_2_2_HASH: u64 = 0x4503_f6b6_902f_c4b6;
 /// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
 /// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
 pub const UNSIGNED_MINOR: u16 = 1;
@@ -53,7 +59,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.2
+pub const SCHEMA: &str = "modelrt bundle 2.3
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -65,7 +71,8 @@ KernelDesc{name:str,entry:str,binary:bytes,source:Option<str>,params:Vec<ParamDe
 ParamDesc{kind:ParamKind{Buffer,Image{height:u32,width:u32},CoreId,Var},dtype:DType}
 KernelMeta=Cpu{threads:u32}|Ir3{image_size,fregs,hregs,branchstack,pvtmem,shmem,wgid,lid,wgsz,buf_off,imm_off:u32,immediates:bytes,tex_cnt,ibo_cnt:u32,tex_to_image:Vec<u8;32>}\
 |Amd{descriptor_offset,entry_offset,group_segment_fixed_size,private_segment_fixed_size,kernarg_size,compute_pgm_rsrc1,compute_pgm_rsrc2,compute_pgm_rsrc3:u32,kernel_code_properties:u16,wavefront_size:u8,sgpr_count,vgpr_count:u16}|QcomCl
-Step=Launch{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3]}|Copy{dst:BufRef,src:BufRef,size:u64}
+Step=Launch{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3]}|Copy{dst:BufRef,src:BufRef,size:u64}\
+|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}
 ArgRef=Buffer{buffer:u32,offset:u64,size:u64}|Int(i32)
 BufRef{buffer:u32,offset:u64}
 TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
@@ -151,6 +158,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 fn schema_2(minor: u16) -> Option<u64> {
     match minor {
         UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
+        2 => Some(SCHEMA_2_2_HASH),
         FORMAT_MINOR => Some(SCHEMA_HASH),
         _ => None,
     }
@@ -273,14 +281,36 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0x4503_f6b6_902f_c4b6);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.2"));
+        assert_eq!(SCHEMA_HASH, 0x9e5e_7710_0184_0a0e);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.3"));
     }
 
-    /// Format 2.1's schema text: today's with the first line `modelrt bundle 2.1` and without the
+    /// The `LaunchThreads` variant format 2.3 appended to `Step`.
+    const LAUNCH_THREADS: &str =
+        "|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}";
+
+    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without the
+    /// `LaunchThreads` variant.
+    fn schema_2_2() -> alloc::string::String {
+        let body = SCHEMA.split_once('\n').unwrap().1;
+        assert!(body.contains(LAUNCH_THREADS));
+        alloc::format!("modelrt bundle 2.2\n{}", body.replace(LAUNCH_THREADS, ""))
+    }
+
+    #[test]
+    fn schema_2_2_hash_is_the_2_2_schema() {
+        // The value 2.2 files carry (it was `SCHEMA_HASH` until format 2.3).
+        assert_eq!(
+            fnv1a64(FNV_OFFSET, schema_2_2().as_bytes()),
+            SCHEMA_2_2_HASH
+        );
+    }
+
+    /// Format 2.1's schema text: 2.2's with the first line `modelrt bundle 2.1` and without the
     /// `Signature` line format 2.2 appended.
     fn schema_2_1() -> alloc::string::String {
-        let body: alloc::vec::Vec<&str> = SCHEMA
+        let s22 = schema_2_2();
+        let body: alloc::vec::Vec<&str> = s22
             .lines()
             .skip(1)
             .filter(|l| !l.starts_with("Signature"))

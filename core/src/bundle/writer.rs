@@ -15,7 +15,8 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FORMAT_MAJOR, HEADER_LEN, LAUNCH_THREADS_MINOR, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH,
+    UNSIGNED_MINOR,
 };
 use super::schema::{
     ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
@@ -334,11 +335,21 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
     pad_to(&mut out, WEIGHTS_ALIGN);
     let weights_offset = out.len() as u64;
     out.extend_from_slice(weights);
+    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads`, else 2.1 (an unsigned
+    // bundle without one is a 2.1 file, byte for byte).
+    let partial = |t: &Table<'_, Step>| {
+        t.iter()
+            .any(|s| matches!(s, Ok(Step::LaunchThreads { .. })))
+    };
+    let (minor, schema_hash) = if partial(&body.init) || partial(&body.run) {
+        (LAUNCH_THREADS_MINOR, SCHEMA_HASH)
+    } else {
+        (UNSIGNED_MINOR, SCHEMA_2_1_HASH)
+    };
     let header = Header {
         major: FORMAT_MAJOR,
-        // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
-        minor: UNSIGNED_MINOR,
-        schema_hash: SCHEMA_2_1_HASH,
+        minor,
+        schema_hash,
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
@@ -368,8 +379,14 @@ pub fn sign_bundle(
     }
     let end = bundle.signature().map_or(bytes.len(), |b| b.offset);
     let mut out = bytes[..end].to_vec();
-    out[10..12].copy_from_slice(&SIGNED_MINOR.to_le_bytes());
-    out[16..24].copy_from_slice(&SCHEMA_HASH.to_le_bytes());
+    // A signed file is at least 2.2; one that already needs a later minor keeps it.
+    let (minor, hash) = if bundle.header().minor > SIGNED_MINOR {
+        (bundle.header().minor, bundle.header().schema_hash)
+    } else {
+        (SIGNED_MINOR, SCHEMA_2_2_HASH)
+    };
+    out[10..12].copy_from_slice(&minor.to_le_bytes());
+    out[16..24].copy_from_slice(&hash.to_le_bytes());
     let offset = out.len();
     out.extend_from_slice(&SIGNATURE_MAGIC);
     out.extend_from_slice(&ALG_ED25519.to_le_bytes());

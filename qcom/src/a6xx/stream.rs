@@ -176,12 +176,16 @@ pub struct DispatchAddrs {
 /// `exec(prg, args, G, L)`: the 24-step sequence of docs/hw/adreno-kgsl-pm4.md §7 for an IR3 kernel, or its CL-mode
 /// form (§18) for a Qualcomm-compiled one (`k.cl`): ISAMMODE_CL, the program offset, no SP_CS_CONST_CONFIG_0, and
 /// CP_RUN_OPENCL instead of CP_EXEC_CS. The caller has checked the launch with [`KernelLayout::check_launch`].
+/// `threads` is the NDRANGE item count per dimension: `global * local`, or fewer when the last group is partial (a
+/// fractional tinygrad global size: `int(g*l)` items in `ceil(g)` groups, docs/hw/adreno-kgsl-pm4.md "Fractional
+/// global sizes"; CL mode only).
 pub fn exec<S: Sink + ?Sized>(
     s: &mut S,
     k: &KernelLayout,
     a: &DispatchAddrs,
     global: [u32; 3],
     local: [u32; 3],
+    threads: [u32; 3],
 ) -> Result<(), StreamFull> {
     cmd(s, op::CP_SET_MARKER, &[regs::MARKER_RM6_COMPUTE])?;
     reg(s, regs::SP_UPDATE_CNTL, &[regs::UPDATE_CS_STATE_UAV])?;
@@ -200,17 +204,18 @@ pub fn exec<S: Sink + ?Sized>(
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
     let [gx, gy, gz] = global;
     let [lx, ly, lz] = local;
+    let [tx, ty, tz] = threads;
     let ndrange0 = 3 | (lx - 1) << 2 | (ly - 1) << 12 | (lz - 1) << 22;
     reg(
         s,
         regs::SP_CS_NDRANGE_0,
         &[
             ndrange0,
-            gx * lx,
+            tx,
             0,
-            gy * ly,
+            ty,
             0,
-            gz * lz,
+            tz,
             0,
             regs::CONST_CONFIG_0_DEFAULT,
             regs::REGID_UNUSED,

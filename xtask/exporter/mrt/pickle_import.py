@@ -197,8 +197,11 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
     + (f", {len(bufs)} out-of-band buffers" if bufs is not None else "")
   )
   records, layout, cj = _read_program(path, opcodes, bufs, log)
-  if _qcom_cl_pickle(path, layout, cj, out_dir, log):
-    return
+  try:
+    if _qcom_cl_pickle(path, layout, cj, out_dir, log):
+      return
+  except ExportError as e:  # name the layout the refusal is about
+    raise ExportError(f"{e} (a pickle of the {layout.describe()})") from None
   if layout.key != "linear-014":
     raise ExportError(f"internal: no converter for the {layout.key} layout")
   from tinygrad.engine.jit import CapturedJit, _TinyJit

@@ -84,6 +84,8 @@ def launch_sizes(k, what: str) -> tuple[list[int], list[int], list[int] | None]:
       raise ExportError(f"{what} has global size {gsz} with local {lsz}: {g}*{loc} is not a whole number of threads")
     groups.append(math.ceil(g))
     threads.append(int(t))
+  if all(t == gr * loc for t, gr, loc in zip(threads, groups, lsz)):  # whole floats such as 4.0
+    return groups, list(lsz), None
   return groups, list(lsz), threads
 
 

@@ -89,6 +89,11 @@ impl Group {
             let (wg, local) = ((first + lane / self.wg_n) as u32, (lane % self.wg_n) as u32);
             let wg = [wg % gx, (wg / gx) % gy, wg / (gx * gy)];
             let id = [local % lx, (local / lx) % ly, local / (lx * ly)];
+            if let Some(items) = l.items {
+                if (0..3).any(|c| wg[c] as u64 * l.local[c] as u64 + id[c] as u64 >= items[c] as u64) {
+                    self.pc[lane] = super::schedule::DONE;
+                }
+            }
             for c in 0..3 {
                 if let Some(w) = l.wgid_reg {
                     self.r[(w as usize + c) * n + lane] = wg[c];
