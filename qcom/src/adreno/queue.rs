@@ -169,6 +169,7 @@ impl<K: KgslIo> AdrenoQueue<K> {
         local: [u32; 3],
         threads: [u32; 3],
     ) -> Result<(), AdrenoError> {
+        let (layout, name, arena_va, arena_size) = {
             let s = self.sh.borrow();
             let k = s
                 .kernels
