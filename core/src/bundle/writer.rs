@@ -15,8 +15,8 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, LAUNCH_THREADS_MINOR, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH,
-    UNSIGNED_MINOR,
+    Header, FORMAT_MAJOR, HEADER_LEN, LAUNCH_THREADS_MINOR, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH,
+    SCHEMA_HASH, UNSIGNED_MINOR,
 };
 use super::schema::{
     ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,

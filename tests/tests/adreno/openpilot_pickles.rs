@@ -1,9 +1,10 @@
 //! openpilot 0.11's real TinyJit pickles (qcom/testdata/openpilot-0.11/, issue 35) through `cargo xtask convert`
 //! (`xtask::pickle_table`, the code `cargo xtask pickle-table` runs over all seven): a representative subset —
 //! one pickle per converted layout, the one with fractional global sizes, and one per kind of refusal. Converted
-//! pickles run on `--device qcom-emu` and every output byte must equal the numpy model of openpilot's warp
-//! (`qcom/tests/qcom_cl/pickle_e2e.py`, the same model v0.10.4's warp pickles are checked against, so equal to
-//! their outputs too). Expected layouts and refusals come from the data README (tinygrad versions, what `lib`
+//! pickles run on `--device qcom-emu` and every output byte must equal the kernel's own OpenCL C run on the host
+//! (driver warps, one kernel) or the numpy model of openpilot's warp (`qcom/tests/qcom_cl/pickle_e2e.py`, the model
+//! v0.10.4's warp pickles are checked against; driver warps are compared with it too, to tell where openpilot
+//! changed the warp). Expected layouts and refusals come from the data README (tinygrad versions, what `lib`
 //! holds), not from the converter.
 use modelrt_tests::{python, root};
 use xtask::pickle_table::{run_one, Outcome, Row};
@@ -15,17 +16,23 @@ fn run(stem: &str) -> Option<Row> {
     Some(r)
 }
 
-fn computes(stem: &str, layout: &str, outputs: usize, partial: bool) {
+fn computes(stem: &str, layout: &str, outputs: usize, partial: bool, equal_to: &str) {
     let Some(r) = run(stem) else { return };
     assert!(r.layout.starts_with(layout), "{stem}: layout {}", r.layout);
     match r.outcome {
         Outcome::Computes {
             outputs: n,
             partial: p,
+            equal_to: e,
             ..
         } => {
             assert_eq!(n, outputs, "{stem}: outputs");
-            assert_eq!(p > 0, partial, "{stem}: launches with partial work groups: {p}");
+            assert!(e.contains(equal_to), "{stem}: equal to {e}");
+            assert_eq!(
+                p > 0,
+                partial,
+                "{stem}: launches with partial work groups: {p}"
+            );
         }
         Outcome::Refused(e) => panic!("{stem} was refused: {e}"),
     }
@@ -46,17 +53,37 @@ fn refused(stem: &str, layout: &str, needles: &[&str]) {
 
 #[test]
 fn driver_warp_v0_12_0_329_exec_items_computes() {
-    computes("tg0.12-329_dm_warp_1928x1208_tinygrad", "exec-items", 1, false);
+    // the same OpenCL C as v0.10.4's driver warp (qcom/testdata/qcom-cl), so also equal to its numpy model
+    computes(
+        "tg0.12-329_dm_warp_1928x1208_tinygrad",
+        "exec-items",
+        1,
+        false,
+        "OpenCL C run on the host and the numpy warp model",
+    );
 }
 
 #[test]
 fn driver_warp_v0_12_0_1606_linear_layout_computes() {
-    computes("tg0.12-1606_dm_warp_1928x1208_tinygrad", "linear-index", 1, false);
+    // openpilot 0.11.2 changed the driver warp (its source writes 16 outside the frame): host OpenCL C only
+    computes(
+        "tg0.12-1606_dm_warp_1928x1208_tinygrad",
+        "linear-index",
+        1,
+        false,
+        "openpilot changed this warp",
+    );
 }
 
 #[test]
 fn road_warp_v0_12_0_329_with_fractional_global_sizes_computes() {
-    computes("tg0.12-329_warp_1928x1208_tinygrad", "exec-items", 4, true);
+    computes(
+        "tg0.12-329_warp_1928x1208_tinygrad",
+        "exec-items",
+        4,
+        true,
+        "the numpy warp model",
+    );
 }
 
 #[test]

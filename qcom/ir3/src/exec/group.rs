@@ -90,7 +90,9 @@ impl Group {
             let wg = [wg % gx, (wg / gx) % gy, wg / (gx * gy)];
             let id = [local % lx, (local / lx) % ly, local / (lx * ly)];
             if let Some(items) = l.items {
-                if (0..3).any(|c| wg[c] as u64 * l.local[c] as u64 + id[c] as u64 >= items[c] as u64) {
+                if (0..3)
+                    .any(|c| wg[c] as u64 * l.local[c] as u64 + id[c] as u64 >= items[c] as u64)
+                {
                     self.pc[lane] = super::schedule::DONE;
                 }
             }

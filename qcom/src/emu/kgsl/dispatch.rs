@@ -60,7 +60,9 @@ impl KgslModel {
             let off = self.r(regs::SP_CS_NDRANGE_0 + 2 + 2 * i as u32);
             let full = groups[i] as u64 * local[i] as u64;
             // CL mode: the last group may be partial (total in ((groups-1)·local, groups·local]).
-            let partial_ok = cl && (total as u64) > full.saturating_sub(local[i] as u64) && (total as u64) <= full;
+            let partial_ok = cl
+                && (total as u64) > full.saturating_sub(local[i] as u64)
+                && (total as u64) <= full;
             if !(total as u64 == full || partial_ok) || off != 0 {
                 return Err(e(format!(
                     "NDRANGE dim {i}: total {total} offset {off}, expected {}·{}",
