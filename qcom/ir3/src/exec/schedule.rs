@@ -5,15 +5,13 @@
 //! with advancing registers; `predt/predf/prede` mask fibers per their `p0.x`. cat0 flow control is executed here;
 //! every other instruction goes to the executor of its category.
 use super::alu::qcom::round_executed;
-use super::group::{Group, PMode};
+use super::group::{Group, PMode, DONE};
 use super::launch::{Launch, RunStats};
 use super::memory::GpuMemory;
 use super::wave::is_branch;
 use crate::instr::*;
 use crate::program::Program;
 
-/// The program counter of a fiber that has ended (or, past a partial group's items, never starts).
-pub(in crate::exec) const DONE: u32 = u32::MAX;
 /// Upper bound on issues per batch of work groups, so a shader that never ends is an error instead of a hang.
 const MAX_ISSUES: u64 = 1 << 28;
 
