@@ -356,7 +356,15 @@ mod tests {
             flush: (dummy, 0),
         };
         let mut s = std::vec::Vec::new();
-        exec(&mut s, &walkthrough(), &a, [32, 1, 1], [32, 1, 1]).unwrap();
+        exec(
+            &mut s,
+            &walkthrough(),
+            &a,
+            [32, 1, 1],
+            [32, 1, 1],
+            [1024, 1, 1],
+        )
+        .unwrap();
         assert_eq!(s.len(), 76);
         let p = payloads(&s);
         let c = |opcode: u8, v: &[u32]| {
@@ -419,7 +427,7 @@ mod tests {
             flush: (0x4_0000_0000, 0),
         };
         let mut s = std::vec::Vec::new();
-        exec(&mut s, &k, &a, [1, 1, 1], [32, 1, 1]).unwrap();
+        exec(&mut s, &k, &a, [1, 1, 1], [32, 1, 1], [32, 1, 1]).unwrap();
         assert_eq!(s.len(), exec_len(&k));
         let p = payloads(&s);
         let load = |v: &[u32]| {
