@@ -1,4 +1,4 @@
-//! The real openpilot 0.11 pickles (`qcom/testdata/openpilot-0.11/`, issue 35) through `cargo xtask convert` and, when
+//! The real openpilot 0.11 pickles (`qcom/testdata/openpilot-0.11/`, docs/openpilot-pickles.md) through `cargo xtask convert` and, when
 //! converted, on `--device qcom-emu` on pseudo-random real-size frames (`qcom/tests/qcom_cl/pickle_e2e.py`): driver
 //! warps (one kernel) against their kernel's own OpenCL C run on the host (`host_reference`) and, road warps, against
 //! the numpy model of openpilot's warp that v0.10.4's pickles are checked against (which a driver warp is compared

@@ -1,4 +1,4 @@
-//! openpilot 0.11's real TinyJit pickles (qcom/testdata/openpilot-0.11/, issue 35) through `cargo xtask convert`
+//! openpilot 0.11's real TinyJit pickles (qcom/testdata/openpilot-0.11/, docs/openpilot-pickles.md) through `cargo xtask convert`
 //! (`xtask::pickle_table`, the code `cargo xtask pickle-table` runs over all seven): a representative subset —
 //! one pickle per converted layout, the one with fractional global sizes, and one per kind of refusal. Converted
 //! pickles run on `--device qcom-emu` and every output byte must equal the kernel's own OpenCL C run on the host

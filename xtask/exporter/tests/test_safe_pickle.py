@@ -2,7 +2,7 @@
 one `error:` line and no traceback, and nothing it names runs — each hostile payload would create a marker file if any
 of its code were executed (a plain `pickle.loads` of it does create the marker, checked first, so the payloads are live).
 
-Cases (issue 35): inner pickles (a tinygrad runtime class whose `lib` is itself a pickle), `CPUProgram`, numpy's
+Cases (docs/openpilot-pickles.md): inner pickles (a tinygrad runtime class whose `lib` is itself a pickle), `CPUProgram`, numpy's
 reduce helpers, look-alike module names, huge bytearrays (by length argument and by a truncated length prefix),
 cyclic containers, deep nesting, persistent ids; and the layout detection's one-line answer for an unknown layout.
 """
