@@ -60,7 +60,7 @@ def captured(obj):
 def detect(obj, names: set) -> tuple[Layout, Record]:
   """(layout, CapturedJit record) or LayoutError."""
   if not any(m.startswith("tinygrad") for m, _ in names):
-    hint = " (a *_metadata.pkl is read with `convert --metadata`)" if isinstance(obj, dict) else ""
+    hint = " (it holds a plain dict, as openpilot's *_metadata.pkl I/O descriptions do; those are not converted)" if isinstance(obj, dict) else ""
     raise LayoutError(f"the pickle does not contain a tinygrad TinyJit{hint}")
   cj = captured(obj)
   if cj is None:
