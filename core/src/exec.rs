@@ -60,6 +60,8 @@ pub enum ExecError<E> {
     },
     /// The bundle's arena is larger than [`MAX_ARENA`].
     ArenaTooLarge { bytes: u64, limit: u64 },
+    /// A launch with partial work groups (`Step::LaunchThreads`) on a device that cannot run them.
+    PartialGroups { kernel: u32 },
 }
 
 impl<E: fmt::Display> fmt::Display for ExecError<E> {
@@ -90,6 +92,10 @@ impl<E: fmt::Display> fmt::Display for ExecError<E> {
                 f,
                 "the bundle's arena of {bytes} bytes exceeds the {} GiB limit ({limit} bytes); it was not loaded",
                 limit >> 30
+            ),
+            ExecError::PartialGroups { kernel } => write!(
+                f,
+                "kernel {kernel} is launched with a partial last work group (a fractional tinygrad global size), which this device does not run"
             ),
         }
     }
@@ -179,6 +185,13 @@ pub(crate) fn record_step<Q: Queue>(
             args,
             global,
             local,
+        }
+        | Step::LaunchThreads {
+            kernel,
+            args,
+            global,
+            local,
+            ..
         } => {
             let mut resolved: heapless::Vec<Arg, MAX_PARAMS> = heapless::Vec::new();
             for a in args.iter() {
@@ -196,8 +209,21 @@ pub(crate) fn record_step<Q: Queue>(
                 // Cannot overflow: `args` has the same capacity.
                 let _ = resolved.push(arg);
             }
-            q.exec(KernelId(*kernel), &resolved, *global, *local)
-                .map_err(ExecError::Device)
+            match step {
+                Step::LaunchThreads { threads, .. } => {
+                    let ran = q
+                        .exec_threads(KernelId(*kernel), &resolved, *global, *local, *threads)
+                        .map_err(ExecError::Device)?;
+                    if ran {
+                        Ok(())
+                    } else {
+                        Err(ExecError::PartialGroups { kernel: *kernel })
+                    }
+                }
+                _ => q
+                    .exec(KernelId(*kernel), &resolved, *global, *local)
+                    .map_err(ExecError::Device),
+            }
         }
         Step::Copy { dst, src, size } => {
             let d = bundle.arena_offset(dst.buffer, dst.offset)?;

@@ -197,6 +197,13 @@ pub fn traced_run<'b, D: Device>(
                 args,
                 global,
                 local,
+            }
+            | Step::LaunchThreads {
+                kernel,
+                args,
+                global,
+                local,
+                ..
             } => {
                 let name = body.kernels.get(kernel as usize)?.name;
                 let bytes = args

@@ -72,6 +72,21 @@ pub trait Queue {
         global: [u32; 3],
         local: [u32; 3],
     ) -> Result<(), Self::Error>;
+    /// Launch `kernel` over `global` work groups of `local` items of which only the first `threads[d]`
+    /// items of each dimension run (the last group of a dimension is partial; the bundle checked
+    /// `(global[d]-1)*local[d] < threads[d] <= global[d]*local[d]`). `Ok(false)`: this backend cannot
+    /// run partial groups (the default), and the caller refuses the bundle.
+    fn exec_threads(
+        &mut self,
+        kernel: KernelId,
+        args: &[Arg],
+        global: [u32; 3],
+        local: [u32; 3],
+        threads: [u32; 3],
+    ) -> Result<bool, Self::Error> {
+        let _ = (kernel, args, global, local, threads);
+        Ok(false)
+    }
     /// Copy `len` bytes inside the arena.
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), Self::Error>;
     /// Set the timeline to `value` once all previous commands have completed.

@@ -107,6 +107,13 @@ fn run_ours(k: &Value) -> Ours {
         .collect();
     let mut q = dev.create_queue().unwrap();
     q.wait(0).unwrap();
+    // IR3 kernels never run partial work groups (only Qualcomm-compiled CL ones do, docs/hw/adreno-kgsl-pm4.md
+    // §18.1): the queue refuses such a launch and records nothing for it.
+    let (g, l) = (dims(&k["global"]), dims(&k["local"]));
+    let before = q.dwords().len();
+    let partial = [g[0] * l[0] - 1, g[1] * l[1], g[2] * l[2]];
+    assert!(!q.exec_threads(kid, &args, g, l, partial).unwrap());
+    assert_eq!(q.dwords().len(), before);
     q.exec(kid, &args, dims(&k["global"]), dims(&k["local"]))
         .unwrap();
     q.signal(1).unwrap();

@@ -1,5 +1,5 @@
 //! Golden comparison of the QCOM (CL) path against tinygrad 0.14's own: for each distinct Qualcomm-compiled kernel of
-//! openpilot's two warp pickles, qcom/golden/capture_cl.py recorded the IB and kernel-argument region tinygrad's
+//! openpilot's two warp pickles (and one launch with a fractional global size, from openpilot 0.11.1's road warp), qcom/golden/capture_cl.py recorded the IB and kernel-argument region tinygrad's
 //! `QCOMProgram` (CL path, `DEV=QCOM`) submits for the kernel's container (qcom/golden/qcom_cl.json). Here the same
 //! container is loaded into `AdrenoDevice` as a `KernelMeta::QcomCl` kernel and `wait(0) → exec → signal(1)` is
 //! recorded; IB and args region must equal tinygrad's dword for dword after normalising GPU addresses to
@@ -91,8 +91,21 @@ fn run_ours(k: &Value) -> Ours {
         .collect();
     let mut q = dev.create_queue().unwrap();
     q.wait(0).unwrap();
-    q.exec(kid, &args, dims(&k["global"]), dims(&k["local"]))
-        .unwrap();
+    let local = dims(&k["local"]);
+    let global: Vec<f64> = k["global"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_f64().unwrap())
+        .collect();
+    if global.iter().all(|g| g.fract() == 0.0) {
+        q.exec(kid, &args, dims(&k["global"]), local).unwrap();
+    } else {
+        // a fractional global size (docs/hw/adreno-kgsl-pm4.md §18.1): ceil(g) groups, g·l items
+        let groups = [0, 1, 2].map(|d| global[d].ceil() as u32);
+        let threads = [0, 1, 2].map(|d| (global[d] * local[d] as f64) as u32);
+        assert!(q.exec_threads(kid, &args, groups, local, threads).unwrap());
+    }
     q.signal(1).unwrap();
     dev.submit(&mut q)
         .expect("the KGSL model validates the CL-mode stream");
@@ -197,8 +210,33 @@ fn cl_streams_match_tinygrad_golden() {
             k["name"].as_str().unwrap()
         );
     }
-    // The five distinct kernels of the road-camera warp and the driver-camera warp's one.
-    assert_eq!(ks.len(), 6);
+    // The five distinct kernels of the road-camera warp and the driver-camera warp's one, and openpilot 0.11.1's
+    // E_10_32768_3 launched with its fractional global size [128, 2.5, 1] (a partial last work group).
+    assert_eq!(ks.len(), 7);
+    let last = &ks[6];
+    assert_eq!(last["global"], serde_json::json!([128, 2.5, 1]));
+    // tinygrad's NDRANGE block for it: totals int(g·l) = 32768, 10, 1 and group counts ceil(g) = 128, 3, 1
+    let ib: Vec<u32> = u64s(&last["ib"]).iter().map(|&x| x as u32).collect();
+    let nd = modelrt_qcom::pm4::packets(&ib)
+        .map(|p| p.unwrap())
+        .find(|p| {
+            matches!(
+                p.header,
+                modelrt_qcom::pm4::Header::Type4 { reg: 0xB990, .. }
+            )
+        })
+        .expect("SP_CS_NDRANGE_0 block");
+    assert_eq!(
+        [
+            nd.payload[1],
+            nd.payload[3],
+            nd.payload[5],
+            nd.payload[9],
+            nd.payload[10],
+            nd.payload[11]
+        ],
+        [32768, 10, 1, 128, 3, 1]
+    );
 }
 
 /// Independent of our builder: what tinygrad's CL path programs differently from its IR3 path, read off the

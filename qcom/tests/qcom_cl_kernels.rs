@@ -41,6 +41,10 @@ struct Case {
     transforms: &'static [[f32; 9]],
     /// For the warps: the plane sampled (`y`, `u`, `v`) and the output's width and height, for the numpy model.
     warp: Option<(&'static str, u32, u32)>,
+    /// Work items per dimension when the last group is partial (a fractional tinygrad global size,
+    /// docs/hw/adreno-kgsl-pm4.md §18.1): the interpreter runs `groups × local` with only these items, the
+    /// reference runs exactly these items (one per group).
+    items: Option<[u32; 3]>,
 }
 
 const ROAD: &str = "v0.10.4_warp_1928x1208_tinygrad";
@@ -64,6 +68,7 @@ const CASES: [Case; 6] = [
         local: [16, 8, 1],
         transforms: &[AFFINE],
         warp: Some(("y", 512, 256)),
+        items: None,
     },
     Case {
         file: ROAD,
@@ -72,6 +77,7 @@ const CASES: [Case; 6] = [
         local: [4, 128, 1],
         transforms: &[UV_A, UV_B],
         warp: Some(("u", 256, 128)),
+        items: None,
     },
     Case {
         file: ROAD,
@@ -80,6 +86,7 @@ const CASES: [Case; 6] = [
         local: [16, 8, 1],
         transforms: &[UV_A, UV_B],
         warp: Some(("v", 256, 128)),
+        items: None,
     },
     Case {
         file: ROAD,
@@ -88,6 +95,7 @@ const CASES: [Case; 6] = [
         local: [256, 1, 1],
         transforms: &[],
         warp: None,
+        items: None,
     },
     Case {
         file: ROAD,
@@ -96,6 +104,7 @@ const CASES: [Case; 6] = [
         local: [128, 1, 1],
         transforms: &[],
         warp: None,
+        items: None,
     },
     Case {
         file: DRIVER,
@@ -104,6 +113,7 @@ const CASES: [Case; 6] = [
         local: [32, 16, 1],
         transforms: &[PERSPECTIVE],
         warp: Some(("y", 1440, 960)),
+        items: None,
     },
 ];
 
@@ -223,6 +233,7 @@ fn interpret(c: &Case, k: &ClContainer<'_>, bufs: &mut [Vec<u8>]) -> Result<RunS
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 1024,
+        items: c.items,
     };
     let mut mem = Mem(addrs.into_iter().zip(bufs.iter().cloned()).collect());
     let stats = ir3::run(&prog, &launch, &mut mem)?;
@@ -259,11 +270,16 @@ fn check_via(c: &Case, via: Via) {
     let image = ClContainer::parse(&bin).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     let start = inputs(c, &params);
 
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("qcom-cl-{}", c.name));
+    let tag = if c.items.is_some() { "-partial" } else { "" };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("qcom-cl-{}{tag}", c.name));
     std::fs::create_dir_all(&dir).unwrap();
     let exe = reference::build(&clang, &dir, &file("cl"), c.name, params.len()).unwrap();
     let mut want = start.clone();
-    reference::execute(&exe, &dir, c.groups, c.local, &mut want).unwrap();
+    let (rg, rl) = match c.items {
+        Some(items) => (items, [1, 1, 1]),
+        None => (c.groups, c.local),
+    };
+    reference::execute(&exe, &dir, rg, rl, &mut want).unwrap();
 
     let mut got = start.clone();
     let t0 = std::time::Instant::now();
@@ -380,6 +396,22 @@ fn road_v_e_128_64_4n1() {
 #[test]
 fn road_stack_e_10_32768_3() {
     check(&CASES[3]);
+}
+
+/// openpilot 0.11.1's launch of the same kernel (the same container): global [128, 2.5, 1] with local [256, 4, 1],
+/// i.e. 3 groups of 4 in dimension 1 of which only 10 items exist; the items past them must not run (they would
+/// write past the output's 10 rows).
+#[test]
+fn road_stack_e_10_32768_3_partial_groups() {
+    check(&Case {
+        file: ROAD,
+        name: "E_10_32768_3",
+        groups: [128, 3, 1],
+        local: [256, 4, 1],
+        transforms: &[],
+        warp: None,
+        items: Some([32768, 10, 1]),
+    });
 }
 
 #[test]

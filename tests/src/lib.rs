@@ -229,7 +229,13 @@ pub fn count_launches(bundle: &Bundle<'_>) -> usize {
         .body()
         .run
         .iter()
-        .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
+        .filter(|s| {
+            matches!(
+                s,
+                Ok(modelrt_core::bundle::Step::Launch { .. }
+                    | modelrt_core::bundle::Step::LaunchThreads { .. })
+            )
+        })
         .count()
 }
 

@@ -150,6 +150,7 @@ fn step(op: &m::OpBody) -> Result<Step> {
             args,
             global,
             local,
+            threads,
         } => {
             let mut a = heapless::Vec::new();
             for arg in args {
@@ -177,11 +178,20 @@ fn step(op: &m::OpBody) -> Result<Step> {
                     u32_of(v[2], what)?,
                 ])
             };
-            Step::Launch {
-                kernel: u32_of(*kernel as u64, "kernel index")?,
-                args: a,
-                global: dims(global, "global size")?,
-                local: dims(local, "local size")?,
+            match threads {
+                None => Step::Launch {
+                    kernel: u32_of(*kernel as u64, "kernel index")?,
+                    args: a,
+                    global: dims(global, "global size")?,
+                    local: dims(local, "local size")?,
+                },
+                Some(t) => Step::LaunchThreads {
+                    kernel: u32_of(*kernel as u64, "kernel index")?,
+                    args: a,
+                    global: dims(global, "global size")?,
+                    local: dims(local, "local size")?,
+                    threads: dims(t, "thread count")?,
+                },
             }
         }
         m::OpBody::Copy { dst, src, size } => Step::Copy {

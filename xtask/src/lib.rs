@@ -22,6 +22,7 @@ pub mod firmware;
 pub mod footprint;
 pub mod hexagon;
 pub mod manifest;
+pub mod pickle_table;
 pub mod pipeline;
 pub mod prereq;
 pub mod setup;

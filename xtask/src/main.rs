@@ -37,6 +37,7 @@ enum Cmd {
     Demo(cmd::demo::Args),
     Keygen(cmd::keygen::Args),
     Sign(cmd::sign::Args),
+    PickleTable(cmd::pickle_table::Args),
 }
 
 fn main() {
@@ -69,5 +70,6 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Demo(a) => a.run(),
         Cmd::Keygen(a) => a.run(),
         Cmd::Sign(a) => a.run(),
+        Cmd::PickleTable(a) => a.run(),
     }
 }

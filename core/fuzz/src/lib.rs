@@ -62,7 +62,7 @@ pub fn runnable(b: &Bundle<'_>) -> bool {
 }
 
 fn launch_in_extent(b: &Bundle<'_>, step: &Step) -> bool {
-    let Step::Launch { args, .. } = step else {
+    let (Step::Launch { args, .. } | Step::LaunchThreads { args, .. }) = step else {
         return true; // copies are fully bounds-checked by the validator and the backend
     };
     args.iter().all(|a| match *a {

@@ -34,16 +34,20 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.3, a bundle spanning several devices
-/// (see `multi`).
+/// Newest format minor version this crate reads and writes: 2.3, which adds bundles spanning several
+/// devices (see `multi`) and `Step::LaunchThreads` (partial work groups); 2.2 is a signed bundle
+/// (see `signature`).
 pub const FORMAT_MINOR: u16 = 3;
 /// The minor version of a multi-device bundle (header flag [`FLAG_MULTI`], the `Multi` record).
 pub const MULTI_MINOR: u16 = 3;
+/// The minor version of a file that uses `Step::LaunchThreads`.
+pub const LAUNCH_THREADS_MINOR: u16 = 3;
 /// Header flag: the body is followed by a `Multi` record and the weights blob holds one complete
 /// single-target bundle per device role (format 2.3, see `multi`).
 pub const FLAG_MULTI: u32 = 1;
 /// Schema hash of format 2.2 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.2`
-/// and without the lines format 2.3 appended (`Multi`, `Role`, `Xfer`; a unit test derives it).
+/// and without what format 2.3 appended (the `Multi`, `Role` and `Xfer` lines and the
+/// `LaunchThreads` step variant; a unit test derives it).
 pub const SCHEMA_2_2_HASH: u64 = 0x4503_f6b6_902f_c4b6;
 /// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
 /// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
@@ -78,7 +82,8 @@ KernelDesc{name:str,entry:str,binary:bytes,source:Option<str>,params:Vec<ParamDe
 ParamDesc{kind:ParamKind{Buffer,Image{height:u32,width:u32},CoreId,Var},dtype:DType}
 KernelMeta=Cpu{threads:u32}|Ir3{image_size,fregs,hregs,branchstack,pvtmem,shmem,wgid,lid,wgsz,buf_off,imm_off:u32,immediates:bytes,tex_cnt,ibo_cnt:u32,tex_to_image:Vec<u8;32>}\
 |Amd{descriptor_offset,entry_offset,group_segment_fixed_size,private_segment_fixed_size,kernarg_size,compute_pgm_rsrc1,compute_pgm_rsrc2,compute_pgm_rsrc3:u32,kernel_code_properties:u16,wavefront_size:u8,sgpr_count,vgpr_count:u16}|QcomCl
-Step=Launch{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3]}|Copy{dst:BufRef,src:BufRef,size:u64}
+Step=Launch{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3]}|Copy{dst:BufRef,src:BufRef,size:u64}\
+|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}
 ArgRef=Buffer{buffer:u32,offset:u64,size:u64}|Int(i32)
 BufRef{buffer:u32,offset:u64}
 TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
@@ -301,17 +306,22 @@ mod tests {
     }
 
     /// SCHEMA_HASH of format 2.3, computed independently (a Python FNV-1a over the schema text).
-    const SCHEMA_2_3_PINNED: u64 = 0xd4ba_ea7d_5821_b8e2;
+    const SCHEMA_2_3_PINNED: u64 = 0x99ba_4afd_db01_d1ad;
 
-    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without the
-    /// three lines format 2.3 appended.
+    /// The `LaunchThreads` variant format 2.3 appended to `Step`.
+    const LAUNCH_THREADS: &str =
+        "|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}";
+
+    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without what
+    /// format 2.3 appended (the `Multi`, `Role`, `Xfer` lines and the `LaunchThreads` variant).
     fn schema_2_2() -> alloc::string::String {
+        assert!(SCHEMA.contains(LAUNCH_THREADS));
         let body: alloc::vec::Vec<&str> = SCHEMA
             .lines()
             .skip(1)
             .filter(|l| !["Multi", "Role", "Xfer"].iter().any(|p| l.starts_with(p)))
             .collect();
-        alloc::format!("modelrt bundle 2.2\n{}\n", body.join("\n"))
+        alloc::format!("modelrt bundle 2.2\n{}\n", body.join("\n")).replace(LAUNCH_THREADS, "")
     }
 
     #[test]
@@ -323,10 +333,11 @@ mod tests {
         );
     }
 
-    /// Format 2.1's schema text: today's with the first line `modelrt bundle 2.1` and without the
+    /// Format 2.1's schema text: 2.2's with the first line `modelrt bundle 2.1` and without the
     /// `Signature` line format 2.2 appended.
     fn schema_2_1() -> alloc::string::String {
-        let body: alloc::vec::Vec<&str> = SCHEMA
+        let s22 = schema_2_2();
+        let body: alloc::vec::Vec<&str> = s22
             .lines()
             .skip(1)
             .filter(|l| {

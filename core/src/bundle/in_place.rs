@@ -53,7 +53,7 @@ impl core::fmt::Display for NotInPlace {
 fn copies_into(steps: Table<'_, Step>, buffer: u32) -> bool {
     steps.iter().any(|s| match s {
         Ok(Step::Copy { dst, .. }) => dst.buffer == buffer,
-        Ok(Step::Launch { .. }) => false,
+        Ok(Step::Launch { .. } | Step::LaunchThreads { .. }) => false,
         Err(_) => true,
     })
 }

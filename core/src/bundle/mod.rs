@@ -46,6 +46,10 @@
 //!   (`signature`; docs/signing.md). A 2.1 reader reads a signed file (it ignores bytes after the
 //!   weights); a 2.2 reader refuses anything after the weights of a 2.2 file but that block. The writer
 //!   stamps the lowest minor a file needs: unsigned bundles are still written as 2.1, byte for byte.
+//! - 2.3: `Step::LaunchThreads` appended: a launch whose last work group per dimension may be partial
+//!   (tinygrad's fractional global sizes on QCOM; docs/hw/adreno-kgsl-pm4.md "Fractional global sizes").
+//!   Only files with such a step are 2.3 (signed or not); a 2.2 reader refuses that step as an unknown
+//!   variant rather than running it wrong.
 //!
 //! - 2.3: bundles spanning several devices (`multi`): header flag 1 ([`FLAG_MULTI`]), a `Multi`
 //!   record right after the body naming the device roles, whose programs are complete single-target
@@ -70,8 +74,9 @@ pub mod writer_multi;
 
 pub use error::BundleError;
 pub use header::{
-    Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR,
-    MAGIC, MULTI_MINOR, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LAUNCH_THREADS_MINOR,
+    LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, MULTI_MINOR, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH,
+    SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
 pub use multi::{Multi, Role, Xfer};

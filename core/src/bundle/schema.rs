@@ -125,6 +125,18 @@ pub enum Step {
         src: BufRef,
         size: u64,
     },
+    /// Format 2.3: a launch of `global` work groups of `local` items of which only the first `threads[d]`
+    /// items of each dimension run, `(global[d] - 1) * local[d] < threads[d] <= global[d] * local[d]` (the
+    /// last group of a dimension is partial). tinygrad's QCOM path launches fractional global sizes this
+    /// way (docs/hw/adreno-kgsl-pm4.md, "Fractional global sizes"); backends that cannot run partial
+    /// groups refuse it at load.
+    LaunchThreads {
+        kernel: u32,
+        args: heapless::Vec<ArgRef, MAX_PARAMS>,
+        global: [u32; 3],
+        local: [u32; 3],
+        threads: [u32; 3],
+    },
 }
 
 /// A named input or output tensor.

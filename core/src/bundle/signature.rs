@@ -30,7 +30,7 @@ pub const SIGNATURE_BLOCK_LEN: usize = 112;
 pub const ALG_ED25519: u16 = 1;
 /// The first bytes of every signed message: a signature over a bundle means nothing elsewhere.
 pub const SIGNATURE_DOMAIN: &[u8] = b"modelrt signed bundle v1\0";
-/// The minor version of a signed bundle.
+/// The lowest minor version of a signed bundle (a file that needs a later minor keeps it when signed).
 pub const SIGNED_MINOR: u16 = 2;
 
 /// Offset of the key inside the block.

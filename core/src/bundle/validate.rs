@@ -326,12 +326,40 @@ fn buffer(b: &Bundle<'_>, id: u32, i: usize) -> Result<BufferDesc<'static>, Bund
 fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError> {
     let body = b.body();
     for (i, step) in steps.iter().enumerate() {
-        match step? {
+        let step = step?;
+        if let Step::LaunchThreads {
+            global,
+            local,
+            threads,
+            ..
+        } = &step
+        {
+            // Only the last group of a dimension may be partial, and it must run at least one item.
+            let ok = (0..3).all(|d| {
+                let full = u64::from(global[d]) * u64::from(local[d]);
+                let below = full.saturating_sub(u64::from(local[d]));
+                u64::from(threads[d]) > below && u64::from(threads[d]) <= full
+            });
+            if !ok {
+                return Err(invalid(
+                    "launch thread counts are not within its last work groups",
+                    i,
+                ));
+            }
+        }
+        match step {
             Step::Launch {
                 kernel,
                 args,
                 global,
                 local,
+            }
+            | Step::LaunchThreads {
+                kernel,
+                args,
+                global,
+                local,
+                ..
             } => {
                 let k = body
                     .kernels

@@ -15,7 +15,8 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FORMAT_MAJOR, HEADER_LEN, LAUNCH_THREADS_MINOR, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH,
+    SCHEMA_HASH, UNSIGNED_MINOR,
 };
 use super::schema::{
     ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
@@ -381,6 +382,17 @@ pub(crate) fn seal_as(
     pad_to(&mut out, WEIGHTS_ALIGN);
     let weights_offset = out.len() as u64;
     out.extend_from_slice(weights);
+    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads`, else 2.1 (an unsigned
+    // bundle without one is a 2.1 file, byte for byte).
+    let partial = |t: &Table<'_, Step>| {
+        t.iter()
+            .any(|s| matches!(s, Ok(Step::LaunchThreads { .. })))
+    };
+    let (minor, schema_hash) = if partial(&body.init) || partial(&body.run) {
+        (LAUNCH_THREADS_MINOR, SCHEMA_HASH)
+    } else {
+        (UNSIGNED_MINOR, SCHEMA_2_1_HASH)
+    };
     let header = Header {
         major: FORMAT_MAJOR,
         minor,

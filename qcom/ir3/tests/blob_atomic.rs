@@ -142,6 +142,7 @@ fn a_shader_with_a_global_atomic_runs_its_work_groups_in_order_even_with_threads
             wgsize_reg: None,
             wgoffset_reg: None,
             shared_bytes: 0,
+            items: None,
         };
         run_threads(&prog, &launch, &mut mem, threads).unwrap();
         assert_eq!(

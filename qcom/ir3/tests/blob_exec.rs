@@ -145,6 +145,7 @@ fn exec_uavs(words: &[u64], lanes: u32, init: &[u32], uavs: &[Image]) -> Result<
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 256,
+        items: None,
     };
     run(&prog, &launch, &mut mem)?;
     Ok(mem

@@ -261,6 +261,7 @@ fn every_batch_of_work_groups_starts_from_the_dispatchs_constants() {
             ubos: &[],
             bindless: [0; 5],
             shared_bytes: 0,
+            items: None,
         };
         modelrt_ir3::run_threads(&prog, &launch, &mut mem, threads).unwrap();
         let words: Vec<u32> = mem

@@ -157,6 +157,7 @@ fn exec(words: &[u64], lanes: u32, consts: &[u32], init: &[u8]) -> Result<Vec<u3
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 1024,
+        items: None,
     };
     run(&prog, &launch, &mut mem)?;
     Ok(mem.0[..lanes as usize * 4]
@@ -559,6 +560,7 @@ fn shared_memory_is_per_work_group_and_bar_orders_it() {
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 16,
+        items: None,
     };
     run(&prog, &launch, &mut mem).unwrap();
     let got: Vec<u32> = mem.0[..48]
@@ -646,6 +648,7 @@ fn images_fetch_with_border_and_store_converted_to_half() {
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 0,
+        items: None,
     };
     run(&prog, &launch, &mut mem).unwrap();
     let h: Vec<u16> = mem.0[2048..2048 + 24]
@@ -735,6 +738,7 @@ fn isam_s2en_takes_the_texture_index_per_fiber_from_a_half_register() {
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 0,
+        items: None,
     };
     run(&prog, &launch, &mut mem).unwrap();
     let out: Vec<f32> = mem.0[..16]
@@ -789,6 +793,7 @@ fn run_groups(
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 0,
+        items: None,
     };
     let r = run_threads(&prog, &launch, &mut mem, threads);
     (mem.0, r)

@@ -96,6 +96,7 @@ fn exec(words: &[u64], consts: &[(usize, u32)], init: &[(usize, u8)]) -> Vec<u8>
         ubos: &[],
         bindless: [0; 5],
         shared_bytes: 1024,
+        items: None,
     };
     run(&prog, &launch, &mut mem).unwrap();
     mem.0

@@ -176,12 +176,16 @@ pub struct DispatchAddrs {
 /// `exec(prg, args, G, L)`: the 24-step sequence of docs/hw/adreno-kgsl-pm4.md §7 for an IR3 kernel, or its CL-mode
 /// form (§18) for a Qualcomm-compiled one (`k.cl`): ISAMMODE_CL, the program offset, no SP_CS_CONST_CONFIG_0, and
 /// CP_RUN_OPENCL instead of CP_EXEC_CS. The caller has checked the launch with [`KernelLayout::check_launch`].
+/// `threads` is the NDRANGE item count per dimension: `global * local`, or fewer when the last group is partial (a
+/// fractional tinygrad global size: `int(g*l)` items in `ceil(g)` groups, docs/hw/adreno-kgsl-pm4.md "Fractional
+/// global sizes"; CL mode only).
 pub fn exec<S: Sink + ?Sized>(
     s: &mut S,
     k: &KernelLayout,
     a: &DispatchAddrs,
     global: [u32; 3],
     local: [u32; 3],
+    threads: [u32; 3],
 ) -> Result<(), StreamFull> {
     cmd(s, op::CP_SET_MARKER, &[regs::MARKER_RM6_COMPUTE])?;
     reg(s, regs::SP_UPDATE_CNTL, &[regs::UPDATE_CS_STATE_UAV])?;
@@ -200,17 +204,18 @@ pub fn exec<S: Sink + ?Sized>(
     cmd(s, op::CP_WAIT_FOR_IDLE, &[])?;
     let [gx, gy, gz] = global;
     let [lx, ly, lz] = local;
+    let [tx, ty, tz] = threads;
     let ndrange0 = 3 | (lx - 1) << 2 | (ly - 1) << 12 | (lz - 1) << 22;
     reg(
         s,
         regs::SP_CS_NDRANGE_0,
         &[
             ndrange0,
-            gx * lx,
+            tx,
             0,
-            gy * ly,
+            ty,
             0,
-            gz * lz,
+            tz,
             0,
             regs::CONST_CONFIG_0_DEFAULT,
             regs::REGID_UNUSED,
@@ -351,7 +356,15 @@ mod tests {
             flush: (dummy, 0),
         };
         let mut s = std::vec::Vec::new();
-        exec(&mut s, &walkthrough(), &a, [32, 1, 1], [32, 1, 1]).unwrap();
+        exec(
+            &mut s,
+            &walkthrough(),
+            &a,
+            [32, 1, 1],
+            [32, 1, 1],
+            [1024, 1, 1],
+        )
+        .unwrap();
         assert_eq!(s.len(), 76);
         let p = payloads(&s);
         let c = |opcode: u8, v: &[u32]| {
@@ -414,7 +427,7 @@ mod tests {
             flush: (0x4_0000_0000, 0),
         };
         let mut s = std::vec::Vec::new();
-        exec(&mut s, &k, &a, [1, 1, 1], [32, 1, 1]).unwrap();
+        exec(&mut s, &k, &a, [1, 1, 1], [32, 1, 1], [32, 1, 1]).unwrap();
         assert_eq!(s.len(), exec_len(&k));
         let p = payloads(&s);
         let load = |v: &[u32]| {

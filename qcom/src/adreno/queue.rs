@@ -159,52 +159,15 @@ impl<K: KgslIo> AdrenoQueue<K> {
         Ok((self.args_chunks.len() as u32 - 1, at))
     }
 
-    fn timeline_addr(&self) -> u64 {
-        self.sh.borrow().signals.gpu_addr()
-    }
-}
-
-impl<K: KgslIo> Queue for AdrenoQueue<K> {
-    type Error = AdrenoError;
-
-    /// CP_WAIT_REG_MEM on the device timeline for `T + value`, then tinygrad's launch barrier (flush, invalidate,
-    /// wait for memory writes and idle). Queues recorded without a `wait` get the barrier before their first
-    /// dispatch (and after each copy) instead.
-    fn wait(&mut self, value: u64) -> Result<(), AdrenoError> {
-        let (tl, dummy) = {
-            let s = self.sh.borrow();
-            (s.signals.gpu_addr(), s.dummy.gpu_addr())
-        };
-        let at = stream::wait(&mut self.dw, tl, 0).map_err(|e| kern_err("wait", e))?;
-        self.patches.push(Patch::Timeline {
-            at,
-            rel: value as u32,
-        });
-        stream::memory_barrier(&mut self.dw, dummy).map_err(|e| kern_err("wait", e))?;
-        self.need_barrier = false;
-        self.sync()
-    }
-
-    fn timestamp(&mut self) -> Result<(), AdrenoError> {
-        if self.n_ts >= MAX_TIMESTAMPS {
-            return Err(AdrenoError::TooManyTimestamps);
-        }
-        if self.ts.is_none() {
-            let mut s = self.sh.borrow_mut();
-            self.ts = Some(alloc_obj(&mut s.k, 8 * MAX_TIMESTAMPS as u64)?);
-        }
-        let addr = self.ts.as_ref().map_or(0, |o| o.gpu_addr()) + 8 * self.n_ts as u64;
-        self.n_ts += 1;
-        stream::timestamp(&mut self.dw, addr).map_err(|e| kern_err("timestamp", e))?;
-        self.sync()
-    }
-
-    fn exec(
+    /// One dispatch of `kernel` (the body of [`Queue::exec`] and [`Queue::exec_threads`]); `threads` is the NDRANGE
+    /// item count per dimension.
+    fn launch(
         &mut self,
         kernel: KernelId,
         args: &[Arg],
         global: [u32; 3],
         local: [u32; 3],
+        threads: [u32; 3],
     ) -> Result<(), AdrenoError> {
         let (layout, name, arena_va, arena_size) = {
             let s = self.sh.borrow();
@@ -287,9 +250,85 @@ impl<K: KgslIo> Queue for AdrenoQueue<K> {
             border,
             flush: (dummy + PROGRESS_OFF, self.dispatches.len() as u32),
         };
-        stream::exec(&mut self.dw, &layout, &addrs, global, local)
+        stream::exec(&mut self.dw, &layout, &addrs, global, local, threads)
             .map_err(|e| kern_err(&name, e))?;
         self.sync()
+    }
+
+    fn timeline_addr(&self) -> u64 {
+        self.sh.borrow().signals.gpu_addr()
+    }
+}
+
+impl<K: KgslIo> Queue for AdrenoQueue<K> {
+    type Error = AdrenoError;
+
+    /// CP_WAIT_REG_MEM on the device timeline for `T + value`, then tinygrad's launch barrier (flush, invalidate,
+    /// wait for memory writes and idle). Queues recorded without a `wait` get the barrier before their first
+    /// dispatch (and after each copy) instead.
+    fn wait(&mut self, value: u64) -> Result<(), AdrenoError> {
+        let (tl, dummy) = {
+            let s = self.sh.borrow();
+            (s.signals.gpu_addr(), s.dummy.gpu_addr())
+        };
+        let at = stream::wait(&mut self.dw, tl, 0).map_err(|e| kern_err("wait", e))?;
+        self.patches.push(Patch::Timeline {
+            at,
+            rel: value as u32,
+        });
+        stream::memory_barrier(&mut self.dw, dummy).map_err(|e| kern_err("wait", e))?;
+        self.need_barrier = false;
+        self.sync()
+    }
+
+    fn timestamp(&mut self) -> Result<(), AdrenoError> {
+        if self.n_ts >= MAX_TIMESTAMPS {
+            return Err(AdrenoError::TooManyTimestamps);
+        }
+        if self.ts.is_none() {
+            let mut s = self.sh.borrow_mut();
+            self.ts = Some(alloc_obj(&mut s.k, 8 * MAX_TIMESTAMPS as u64)?);
+        }
+        let addr = self.ts.as_ref().map_or(0, |o| o.gpu_addr()) + 8 * self.n_ts as u64;
+        self.n_ts += 1;
+        stream::timestamp(&mut self.dw, addr).map_err(|e| kern_err("timestamp", e))?;
+        self.sync()
+    }
+
+    fn exec(
+        &mut self,
+        kernel: KernelId,
+        args: &[Arg],
+        global: [u32; 3],
+        local: [u32; 3],
+    ) -> Result<(), AdrenoError> {
+        let full = [0, 1, 2].map(|d| global[d].saturating_mul(local[d]));
+        self.launch(kernel, args, global, local, full)
+    }
+
+    /// Partial last work groups run only for Qualcomm-compiled (CL-mode) kernels, as tinygrad's QCOM path launches
+    /// them (NDRANGE = the item count, KERNEL_GROUP = the group count, CP_RUN_OPENCL); IR3 kernels refuse them.
+    fn exec_threads(
+        &mut self,
+        kernel: KernelId,
+        args: &[Arg],
+        global: [u32; 3],
+        local: [u32; 3],
+        threads: [u32; 3],
+    ) -> Result<bool, AdrenoError> {
+        let cl = {
+            let s = self.sh.borrow();
+            let k = s
+                .kernels
+                .get(kernel.0 as usize)
+                .ok_or(AdrenoError::NoKernel(kernel.0))?;
+            k.cl.is_some()
+        };
+        if !cl {
+            return Ok(false);
+        }
+        self.launch(kernel, args, global, local, threads)?;
+        Ok(true)
     }
 
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), AdrenoError> {

@@ -6,4 +6,5 @@ mod adreno_ir3;
 mod adreno_zoo;
 mod convert_pickle_ir3;
 mod convert_qcom_cl;
+mod openpilot_pickles;
 mod qcom_cl_pickles;

@@ -103,6 +103,7 @@ fn run_model(
                 global,
                 local,
             } => (kernel, args, global, local),
+            Step::LaunchThreads { .. } => panic!("partial work groups in an AMD bundle"),
             Step::Copy { dst, src, size } => {
                 let d = bundle.arena_offset(dst.buffer, dst.offset).unwrap();
                 let s = bundle.arena_offset(src.buffer, src.offset).unwrap();

@@ -5,41 +5,30 @@ Layouts (tinygrad master examples/openpilot/compile3.py `dump_pickle`):
   PICKLE_OOB : i64 len(opcodes) | protocol-5 opcodes | for each out-of-band buffer: i64 nbytes | nbytes raw bytes
                (the buffers are the realized Buffers' contents, in the order the pickler met them)
 
-Loading is done in two passes:
-  1. a probe pass that instantiates nothing: it records which classes the pickle references and how `CapturedJit` is
-     constructed, which identifies pickles from other tinygrad versions (clean error naming the version found);
-  2. the real load with a restricted unpickler (tinygrad classes, bytearray and numpy array reconstruction only) that
-     re-homes device Buffers onto the host (PYTHON device) so weights written on e.g. a comma device (QCOM) keep their
-     bytes here without opening that device.
-Pickles have no init phase: compile3 already ran the one-time kernels, their results are held buffers with data.
+Reading: every pickle, whatever its layout, is read once by the restricted reader (mrt/safe_pickle.py: allow-listed
+tinygrad data classes as inert records, bounded, nothing executed), its layout told from the records
+(mrt/pickle_layout.py, logged with the tinygrad range that wrote it) and its program turned into records-level
+descriptions (mrt/pickle_program.py). tinygrad never unpickles the file: for the 0.14 layout, mrt/materialize.py
+rebuilds tinygrad 0.14 data objects (UOp, Buffer re-homed onto the host, ...) from the records and the 0.14
+converter (mrt/manifest.py) runs on them. Pickles have no init phase: compile3 already ran the one-time kernels,
+their results are held buffers with data.
 
 Supported kernel formats (inferred from the kernels, not from flags): CPU CLANG ELF objects (x86-64 / aarch64), AMD
 gfx1100/gfx1201 code objects, and QCOM Mesa IR3 (`DEV=QCOM:IR3`, fp32 or IMAGE=1 FLOAT16=1) -> adreno-a630 with the same
 decoded IR3 metadata as the ONNX path. Pickles whose kernels came from Qualcomm's own compiler (`DEV=QCOM`, tinygrad's
 default QCOM renderer) in tinygrad's 0.12 layout — openpilot's warp pickles — are read first, without running any of
 their code, by mrt/safe_pickle.py and converted by mrt/qcom_cl.py (adreno-a630, Qualcomm containers kept as they
-are). Refused with a one-line reason: tinygrad 0.14 pickles with Qualcomm CL kernels, NULL-device pickles (no weight
-bytes), multi-device pickles, other tinygrad versions.
+are), from the exec-items (<= v0.12.0) and linear-index (v0.12.0-1606) layouts. Refused with a one-line reason: QCOM
+kernels whose `lib` is OpenCL C source (no binary), pre-0.14 CPU kernels of raw machine code, tinygrad 0.14 pickles
+with Qualcomm CL kernels, NULL-device pickles (no weight bytes), multi-device pickles, unknown layouts (naming the
+closest known one).
 """
 
 import hashlib
-import io
 import os
-import pickle
 import struct
 
 from mrt.targets import TINYGRAD_VERSION, ExportError
-
-HOST_PREFIXES = ("CPU", "NPY", "PYTHON", "DISK")
-ALLOWED_BUILTINS = {"bytearray", "set", "frozenset", "slice", "complex", "range"}
-ALLOWED_NUMPY = {
-  ("numpy", "dtype"),
-  ("numpy", "ndarray"),
-  ("numpy.core.multiarray", "_reconstruct"),
-  ("numpy._core.multiarray", "_reconstruct"),
-  ("numpy.core.multiarray", "scalar"),
-  ("numpy._core.multiarray", "scalar"),
-}
 
 
 def _read(path: str) -> tuple[bytes, list[bytes] | None]:
@@ -66,108 +55,6 @@ def _read(path: str) -> tuple[bytes, list[bytes] | None]:
     bufs.append(data[pos + 8 : pos + 8 + sz])
     pos += 8 + sz
   return opcodes, bufs
-
-
-class _Stub:
-  """Stands in for any object during the probe pass."""
-
-  def __init__(self, *a, **k):
-    pass
-
-  def __setstate__(self, state):
-    pass
-
-  def __call__(self, *a, **k):
-    return _Stub()
-
-  def __getattr__(self, name):
-    return _Stub()
-
-
-def _probe(opcodes: bytes, bufs) -> tuple[set, list[int]]:
-  seen, jit_args = set(), []
-
-  class Probe(pickle.Unpickler):
-    def find_class(self, module, name):
-      seen.add((module, name))
-      if (module, name) == ("tinygrad.engine.jit", "CapturedJit"):
-
-        def record(*args):
-          jit_args.append(len(args))
-          return _Stub()
-
-        return record
-      return type(name, (_Stub,), {})
-
-  try:
-    Probe(io.BytesIO(opcodes), buffers=iter(bufs) if bufs is not None else None).load()
-  except Exception as e:
-    raise ExportError(f"cannot read pickle: {type(e).__name__}: {e}") from None
-  return seen, jit_args
-
-
-def _check_version(seen: set, jit_args: list[int]):
-  if not any(m.startswith("tinygrad") for m, _ in seen):
-    raise ExportError("the pickle does not contain a tinygrad TinyJit")
-  if not jit_args:
-    raise ExportError("the pickle holds no captured TinyJit (CapturedJit); capture (3 calls) before pickling")
-  if jit_args[0] == 6:
-    found = (
-      "0.12.x"
-      if ("tinygrad.engine.realize", "ExecItem") in seen and ("tinygrad.shape.shapetracker", "ShapeTracker") not in seen
-      else "<= 0.12 (ExecItem/jit_cache layout)"
-    )
-    raise ExportError(f"pickle was written by tinygrad {found}; only tinygrad {TINYGRAD_VERSION} pickles are supported")
-  if jit_args[0] != 4:
-    raise ExportError(f"unknown CapturedJit layout ({jit_args[0]} fields); only tinygrad {TINYGRAD_VERSION} pickles are supported")
-  if ("tinygrad.uop.ops", "ParamArg") not in seen:
-    raise ExportError(f"pickle was written by tinygrad 0.13.x (no ParamArg buffers); only tinygrad {TINYGRAD_VERSION} pickles are supported")
-  import importlib
-
-  for module, name in sorted(seen):
-    if not module.startswith("tinygrad"):
-      continue
-    try:
-      getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-      raise ExportError(
-        f"pickle references {module}.{name}, which tinygrad {TINYGRAD_VERSION} does not have: it was written by a "
-        f"different tinygrad version; only {TINYGRAD_VERSION} pickles are supported"
-      ) from None
-
-
-def _load(opcodes: bytes, bufs):
-  import importlib
-
-  from tinygrad.device import Buffer
-
-  def rehomed_buffer(device, size, dtype, opaque=None, options=None, initial_value=None, uop_refcount=0, base=None, offset=0, preallocate=False):
-    if device.split(":")[0] not in HOST_PREFIXES:
-      device = "PYTHON"  # keep the bytes on the host, never open the target device
-    if base is not None:
-      device = base.device
-    return Buffer(device, size, dtype, opaque, None if device == "PYTHON" else options, initial_value, uop_refcount, base, offset, preallocate)
-
-  class Restricted(pickle.Unpickler):
-    def find_class(self, module, name):
-      if (module, name) == ("tinygrad.device", "Buffer"):
-        return rehomed_buffer
-      if module == "builtins" and name in ALLOWED_BUILTINS:
-        return super().find_class(module, name)
-      if (module, name) in ALLOWED_NUMPY:
-        return super().find_class(module, name)
-      if module == "tinygrad" or module.startswith("tinygrad."):
-        obj = getattr(importlib.import_module(module), name)
-        if isinstance(obj, type):
-          return obj
-      raise ExportError(f"pickle references {module}.{name}, which the importer does not allow (only tinygrad classes)")
-
-  try:
-    return Restricted(io.BytesIO(opcodes), buffers=iter(bufs) if bufs is not None else None).load()
-  except ExportError:
-    raise
-  except Exception as e:
-    raise ExportError(f"cannot load pickle with tinygrad {TINYGRAD_VERSION}: {type(e).__name__}: {e}") from None
 
 
 def _elf_machine(lib: bytes):
@@ -238,27 +125,64 @@ def _warn_zero_weights(buffers: list, blobs: dict, log):
     )
 
 
-def _qcom_cl_pickle(path: str, opcodes: bytes, bufs, out_dir: str, log) -> bool:
-  """Convert a Qualcomm-compiled (DEV=QCOM) pickle with the restricted reader; False when it is not one. A pickle
-  naming anything but tinygrad classes, bytearray or numpy's array helpers is refused here with one line."""
-  from mrt import qcom_cl, safe_pickle
+def _read_program(path: str, opcodes: bytes, bufs, log):
+  """(records, layout, CapturedJit record) from the restricted reader, the layout logged; one-line refusals."""
+  from mrt import pickle_layout, safe_pickle
 
   try:
-    records = safe_pickle.loads(opcodes, iter(bufs) if bufs is not None else None)
+    obj, names = safe_pickle.read(opcodes, iter(bufs) if bufs is not None else None)
   except safe_pickle.SafePickleError as e:
-    ref = e.refused
-    later = ref is not None and (ref[0].startswith("tinygrad") or ref in ALLOWED_NUMPY or (ref[0] == "builtins" and ref[1] in ALLOWED_BUILTINS))
-    if not later:
-      raise ExportError(str(e)) from None
-    return False  # a name only the tinygrad 0.14 loader below handles (numpy arrays, sets, 0.14 classes)
-  if not qcom_cl.is_qcom_cl(records):
+    raise ExportError(str(e)) from None
+  try:
+    layout, cj = pickle_layout.detect(obj, names)
+  except pickle_layout.LayoutError as e:
+    raise ExportError(str(e)) from None
+  log(f"layout: {layout.describe()}")
+  return obj, layout, cj
+
+
+def _qcom_cl_pickle(path: str, layout, cj, out_dir: str, log) -> bool:
+  """Convert a Qualcomm-compiled (DEV=QCOM) pickle of any layout from its records; False when it is not one."""
+  from mrt import pickle_program, qcom_cl
+
+  if layout.key == "exec-items":
+    prog, tg = pickle_program.from_exec_items(cj), "<= 0.12 (exec-items pickle)"
+  elif layout.key in ("linear-index", "linear-param"):
+    kernels, _ = pickle_program.from_linear(cj, layout.key, kernels_only=True)
+    if not qcom_cl.is_qcom_cl(kernels):
+      _refuse_other(kernels, layout)
+    prog, numbering = pickle_program.from_linear(cj, layout.key)
+    tg = f"{numbering} numbering ({layout.key} pickle)"
+  else:
     return False
+  if not qcom_cl.is_qcom_cl(prog):
+    _refuse_other(prog, layout)
   from mrt.export import write_out
 
-  manifest, blobs = qcom_cl.convert(records, qcom_cl.sha256_of(path), log)
+  manifest, blobs = qcom_cl.convert(prog, qcom_cl.sha256_of(path), log, tg)
   write_out(out_dir, manifest, blobs)
   log(f"{len(manifest['kernels'])} kernels, {len(manifest['ops'])} run ops, {len(manifest['buffers'])} buffers")
   return True
+
+
+def _refuse_other(prog, layout):
+  """One line for a pre-0.14 program whose kernels are not Qualcomm CL ones: what they are and why not converted."""
+  ks = [s.kernel for s in prog.steps if s.kernel is not None]
+  if not ks:
+    raise ExportError("the pickled program has no kernels")
+  k = next((k for k in ks if k.device.split(":")[0] != "QCOM" or "__kernel" not in (k.src or "")), ks[0])
+  dev = k.device.split(":")[0]
+  lib = k.lib or b""
+  if dev == "CPU" and lib[:4] != b"\x7fELF" and (k.src or "").lstrip().startswith("define "):
+    raise ExportError(
+      f"kernel {k.name} (device {k.device}) is LLVM IR plus raw machine code without an ELF header (nothing records "
+      "which CPU features that code needs); modelrt never loads raw code as if it were an ELF and does not recompile "
+      "the IR — capture the model again with tinygrad 0.14 and a fixed baseline, DEV=CPU:CLANG:x86_64,x86-64-v3"
+    )
+  raise ExportError(
+    f"kernel {k.name} is for device {k.device}; pickles of the {layout.key} layout are converted only when every kernel "
+    "is a Qualcomm CL (DEV=QCOM) kernel — capture the model again with tinygrad 0.14"
+  )
 
 
 def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
@@ -272,18 +196,24 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
     f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
     + (f", {len(bufs)} out-of-band buffers" if bufs is not None else "")
   )
-  if _qcom_cl_pickle(path, opcodes, bufs, out_dir, log):
-    return
-  _check_version(*_probe(opcodes, bufs))
+  records, layout, cj = _read_program(path, opcodes, bufs, log)
+  try:
+    if _qcom_cl_pickle(path, layout, cj, out_dir, log):
+      return
+  except ExportError as e:  # name the layout the refusal is about
+    raise ExportError(f"{e} (a pickle of the {layout.describe()})") from None
+  if layout.key != "linear-014":
+    raise ExportError(f"internal: no converter for the {layout.key} layout")
   from tinygrad.engine.jit import CapturedJit, _TinyJit
   from tinygrad.engine.realize import get_call_arg_uops
   from tinygrad.uop.ops import Ops
 
   from mrt.export import build_manifest, write_out
   from mrt.manifest import NeedsMaterialize, flatten_calls
+  from mrt.materialize import materialize
   from mrt.state import log_state
 
-  obj = _load(opcodes, bufs)
+  obj = materialize(records)  # tinygrad objects rebuilt from the restricted reader's records (no tinygrad unpickling)
   jit = obj.captured if isinstance(obj, _TinyJit) else obj
   if not isinstance(jit, CapturedJit):
     raise ExportError(f"the pickle holds a {type(obj).__name__}, not a TinyJit")

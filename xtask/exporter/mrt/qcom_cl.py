@@ -1,21 +1,22 @@
-"""Import a tinygrad TinyJit pickle whose kernels were compiled by Qualcomm's OpenCL compiler (`DEV=QCOM`, e.g.
-openpilot's warp pickles) into a modelrt manifest for adreno-a630, without running any code from the pickle.
+"""Turn the program description of a tinygrad TinyJit pickle whose kernels were compiled by Qualcomm's OpenCL compiler
+(`DEV=QCOM`, e.g. openpilot's warp pickles) into a modelrt manifest for adreno-a630, without running any code from it.
 
-The pickle is read by mrt/safe_pickle.py as plain records, so this works although such pickles (written by tinygrad
-0.12) do not load with tinygrad 0.14. From the records (tinygrad 0.12 layout: `TinyJit(fxn, CapturedJit(ret,
-jit_cache, input_replace, extra_view_inputs, expected_names, expected_st_vars_dtype_device))`, each cache entry an
-`ExecItem` whose `prg` is a `CompiledRunner(ProgramSpec)` or a `BufferCopy`) it extracts the schedule in order:
-buffer copies (the NPY 3x3 transform copied in) and kernel launches with their global/local sizes and buffer
-bindings; each distinct kernel's Qualcomm binary (kept byte for byte; the Rust side parses the container) and OpenCL
-C source; the buffers, classified from the schedule: the JIT inputs (`input_replace`), the returned tensors
-(outputs), buffers read but never written (weights: the bytes stored in the pickle, e.g. a constant 3x3 transform)
-and buffers written before they are read (scratch). Anything outside this subset is refused with one line.
+The pickle is read by mrt/safe_pickle.py as plain records and turned into a `Program` by mrt/pickle_program.py (any
+of the layouts of mrt/pickle_layout.py). From it this module builds the schedule in order: buffer copies (the NPY 3x3
+transform copied in) and kernel launches with their global/local sizes (fractional global sizes as tinygrad's QCOM
+path launches them, `launch_sizes`) and buffer bindings; each distinct kernel's Qualcomm binary (kept byte for byte;
+the Rust side parses the container) and OpenCL C source; the buffers, classified from the schedule: the JIT inputs,
+the returned tensors (outputs), buffers read but never written (weights: the bytes stored in the pickle, e.g. a
+constant 3x3 transform) and buffers written before they are read (scratch). A kernel whose `lib` is OpenCL C text
+rather than a binary is refused naming the kernel (never written as if it were one). Anything outside this subset is
+refused with one line.
 """
 
 import hashlib
+import math
 import re
 
-from mrt import safe_pickle
+from mrt.pickle_program import Program
 from mrt.safe_pickle import Record
 from mrt.targets import ExportError
 
@@ -43,27 +44,49 @@ def _is(r, name: str) -> bool:
   return isinstance(r, Record) and r.name == name
 
 
-def _captured(obj):
-  """The CapturedJit record of a TinyJit pickle, or None."""
-  if _is(obj, "TinyJit") or _is(obj, "_TinyJit"):
-    cands = [a for a in obj.args if _is(a, "CapturedJit")] + [obj.field("captured")]
-    return next((c for c in cands if _is(c, "CapturedJit")), None)
-  return obj if _is(obj, "CapturedJit") else None
+def is_qcom_cl(prog: Program) -> bool:
+  """Every kernel of the program is for DEV=QCOM with OpenCL C source (Qualcomm's CL compiler, not Mesa IR3)."""
+  ks = [s.kernel for s in prog.steps if s.kernel is not None]
+  return bool(ks) and all(k.device.split(":")[0] == "QCOM" and "__kernel" in (k.src or "") for k in ks)
 
 
-def _programs(cj):
-  for ei in cj.args[1] if len(cj.args) == 6 and isinstance(cj.args[1], list) else []:
-    prg = ei.field("prg") if _is(ei, "ExecItem") else None
-    if _is(prg, "CompiledRunner") and prg.args and _is(prg.args[0], "ProgramSpec"):
-      yield prg.args[0]
-
-
-def is_qcom_cl(obj) -> bool:
-  """A TinyJit in tinygrad's 0.12 ExecItem layout with at least one kernel from Qualcomm's CL compiler."""
-  cj = _captured(obj)
-  if cj is None:
+def source_only(lib: bytes | None) -> bool:
+  """`lib` holds OpenCL C text rather than a Qualcomm binary (tinygrad v0.12.0-455 compiled QCOM kernels on the
+  device at load and pickled the source as `lib`)."""
+  if lib is None:
+    return True
+  head = bytes(lib[:4096])
+  try:
+    text = head.decode("utf-8")
+  except UnicodeDecodeError:
     return False
-  return any(str(p.field("device", "")).split(":")[0] == "QCOM" and "__kernel" in str(p.field("src", "")) for p in _programs(cj))
+  return "__kernel" in text or all(c.isprintable() or c in "\n\r\t" for c in text)
+
+
+def launch_sizes(k, what: str) -> tuple[list[int], list[int], list[int] | None]:
+  """(groups, local, threads) for a kernel's stored sizes. tinygrad's work-group tuning stores global/local, a float
+  where local does not divide the global work size, and its QCOM path then programs `int(g*l)` threads and `ceil(g)`
+  groups per dimension (docs/hw/adreno-kgsl-pm4.md, "Fractional global sizes"). Accepted only where g*l is a whole
+  number; `threads` is None when every g is an integer (the plain case)."""
+  gsz, lsz = k.global_size, k.local_size
+  if not (isinstance(gsz, list) and isinstance(lsz, list) and len(gsz) == 3 and len(lsz) == 3):
+    raise ExportError(f"{what} has no global/local sizes")
+  if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in lsz):
+    raise ExportError(f"{what} has local size {lsz}, not positive integers")
+  if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in gsz):
+    raise ExportError(f"{what} has global size {gsz}, not positive numbers")
+  if all(isinstance(x, int) for x in gsz):
+    return list(gsz), list(lsz), None
+  groups, threads = [], []
+  for g, loc in zip(gsz, lsz):
+    t = g * loc
+    if isinstance(g, float) and (t != int(t) or not 0 < t < 2**32):
+      raise ExportError(f"{what} has global size {gsz} with local {lsz}: {g}*{loc} is not a whole number of threads")
+    groups.append(math.ceil(g))
+    threads.append(int(t))
+  if all(t == gr * loc for t, gr, loc in zip(threads, groups, lsz)):  # whole floats such as 4.0
+    return groups, list(lsz), None
+  return groups, list(lsz), threads
 
 
 def _dtype(dt, what: str) -> tuple[str, int]:
@@ -115,27 +138,19 @@ class _Buffers:
     return self.ids[id(b)]
 
 
-def convert(obj, sha256: str, log) -> tuple[dict, dict]:
-  """(manifest dict, blobs) for a QCOM (CL) TinyJit read by safe_pickle."""
-  cj = _captured(obj)
-  if cj is None or len(cj.args) != 6:
-    raise ExportError("the pickle is not a TinyJit in tinygrad's 0.12 ExecItem layout, the one QCOM (CL) layout supported")
-  ret, cache, input_replace, extra_views, names, input_info = cj.args
-  if extra_views:
-    raise ExportError("the pickle has extra view inputs, which the QCOM (CL) importer does not support")
-  if not isinstance(cache, list) or not isinstance(input_replace, dict) or not isinstance(names, list):
-    raise ExportError("the pickle's CapturedJit fields are not the tinygrad 0.12 ones")
+def convert(prog: Program, sha256: str, log, tinygrad: str) -> tuple[dict, dict]:
+  """(manifest dict, blobs) for a QCOM (CL) program read from any layout (mrt/pickle_program.py)."""
+  names, input_info = prog.names, prog.input_info
   bufs = _Buffers()
   inputs: dict[int, dict] = {}  # JIT input index -> {"size", "dtype", "buffer"}
   kernels, kernel_ids, ops, blobs = [], {}, [], {}
   written, read_first = set(), set()
 
-  def use(j: int, i: int, b, role: str, size: int | None, dtype: str | None) -> int:
-    """Manifest buffer id for argument i of step j (a JIT input when the slot is None)."""
-    if (j, i) in input_replace:
-      k = input_replace[(j, i)]
-      if not isinstance(k, int) or not 0 <= k < len(names):
-        raise ExportError(f"step {j} argument {i} names JIT input {k!r}, which does not exist")
+  def use(j: int, i: int, sl, role: str, size: int | None, dtype: str | None) -> tuple[int, int, int | None]:
+    """(manifest buffer id, byte offset, byte size or None) for argument i of step j."""
+    if sl.input is not None:
+      k = sl.input
+      size = sl.nbytes if sl.nbytes is not None else size
       inp = inputs.setdefault(k, {"size": size, "dtype": dtype, "buffer": None})
       if size is not None and inp["size"] not in (None, size):
         raise ExportError(f"JIT input {k} is used with sizes {inp['size']} and {size}")
@@ -144,63 +159,62 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
       if inp["buffer"] is None:
         inp["buffer"] = len(bufs.rows)
         bufs.rows.append({"size": None, "dtype": None, "init": None, "shape": None, "input": k})
-      bid = inp["buffer"]
+      bid, off, n = inp["buffer"], 0, None
     else:
-      if b is None:
-        raise ExportError(f"step {j} argument {i} has no buffer and is not a JIT input")
-      bid = bufs.of(b, f"step {j} argument {i}")
+      bid = bufs.of(sl.buf, f"step {j} argument {i}")
+      off, n = sl.offset, sl.nbytes
+      if n is not None and off + n > bufs.rows[bid]["size"]:
+        raise ExportError(f"step {j} argument {i}: a view of bytes {off}..{off + n} past the buffer's {bufs.rows[bid]['size']}")
     if role == "out":
       written.add(bid)
     elif bid not in written:
       read_first.add(bid)
-    return bid
+    return bid, off, n
 
-  for j, ei in enumerate(cache):
-    if not _is(ei, "ExecItem"):
-      raise ExportError(f"step {j} is a {getattr(ei, 'cls', type(ei).__name__)}, not an ExecItem")
-    prg, ebufs = ei.field("prg"), ei.field("bufs")
-    if ei.field("fixedvars"):
-      raise ExportError(f"step {j} binds variables, which the QCOM (CL) importer does not support")
-    if not isinstance(ebufs, list):
-      raise ExportError(f"step {j} has no buffer list")
-    if _is(prg, "BufferCopy"):
-      if len(ebufs) != 2:
-        raise ExportError(f"step {j} copies between {len(ebufs)} buffers, expected 2")
-      dst_rec = ebufs[0]
-      dst = use(j, 0, dst_rec, "out", None, None)
-      size = bufs.rows[dst]["size"]
-      src = use(j, 1, ebufs[1], "in", size, bufs.rows[dst]["dtype"])
-      if size is None:
+  def nbytes_of(bid: int, n: int | None) -> int | None:
+    if n is not None:
+      return n
+    row = bufs.rows[bid]
+    if row["size"] is None and row.get("input") is not None:
+      return inputs[row["input"]]["size"]
+    return row["size"]
+
+  fractional = 0
+  for j, st in enumerate(prog.steps):
+    if st.op == "copy":
+      dst, doff, dn = use(j, 0, st.args[0], "out", None, None)
+      size = nbytes_of(dst, dn)
+      if size is None or bufs.rows[dst].get("input") is not None:
         raise ExportError(f"step {j} copies into a JIT input, which the QCOM (CL) importer does not support")
-      ops.append({"phase": "run", "op": "copy", "dst": {"buffer": dst, "offset": 0}, "src": {"buffer": src, "offset": 0}, "size": size})
+      src, soff, sn = use(j, 1, st.args[1], "in", size, bufs.rows[dst]["dtype"])
+      if nbytes_of(src, sn) not in (None, size):
+        raise ExportError(f"step {j} copies {nbytes_of(src, sn)} bytes into {size}")
+      ops.append({"phase": "run", "op": "copy", "dst": {"buffer": dst, "offset": doff}, "src": {"buffer": src, "offset": soff}, "size": size})
       continue
-    if not (_is(prg, "CompiledRunner") and prg.args and _is(prg.args[0], "ProgramSpec")):
-      raise ExportError(f"step {j} runs a {getattr(prg, 'cls', type(prg).__name__)}, which the QCOM (CL) importer does not support")
-    p = prg.args[0]
-    src, lib, dev = p.field("src"), p.field("lib"), str(p.field("device", ""))
-    if dev.split(":")[0] != "QCOM" or not isinstance(src, str) or "__kernel" not in src or not isinstance(lib, (bytes, bytearray)):
-      raise ExportError(f"step {j} is not a Qualcomm-compiled (QCOM CL) kernel with its binary")
-    if p.field("vars"):
-      raise ExportError(f"step {j} ({ANSI.sub('', str(p.field('name')))}) takes int variables, which the QCOM (CL) importer does not support")
+    k = st.kernel
+    src, lib, dev = k.src, k.lib, k.device
+    if dev.split(":")[0] != "QCOM" or not isinstance(src, str) or "__kernel" not in src:
+      raise ExportError(f"step {j} ({k.name}) is not a Qualcomm CL (DEV=QCOM) kernel with OpenCL C source")
     m = re.search(r"__kernel\s+void\s+(\w+)\s*\(", src)
     if m is None:
       raise ExportError(f"step {j}: the OpenCL source has no kernel function")
     entry = m.group(1)
-    gsz, lsz, globs = p.field("global_size"), p.field("local_size"), p.field("globals")
-    aux = p.field("aux")
-    ptrs = aux[0] if isinstance(aux, list) and aux and isinstance(aux[0], tuple) else None
-    if not (
-      isinstance(gsz, list) and isinstance(lsz, list) and len(gsz) == 3 and len(lsz) == 3 and all(isinstance(x, int) and x > 0 for x in gsz + lsz)
-    ):
-      raise ExportError(f"step {j} ({entry}) has no integer global/local sizes")
-    if not isinstance(globs, list) or ptrs is None or len(ptrs) != len(globs) or len(ebufs) != len(globs):
-      raise ExportError(f"step {j} ({entry}): parameters, buffers and pointer types disagree")
-    outs = set(p.field("outs") or [])
+    if source_only(lib):
+      raise ExportError(
+        f"kernel {entry} (step {j}) holds OpenCL C source text where its Qualcomm binary belongs (tinygrad compiled it on "
+        "the device at load), and only a comma device's OpenCL compiler can build it; modelrt does not convert such "
+        "pickles (a bundle needs the binary) — rebuild the pickle on the device with a tinygrad that stores binaries"
+      )
+    if k.has_vars:
+      raise ExportError(f"step {j} ({entry}) takes int variables, which the QCOM (CL) importer does not support")
+    groups, lsz, threads = launch_sizes(k, f"step {j} ({entry})")
+    fractional += threads is not None
+    ptrs = k.ptrs
     key = (entry, bytes(lib))
     if key not in kernel_ids:
       kid = len(kernels)
       kernel_ids[key] = kid
-      params = [{"kind": "buffer", "dtype": _dtype(ptrs[i], f"kernel {entry} parameter {i}")[0]} for i in range(len(globs))]
+      params = [{"kind": "buffer", "dtype": _dtype(ptrs[i], f"kernel {entry} parameter {i}")[0]} for i in range(len(ptrs))]
       blobs[f"blobs/k{kid}.bin"] = bytes(lib)
       blobs[f"blobs/k{kid}.cl"] = src.encode()
       kernels.append(
@@ -208,17 +222,19 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
       )
     kid = kernel_ids[key]
     args = []
-    for i, g in enumerate(globs):
+    for i, sl in enumerate(st.args):
       dtype, item = _dtype(ptrs[i], f"kernel {entry} parameter {i}")
-      size = ptrs[i].args[-1] * item if isinstance(ptrs[i].args[-1], int) and ptrs[i].args[-1] > 0 else None
-      bid = use(j, i, ebufs[i], "out" if g in outs else "in", size, dtype)
-      nbytes = bufs.rows[bid]["size"]
-      if nbytes is None and bufs.rows[bid].get("input") is not None:
-        nbytes = inputs[bufs.rows[bid]["input"]]["size"]
+      psize = ptrs[i].args[-1] if ptrs[i].name == "PtrDType" else None
+      size = psize * item if isinstance(psize, int) and psize > 0 else None
+      bid, off, n = use(j, i, sl, "out" if i in k.outs else "in", size, dtype)
+      nbytes = nbytes_of(bid, n)
       if nbytes is None:
         raise ExportError(f"step {j} ({entry}) argument {i}: the buffer size is unknown")
-      args.append({"buffer": bid, "offset": 0, "size": nbytes})
-    ops.append({"phase": "run", "op": "kernel", "kernel": kid, "args": args, "global": gsz, "local": lsz})
+      args.append({"buffer": bid, "offset": off, "size": nbytes})
+    op = {"phase": "run", "op": "kernel", "kernel": kid, "args": args, "global": groups, "local": lsz}
+    if threads is not None:
+      op["threads"] = threads
+    ops.append(op)
 
   # JIT inputs: sizes from their uses, dtypes/shapes from the pickle's input info.
   in_bind = []
@@ -228,22 +244,17 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
     inp, row = inputs[k], bufs.rows[inputs[k]["buffer"]]
     if inp["size"] is None:
       raise ExportError(f"the size of JIT input {k} cannot be told from the schedule")
-    info = input_info[k] if isinstance(input_info, list) and k < len(input_info) and isinstance(input_info[k], tuple) else None
-    dtype, item = _dtype(info[2], f"JIT input {k}") if info and len(info) >= 3 else (inp["dtype"], 1)
+    shape_uop, dt = input_info[k] if k < len(input_info) else (None, None)
+    dtype, item = _dtype(dt, f"JIT input {k}") if dt is not None else (inp["dtype"], 1)
     row.update(size=inp["size"], dtype=dtype)
     name = names[k] if isinstance(names[k], str) else f"input{names[k]}"
-    in_bind.append(
-      {"name": name, "buffer": inp["buffer"], "offset": 0, "shape": _shape(info[0] if info else None, inp["size"], item), "dtype": dtype}
-    )
+    in_bind.append({"name": name, "buffer": inp["buffer"], "offset": 0, "shape": _shape(shape_uop, inp["size"], item), "dtype": dtype})
 
   out_bind = []
-  rets = ret if isinstance(ret, (tuple, list)) else (ret,)
-  for n, t in enumerate(rets):
-    u = t.field("uop") if _is(t, "Tensor") else None
-    found = [r for r in safe_pickle.walk(u) if _is(r, "Buffer")] if u is not None else []
-    if len(found) != 1 or id(found[0]) not in bufs.ids:
+  for n, (rb, u) in enumerate(prog.rets):
+    if rb is None or id(rb) not in bufs.ids:
       raise ExportError(f"returned value {n} is not one buffer the schedule writes")
-    bid = bufs.ids[id(found[0])]
+    bid = bufs.ids[id(rb)]
     row = bufs.rows[bid]
     if row.get("output") is not None:
       raise ExportError(f"returned values {row['output']} and {n} are the same buffer")
@@ -279,11 +290,12 @@ def convert(obj, sha256: str, log) -> tuple[dict, dict]:
   log(
     f"QCOM (CL) pickle: {len(ops)} steps ({sum(o['op'] == 'copy' for o in ops)} copies, {sum(o['op'] == 'kernel' for o in ops)} launches of "
     f"{len(kernels)} kernels), {len(in_bind)} inputs, {len(out_bind)} outputs, {sum(b['kind'] == 'weight' for b in buffers)} weight buffers"
+    + (f", {fractional} launches with fractional global sizes (run as int(g*l) threads in ceil(g) groups)" if fractional else "")
   )
   manifest = {
     "format": 1,
     "producer": {
-      "tinygrad": "0.12 (pickle)",
+      "tinygrad": tinygrad,
       "tinymesa": None,
       "onnx_sha256": sha256,
       "dev": "QCOM",

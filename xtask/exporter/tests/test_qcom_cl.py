@@ -108,9 +108,11 @@ class RealPickles(unittest.TestCase):
 
   def test_reader_imports_no_tinygrad(self):
     code = (
-      "import gzip,sys; from mrt import safe_pickle, qcom_cl; "
-      f"o = safe_pickle.loads(gzip.open({os.path.join(DATA, DM + '.pkl.gz')!r}).read()); "
-      "assert qcom_cl.is_qcom_cl(o); assert not any(m.startswith('tinygrad') for m in sys.modules), 'tinygrad imported'; print('ok')"
+      "import gzip,sys; from mrt import safe_pickle, qcom_cl, pickle_layout, pickle_program; "
+      f"o, names = safe_pickle.read(gzip.open({os.path.join(DATA, DM + '.pkl.gz')!r}).read()); "
+      "lay, cj = pickle_layout.detect(o, names); assert lay.key == 'exec-items', lay; "
+      "assert qcom_cl.is_qcom_cl(pickle_program.from_exec_items(cj)); "
+      "assert not any(m.startswith('tinygrad') for m in sys.modules), 'tinygrad imported'; print('ok')"
     )
     r = subprocess.run([PY, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": EXPORTER})
     self.assertEqual(r.stdout.strip(), "ok", r.stderr)

@@ -272,7 +272,13 @@ pub(super) fn check_same_kernels(bundle: &Path, meta: &Path) -> Result<(usize, u
         .body()
         .run
         .iter()
-        .filter(|s| matches!(s, Ok(modelrt_core::bundle::Step::Launch { .. })))
+        .filter(|s| {
+            matches!(
+                s,
+                Ok(modelrt_core::bundle::Step::Launch { .. }
+                    | modelrt_core::bundle::Step::LaunchThreads { .. })
+            )
+        })
         .count();
     let meta: Value = serde_json::from_slice(&std::fs::read(meta)?).context("bad jit.pkl.json")?;
     let theirs: BTreeSet<String> = meta["kernels"]

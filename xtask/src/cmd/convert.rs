@@ -7,10 +7,11 @@ use xtask::exporter::ExportArgs;
 
 /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
 ///
-/// tinygrad 0.14 pickles with CPU, QCOM:IR3 (Mesa) or AMD kernels; and openpilot's DEV=QCOM pickles (tinygrad 0.12
-/// layout, kernels from Qualcomm's own OpenCL compiler) → adreno-a630 with the Qualcomm binaries kept as they are.
-/// DEV=QCOM pickles are read without executing any code from them: only allow-listed tinygrad class names, read
-/// as plain records; anything else is refused with one line.
+/// tinygrad 0.14 pickles with CPU, QCOM:IR3 (Mesa) or AMD kernels; and openpilot's DEV=QCOM pickles (tinygrad 0.10
+/// to v0.12.0-1606 layouts, kernels from Qualcomm's own OpenCL compiler) → adreno-a630 with the Qualcomm binaries
+/// kept as they are. Every pickle is read without executing any code from it: only allow-listed tinygrad class
+/// names, read as plain records (tinygrad never unpickles it); anything else is refused with one line. The log names
+/// the layout detected (docs/openpilot-pickles.md).
 #[derive(clap::Args)]
 pub struct Args {
     /// The pickle.

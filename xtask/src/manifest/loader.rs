@@ -246,7 +246,19 @@ impl Manifest {
                 args,
                 global,
                 local,
+                threads,
             } => {
+                if let Some(t) = threads {
+                    let ok = (0..3).all(|d| {
+                        let full = global[d].saturating_mul(local[d]);
+                        t[d] > full.saturating_sub(local[d]) && t[d] <= full
+                    });
+                    if !ok {
+                        return invalid(format!(
+                            "{what} runs {t:?} items, not within the last groups of {global:?} x {local:?}"
+                        ));
+                    }
+                }
                 let Some(k) = self.kernels.get(*kernel) else {
                     return invalid(format!(
                         "{what} refers to kernel {kernel}, but there are {}",

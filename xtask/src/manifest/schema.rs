@@ -220,6 +220,10 @@ pub enum OpBody {
         args: Vec<Arg>,
         global: [u64; 3],
         local: [u64; 3],
+        /// Items per dimension when the last work group is partial (a fractional tinygrad global size,
+        /// docs/hw/adreno-kgsl-pm4.md "Fractional global sizes"); absent: `global * local`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threads: Option<[u64; 3]>,
     },
     Copy {
         dst: Location,

@@ -48,6 +48,10 @@ pub fn ops(
                 }
                 out.push(Op::Launch { kernel, bufs, vals });
             }
+            BStep::LaunchThreads { kernel, .. } => bail!(
+                "kernel {}: a launch with partial work groups (format 2.3) cannot run on the DSP",
+                body.kernels.get(kernel as usize)?.name
+            ),
             BStep::Copy { dst, src, size } => {
                 let size = u32_of(size, "copy size")?;
                 out.push(Op::Copy {

@@ -47,6 +47,9 @@ pub(in crate::exec) struct Group {
     pub(in crate::exec) kfile: Option<Vec<u32>>,
 }
 
+/// The program counter of a fiber that has ended (or, past a partial group's items, never starts).
+pub(in crate::exec) const DONE: u32 = u32::MAX;
+
 impl Group {
     pub(in crate::exec) fn new(wg_n: usize, groups: usize, shared_bytes: usize) -> Group {
         let n = wg_n * groups;
@@ -89,6 +92,13 @@ impl Group {
             let (wg, local) = ((first + lane / self.wg_n) as u32, (lane % self.wg_n) as u32);
             let wg = [wg % gx, (wg / gx) % gy, wg / (gx * gy)];
             let id = [local % lx, (local / lx) % ly, local / (lx * ly)];
+            if let Some(items) = l.items {
+                if (0..3)
+                    .any(|c| wg[c] as u64 * l.local[c] as u64 + id[c] as u64 >= items[c] as u64)
+                {
+                    self.pc[lane] = DONE;
+                }
+            }
             for c in 0..3 {
                 if let Some(w) = l.wgid_reg {
                     self.r[(w as usize + c) * n + lane] = wg[c];

@@ -33,6 +33,10 @@ pub struct Launch<'a> {
     pub bindless: [u64; 5],
     /// Bytes of work-group shared memory (`l[…]`).
     pub shared_bytes: usize,
+    /// Work items per dimension when the last work group of a dimension is partial (CL mode; OpenCL's
+    /// non-uniform work groups, docs/hw/adreno-kgsl-pm4.md "Fractional global sizes"): a fiber whose global id
+    /// (`group · local + local id`) reaches it does not run. `None`: every fiber of every group runs.
+    pub items: Option<[u32; 3]>,
 }
 
 /// Counters of one dispatch.

@@ -5,14 +5,13 @@
 //! with advancing registers; `predt/predf/prede` mask fibers per their `p0.x`. cat0 flow control is executed here;
 //! every other instruction goes to the executor of its category.
 use super::alu::qcom::round_executed;
-use super::group::{Group, PMode};
+use super::group::{Group, PMode, DONE};
 use super::launch::{Launch, RunStats};
 use super::memory::GpuMemory;
 use super::wave::is_branch;
 use crate::instr::*;
 use crate::program::Program;
 
-const DONE: u32 = u32::MAX;
 /// Upper bound on issues per batch of work groups, so a shader that never ends is an error instead of a hang.
 const MAX_ISSUES: u64 = 1 << 28;
 
@@ -40,7 +39,11 @@ impl Group {
         let mut enabled: Vec<u32> = Vec::with_capacity(n);
         let mut issues = 0u64;
         // What is known about the next issue without scanning every fiber's PC.
-        let mut next = Next::Converged(0);
+        let mut next = if self.pc.contains(&DONE) {
+            Next::Scan // fibers past a partial group's items never start
+        } else {
+            Next::Converged(0)
+        };
         lanes.extend(0..n as u32);
         let mut all_pm_none = true;
         loop {

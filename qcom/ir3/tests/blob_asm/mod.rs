@@ -269,6 +269,7 @@ fn exec_all(
         wgsize_reg: None,
         wgoffset_reg: None,
         shared_bytes: 256,
+        items: None,
     };
     run(&prog, &launch, &mut mem)?;
     Ok(mem

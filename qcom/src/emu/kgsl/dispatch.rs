@@ -11,6 +11,10 @@ use crate::a6xx::regs;
 pub struct Dispatch {
     pub global: [u32; 3],
     pub local: [u32; 3],
+    /// NDRANGE item count per dimension: `global * local`, or fewer in CL mode when the last work group of a
+    /// dimension is partial (tinygrad's fractional global sizes; docs/hw/adreno-kgsl-pm4.md "Fractional global
+    /// sizes"). Items at or past it do not run.
+    pub items: [u32; 3],
     pub shader: u64,
     pub instr_units: u32,
     pub args: u64,
@@ -50,15 +54,22 @@ impl KgslModel {
             ((nd0 >> 12) & 0x3FF) + 1,
             ((nd0 >> 22) & 0x3FF) + 1,
         ];
+        let mut items = [0u32; 3];
         for i in 0..3 {
             let total = self.r(regs::SP_CS_NDRANGE_0 + 1 + 2 * i as u32);
             let off = self.r(regs::SP_CS_NDRANGE_0 + 2 + 2 * i as u32);
-            if total as u64 != groups[i] as u64 * local[i] as u64 || off != 0 {
+            let full = groups[i] as u64 * local[i] as u64;
+            // CL mode: the last group may be partial (total in ((groups-1)·local, groups·local]).
+            let partial_ok = cl
+                && (total as u64) > full.saturating_sub(local[i] as u64)
+                && (total as u64) <= full;
+            if !(total as u64 == full || partial_ok) || off != 0 {
                 return Err(e(format!(
                     "NDRANGE dim {i}: total {total} offset {off}, expected {}·{}",
                     groups[i], local[i]
                 )));
             }
+            items[i] = total;
             if self.r(regs::SP_CS_KERNEL_GROUP_X + i as u32) != groups[i] {
                 return Err(e(format!(
                     "KERNEL_GROUP dim {i} != CP_EXEC_CS {}",
@@ -227,6 +238,7 @@ impl KgslModel {
         Ok(Dispatch {
             global: groups,
             local,
+            items,
             shader: shader.addr,
             instr_units: shader.units,
             args: consts.addr,

@@ -151,6 +151,9 @@ impl KgslModel {
             ubos: &ubos,
             bindless: d.bindless,
             shared_bytes: shared,
+            items: (0..3)
+                .any(|i| d.items[i] as u64 != d.global[i] as u64 * d.local[i] as u64)
+                .then_some(d.items),
         };
         let threads = *self.exec.threads.get_or_insert_with(ir3::default_threads);
         let run = ir3::run_threads(&prog, &launch, &mut ModelMem(self), threads)

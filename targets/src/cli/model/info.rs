@@ -197,7 +197,7 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         let mut c = 0;
         for s in steps.iter() {
             match s? {
-                Step::Launch { .. } => l += 1,
+                Step::Launch { .. } | Step::LaunchThreads { .. } => l += 1,
                 Step::Copy { .. } => c += 1,
             }
         }

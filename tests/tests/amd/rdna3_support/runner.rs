@@ -102,6 +102,9 @@ impl<'a> Loaded<'a> {
                     let d = self.buffer_va(dst.buffer, dst.offset);
                     self.mem.put(d, &data);
                 }
+                Step::LaunchThreads { .. } => {
+                    panic!("step {n}: partial work groups (a QCOM-only launch) in an AMD bundle")
+                }
                 Step::Launch {
                     kernel,
                     args,
