@@ -382,16 +382,17 @@ pub(crate) fn seal_as(
     pad_to(&mut out, WEIGHTS_ALIGN);
     let weights_offset = out.len() as u64;
     out.extend_from_slice(weights);
-    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads`, else 2.1 (an unsigned
-    // bundle without one is a 2.1 file, byte for byte).
+    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads` (or the caller asks for
+    // it: a multi-device container), else the caller's (an unsigned bundle without one is a 2.1 file,
+    // byte for byte).
     let partial = |t: &Table<'_, Step>| {
         t.iter()
             .any(|s| matches!(s, Ok(Step::LaunchThreads { .. })))
     };
-    let (minor, schema_hash) = if partial(&body.init) || partial(&body.run) {
-        (LAUNCH_THREADS_MINOR, SCHEMA_HASH)
+    let minor = if partial(&body.init) || partial(&body.run) {
+        minor.max(LAUNCH_THREADS_MINOR)
     } else {
-        (UNSIGNED_MINOR, SCHEMA_2_1_HASH)
+        minor
     };
     let header = Header {
         major: FORMAT_MAJOR,
