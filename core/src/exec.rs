@@ -11,6 +11,7 @@ use modelrt_hal::target::MAX_PARAMS;
 use modelrt_hal::device::SubmitTiming;
 
 use crate::bundle::{ArgRef, BufferKind, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+use crate::index_check::{check_inputs, CheckError, IndexViolation};
 use crate::log;
 
 /// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
@@ -60,6 +61,12 @@ pub enum ExecError<E> {
     },
     /// The bundle's arena is larger than [`MAX_ARENA`].
     ArenaTooLarge { bytes: u64, limit: u64 },
+    /// An index input holds a value outside the range the graph defines (nothing ran;
+    /// [`IndexViolation::describe`] names the input and what it indexes).
+    IndexRange(IndexViolation),
+    /// A range-checked index input was bound in place ([`InputSource::Bound`]), so it cannot be
+    /// checked: such inputs must be passed as bytes.
+    IndexUnreadable { input: u32 },
 }
 
 impl<E: fmt::Display> fmt::Display for ExecError<E> {
@@ -90,6 +97,11 @@ impl<E: fmt::Display> fmt::Display for ExecError<E> {
                 f,
                 "the bundle's arena of {bytes} bytes exceeds the {} GiB limit ({limit} bytes); it was not loaded",
                 limit >> 30
+            ),
+            ExecError::IndexRange(v) => write!(f, "{v}; nothing was run"),
+            ExecError::IndexUnreadable { input } => write!(
+                f,
+                "input {input} is range-checked (an index) and must be passed as bytes, not bound in place"
             ),
         }
     }
@@ -387,6 +399,16 @@ impl<'b, D: Device> Executor<'b, D> {
         F: FnOnce(&mut D, &mut D::Queue) -> Result<SubmitTiming, D::Error>,
     {
         check_io("outputs", &self.outputs, outputs.iter().map(|b| b.len()))?;
+        if !self.bundle.index_checks().is_empty() {
+            check_inputs(&self.bundle, |i| match input(i) {
+                Some(InputSource::Copy(d)) => Some(d),
+                _ => None,
+            })
+            .map_err(|e| match e {
+                CheckError::Range(v) => ExecError::IndexRange(v),
+                CheckError::Unreadable(input) => ExecError::IndexUnreadable { input },
+            })?;
+        }
         let t0 = self.device.now_ns();
         for (i, slot) in self.inputs.iter().enumerate() {
             if let Some(InputSource::Copy(data)) = input(i) {

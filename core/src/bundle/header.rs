@@ -30,8 +30,14 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.2, a signed bundle (see `signature`).
-pub const FORMAT_MINOR: u16 = 2;
+/// Newest format minor version this crate reads and writes: 2.3, range checks on index inputs
+/// (`Bundle::index_checks`).
+pub const FORMAT_MINOR: u16 = 3;
+/// The minor version that added the index-check table after the body (2.3).
+pub const INDEX_CHECK_MINOR: u16 = 3;
+/// Schema hash of format 2.2 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.2`
+/// and without the lines format 2.3 appended (a unit test derives it).
+pub const SCHEMA_2_2_HASH: u64 = 0x4503_f6b6_902f_c4b6;
 /// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
 /// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
 pub const UNSIGNED_MINOR: u16 = 1;
@@ -53,7 +59,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.2
+pub const SCHEMA: &str = "modelrt bundle 2.3
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -72,6 +78,8 @@ TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
 Reference{seed:u64,atol:f32,rtol:f32,inputs:Table<RefTensor>,outputs:Table<RefTensor>}
 RefTensor{data:bytes}
 Signature(last 112 bytes, after the weights)={magic:[u8;8],alg:u16,reserved:u16,key:[u8;32],sig:[u8;64],reserved:u32}
+IndexChecks(2.3, right after Body, before the padding)=Table<IndexCheck>
+IndexCheck{input:u32,period:u32,phase:u32,min:i64,max:i64,what:str}
 ";
 
 /// FNV-1a-64 of [`SCHEMA`].
@@ -148,9 +156,10 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 
 /// The schema hash a format 2.x file of `minor` carries, for the minors this reader knows (a later
 /// minor only appended to the schema, evolution rule 3: its hash is not checked).
-fn schema_2(minor: u16) -> Option<u64> {
+pub(crate) fn schema_2(minor: u16) -> Option<u64> {
     match minor {
         UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
+        2 => Some(SCHEMA_2_2_HASH),
         FORMAT_MINOR => Some(SCHEMA_HASH),
         _ => None,
     }
@@ -273,14 +282,35 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, 0x4503_f6b6_902f_c4b6);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.2"));
+        assert_eq!(SCHEMA_HASH, 0xe3a4_2280_467f_eef1);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.3"));
     }
 
-    /// Format 2.1's schema text: today's with the first line `modelrt bundle 2.1` and without the
+    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without the
+    /// `IndexChecks`/`IndexCheck` lines format 2.3 appended.
+    fn schema_2_2() -> alloc::string::String {
+        let body: alloc::vec::Vec<&str> = SCHEMA
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("IndexCheck"))
+            .collect();
+        alloc::format!("modelrt bundle 2.2\n{}\n", body.join("\n"))
+    }
+
+    #[test]
+    fn schema_2_2_hash_is_the_2_2_schema() {
+        // The value 2.2 files carry (it was `SCHEMA_HASH` until format 2.3).
+        assert_eq!(
+            fnv1a64(FNV_OFFSET, schema_2_2().as_bytes()),
+            SCHEMA_2_2_HASH
+        );
+    }
+
+    /// Format 2.1's schema text: 2.2's with the first line `modelrt bundle 2.1` and without the
     /// `Signature` line format 2.2 appended.
     fn schema_2_1() -> alloc::string::String {
-        let body: alloc::vec::Vec<&str> = SCHEMA
+        let s22 = schema_2_2();
+        let body: alloc::vec::Vec<&str> = s22
             .lines()
             .skip(1)
             .filter(|l| !l.starts_with("Signature"))

@@ -44,6 +44,11 @@
 //!   (`signature`; docs/signing.md). A 2.1 reader reads a signed file (it ignores bytes after the
 //!   weights); a 2.2 reader refuses anything after the weights of a 2.2 file but that block. The writer
 //!   stamps the lowest minor a file needs: unsigned bundles are still written as 2.1, byte for byte.
+//! - 2.3: range checks on integer inputs that index something (`IndexCheck`, [`Bundle::index_checks`]):
+//!   a `Table<IndexCheck>` right after the postcard `Body`, before the padding (rule 4: a new kind of
+//!   record is a new table appended to the body). `Executor::run` refuses an out-of-range value before
+//!   any kernel runs (`crate::index_check`). Only a bundle with such checks is stamped 2.3 (signed or
+//!   not); a 2.1/2.2 file reads as having none. A 2.2 reader reads a 2.3 file and ignores the checks.
 //!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
@@ -59,13 +64,13 @@ pub mod writer;
 
 pub use error::BundleError;
 pub use header::{
-    Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, SCHEMA,
-    SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, INDEX_CHECK_MINOR, LEGACY_HEADER_LEN,
+    LEGACY_MAJOR, MAGIC, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
 pub use schema::{
-    ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
-    TensorDesc, MAX_DIMS, MAX_IO,
+    ArgRef, Body, BufRef, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor,
+    Reference, Step, TensorDesc, MAX_DIMS, MAX_IO,
 };
 pub use signature::SignatureBlock;
 pub use table::{Table, TableIter};
@@ -80,6 +85,7 @@ pub const WEIGHTS_ALIGN: usize = 64;
 pub struct Bundle<'a> {
     header: Header,
     body: Body<'a>,
+    index_checks: Table<'a, IndexCheck<'a>>,
     weights: &'a [u8],
     bytes: &'a [u8],
 }
@@ -106,11 +112,19 @@ impl<'a> Bundle<'a> {
         }
         let body_bytes = &rest[..weights_start as usize];
         let weights = &rest[weights_start as usize..weights_end as usize];
-        let (body, _trailing) =
+        let (body, trailing) =
             decode::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
+        let index_checks = if header.major == FORMAT_MAJOR && header.minor >= INDEX_CHECK_MINOR {
+            decode::take_from_bytes::<Table<'a, IndexCheck<'a>>>(trailing)
+                .map_err(|_| BundleError::BodyDecode)?
+                .0
+        } else {
+            Table::from_parts(0, &[], &[])
+        };
         let bundle = Bundle {
             header,
             body,
+            index_checks,
             weights,
             bytes,
         };
@@ -129,6 +143,11 @@ impl<'a> Bundle<'a> {
     /// The decoded body.
     pub fn body(&self) -> &Body<'a> {
         &self.body
+    }
+
+    /// Range checks on index inputs (format 2.3; empty for older files and bundles without any).
+    pub fn index_checks(&self) -> Table<'a, IndexCheck<'a>> {
+        self.index_checks
     }
 
     /// Every byte of the file the bundle was parsed from (what a signature covers).

@@ -2,7 +2,7 @@
 //! its signature covers. Verifying the signature is `crate::sign` (feature `sign`); this module only
 //! reads bytes, so every build can tell a signed bundle and its signer's key.
 //!
-//! A signed bundle is an unsigned one with minor version 2 and this 112-byte block appended after the
+//! A signed bundle is an unsigned one with minor version 2 (3 if it carries index checks) and this 112-byte block appended after the
 //! weights blob, as the last bytes of the file (the header's total length and body CRC include it):
 //!
 //! | offset | size | field |
@@ -19,7 +19,7 @@
 //! checksums of the signed bytes *and* the signature: header, body, padding, weights and the block up
 //! to the key. Leaving the CRCs out keeps the body CRC over every byte after the header, so a 2.1
 //! reader still reads a signed bundle (evolution rule 3: it ignores bytes after the weights).
-use super::header::{parse_header, Header, FORMAT_MINOR, HEADER_LEN, MAGIC};
+use super::header::{parse_header, Header, HEADER_LEN, MAGIC};
 use super::BundleError;
 
 /// Magic of the signature block.
@@ -30,8 +30,8 @@ pub const SIGNATURE_BLOCK_LEN: usize = 112;
 pub const ALG_ED25519: u16 = 1;
 /// The first bytes of every signed message: a signature over a bundle means nothing elsewhere.
 pub const SIGNATURE_DOMAIN: &[u8] = b"modelrt signed bundle v1\0";
-/// The minor version of a signed bundle.
-pub const SIGNED_MINOR: u16 = FORMAT_MINOR;
+/// The lowest minor version of a signed bundle (2.2; one that also carries index checks is 2.3).
+pub const SIGNED_MINOR: u16 = 2;
 
 /// Offset of the key inside the block.
 const KEY_AT: usize = 12;

@@ -15,11 +15,12 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, SCHEMA_2_1_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    schema_2, Header, FORMAT_MAJOR, HEADER_LEN, INDEX_CHECK_MINOR, SCHEMA_2_1_HASH, SCHEMA_HASH,
+    UNSIGNED_MINOR,
 };
 use super::schema::{
-    ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
-    TensorDesc,
+    ArgRef, Body, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor, Reference,
+    Step, TensorDesc,
 };
 use super::signature::{
     signed_message, ALG_ED25519, SIGNATURE_BLOCK_LEN, SIGNATURE_MAGIC, SIGNED_MINOR,
@@ -86,6 +87,8 @@ pub struct BundleSpec<'a> {
     pub inputs: Vec<TensorDesc<'a>>,
     pub outputs: Vec<TensorDesc<'a>>,
     pub reference: Option<ReferenceSpec<'a>>,
+    /// Range checks on index inputs (format 2.3; a bundle with none is written as before).
+    pub index_checks: Vec<IndexCheck<'a>>,
 }
 
 impl<'a> BundleSpec<'a> {
@@ -102,6 +105,7 @@ impl<'a> BundleSpec<'a> {
             inputs: Vec::new(),
             outputs: Vec::new(),
             reference: None,
+            index_checks: Vec::new(),
         }
     }
 
@@ -303,7 +307,12 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         outputs: outputs.view(),
         reference,
     };
-    let out = seal(&body, &weights)?;
+    let checks = TableBuilder::of(&spec.index_checks)?;
+    let out = if spec.index_checks.is_empty() {
+        seal(&body, &weights)?
+    } else {
+        seal_with_checks(&body, checks.view(), &weights)?
+    };
     Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
 }
@@ -327,7 +336,32 @@ pub fn reseal(bytes: &mut [u8]) {
 /// weights blob — **without** validating them. [`write_bundle`] validates what it seals; tests use this
 /// to build bundles that are well formed but invalid.
 pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
-    let body_bytes = postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?;
+    seal_parts(body, None, weights)
+}
+
+/// [`seal`] for a format 2.3 bundle: `checks` (its index checks) follow the body.
+pub fn seal_with_checks(
+    body: &Body<'_>,
+    checks: Table<'_, IndexCheck<'_>>,
+    weights: &[u8],
+) -> Result<Vec<u8>, WriteError> {
+    seal_parts(body, Some(checks), weights)
+}
+
+fn seal_parts(
+    body: &Body<'_>,
+    checks: Option<Table<'_, IndexCheck<'_>>>,
+    weights: &[u8],
+) -> Result<Vec<u8>, WriteError> {
+    let mut body_bytes = postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?;
+    if let Some(c) = checks {
+        body_bytes.extend(postcard::to_allocvec(&c).map_err(|_| WriteError::Encode)?);
+    }
+    // The lowest minor this file needs (an unsigned bundle without checks is a 2.1 file, byte for byte).
+    let (minor, schema_hash) = match checks {
+        Some(_) => (INDEX_CHECK_MINOR, SCHEMA_HASH),
+        None => (UNSIGNED_MINOR, SCHEMA_2_1_HASH),
+    };
 
     let mut out = vec![0u8; HEADER_LEN];
     out.extend_from_slice(&body_bytes);
@@ -336,9 +370,8 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
     out.extend_from_slice(weights);
     let header = Header {
         major: FORMAT_MAJOR,
-        // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
-        minor: UNSIGNED_MINOR,
-        schema_hash: SCHEMA_2_1_HASH,
+        minor,
+        schema_hash,
         total_len: out.len() as u64,
         weights_offset,
         weights_len: weights.len() as u64,
@@ -350,7 +383,7 @@ pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
 }
 
 /// Sign bundle `bytes` as the holder of Ed25519 public key `key`: the bundle is checked to parse,
-/// becomes format 2.2 (minor, schema hash, a signature block appended after the weights, replacing
+/// becomes format 2.2 (2.3 if it carries index checks; minor, schema hash, a signature block appended after the weights, replacing
 /// an earlier signature) and `sign` is called with the message to sign (see
 /// `bundle::signature::signed_message`); it returns the 64-byte Ed25519 signature. The CRCs are
 /// sealed last. The result parses and carries `key`.
@@ -368,8 +401,13 @@ pub fn sign_bundle(
     }
     let end = bundle.signature().map_or(bytes.len(), |b| b.offset);
     let mut out = bytes[..end].to_vec();
-    out[10..12].copy_from_slice(&SIGNED_MINOR.to_le_bytes());
-    out[16..24].copy_from_slice(&SCHEMA_HASH.to_le_bytes());
+    // 2.2, or the file's own minor if it is later (2.3: it carries index checks).
+    let minor = bundle.header().minor.max(SIGNED_MINOR);
+    let hash = schema_2(minor).ok_or(WriteError::Invalid(BundleError::Layout(
+        "cannot sign a bundle of a later minor version than this writer knows",
+    )))?;
+    out[10..12].copy_from_slice(&minor.to_le_bytes());
+    out[16..24].copy_from_slice(&hash.to_le_bytes());
     let offset = out.len();
     out.extend_from_slice(&SIGNATURE_MAGIC);
     out.extend_from_slice(&ALG_ED25519.to_le_bytes());

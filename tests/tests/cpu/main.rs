@@ -7,5 +7,6 @@ mod beam_cache;
 mod compile_correctness;
 mod cpu_layout;
 mod e2e_cpu;
+mod index_inputs;
 mod modeld_pipeline;
 mod winograd_aarch64;
