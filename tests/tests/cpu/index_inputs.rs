@@ -55,7 +55,7 @@ fn modelrt_bin() -> PathBuf {
 fn gather_out_of_range_is_refused_like_onnxruntime() {
     let Some(py) = python() else { return };
     let dir = models(&py);
-    let bundle = compile(&py, &dir.join("gather.onnx"), "cpu", false, "-index");
+    let bundle = compile(&py, &dir.join("gather.onnx"), "cpu-x86_64", false, "-index");
     let bytes = std::fs::read(&bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     assert_eq!(b.header().minor, INDEX_CHECK_MINOR);
@@ -119,7 +119,7 @@ fn gather_out_of_range_is_refused_like_onnxruntime() {
 fn gathernd_checks_each_tuple_position_against_its_axis() {
     let Some(py) = python() else { return };
     let dir = models(&py);
-    let bundle = compile(&py, &dir.join("gathernd.onnx"), "cpu", false, "-index");
+    let bundle = compile(&py, &dir.join("gathernd.onnx"), "cpu-x86_64", false, "-index");
     let bytes = std::fs::read(&bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     let mut ranges: Vec<_> = b
