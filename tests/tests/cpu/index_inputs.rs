@@ -119,7 +119,13 @@ fn gather_out_of_range_is_refused_like_onnxruntime() {
 fn gathernd_checks_each_tuple_position_against_its_axis() {
     let Some(py) = python() else { return };
     let dir = models(&py);
-    let bundle = compile(&py, &dir.join("gathernd.onnx"), "cpu-x86_64", false, "-index");
+    let bundle = compile(
+        &py,
+        &dir.join("gathernd.onnx"),
+        "cpu-x86_64",
+        false,
+        "-index",
+    );
     let bytes = std::fs::read(&bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     let mut ranges: Vec<_> = b

@@ -9,4 +9,5 @@ mod cpu_layout;
 mod e2e_cpu;
 mod index_inputs;
 mod modeld_pipeline;
+mod rnn_ops;
 mod winograd_aarch64;

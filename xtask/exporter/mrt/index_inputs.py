@@ -8,12 +8,15 @@ Index operands and their ranges (ONNX operator docs; negative indices count from
 - Gather, GatherElements, ScatterElements (and the deprecated Scatter): input 1, each element in [-s, s-1] with s the
   data's size along `axis`;
 - GatherND (`batch_dims` b), ScatterND (b = 0): input 1 of shape [..., k]; element j of each index tuple (flat position
-  ≡ j mod k) in [-s_j, s_j - 1] with s_j the data's size along axis b + j.
+  ≡ j mod k) in [-s_j, s_j - 1] with s_j the data's size along axis b + j;
+- LSTM, GRU, RNN: `sequence_lens` (input 4), each in [0, T] with T the sequence length (onnxruntime refuses others).
 An input reaches an operand directly or through value-preserving ops (Identity, widening integer Casts; for the
 element-wise ranges also Reshape, Squeeze, Unsqueeze, Flatten, Transpose, Expand). An input whose values are computed
 into an index by other ops (Add, Mul, ...) cannot be checked this way: the compile says so instead of pretending.
 Slice's starts/ends and other shape-like inputs never get here: they are refused earlier (mrt/baked.py).
 """
+
+import contextlib
 
 import onnx
 from onnx import TensorProto, helper, shape_inference
@@ -29,6 +32,8 @@ INT_TYPES = {
   TensorProto.UINT32: (32, False),
   TensorProto.UINT64: (64, False),
 }
+# recurrent ops: input 4 (sequence_lens) must lie in 0..=T
+SEQ_LEN_OPS = frozenset({"LSTM", "GRU", "RNN"})
 # ops whose output holds exactly the input's values, rearranged (input 0 is the data)
 REARRANGE = frozenset({"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Expand"})
 # op -> (index input position, kind): "axis" ops check every element, "nd" ops check per index-tuple position
@@ -59,10 +64,8 @@ def _fixed_shapes(model, shapes: dict[str, tuple[int, ...]]) -> dict[str, tuple[
       del dims[:]
       for d in shapes[i.name]:
         dims.add().dim_value = int(d)
-  try:
+  with contextlib.suppress(Exception):  # no inferred shapes: initializers and the inputs are still known
     m = shape_inference.infer_shapes(m, data_prop=True)
-  except Exception:
-    pass  # no inferred shapes: initializers and the inputs are still known
   out: dict[str, tuple[int, ...]] = {}
   for vi in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
     if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
@@ -129,6 +132,9 @@ def index_checks(model, shapes: dict[str, tuple[int, ...]], log=None) -> list[di
       log(f"note: {msg}")
 
   for k, node in enumerate(model.graph.node):
+    if node.op_type in SEQ_LEN_OPS:
+      out += _seq_len_check(node, k, alias, static, note)
+      continue
     if node.op_type not in INDEX_OPS:
       continue
     pos, kind = INDEX_OPS[node.op_type]
@@ -168,6 +174,20 @@ def index_checks(model, shapes: dict[str, tuple[int, ...]], log=None) -> list[di
       s = min(dshape[b : b + kk])
       out.append(_record(src, 1, 0, s, f"index tuples of {where} into axes {b}..{b + kk - 1} of '{data}', smallest size {s}"))
   return _dedup(out)
+
+
+def _seq_len_check(node, k: int, alias: dict, static: dict, note) -> list[dict]:
+  """LSTM/GRU/RNN `sequence_lens` (input 4): each value in 0..=T, T the sequence length of X (onnxruntime refuses others)."""
+  if len(node.input) <= 4 or not node.input[4] or node.input[4] not in alias:
+    return []
+  src = alias[node.input[4]][0]
+  xshape = static.get(node.input[0])
+  if xshape is None or len(xshape) != 3:
+    note(f"X of {node.op_type} '{_name(node, k)}' has no static shape: input '{src}' is not range-checked at run time")
+    return []
+  t = xshape[1] if int(_attr(node, "layout", 0)) else xshape[0]
+  what = f"sequence lengths of {node.op_type} '{_name(node, k)}', whose input '{node.input[0]}' has {t} steps"
+  return [{"input": src, "period": 1, "phase": 0, "min": 0, "max": t, "what": what}]
 
 
 def _record(inp: str, period: int, phase: int, size: int, what: str) -> dict:

@@ -3,8 +3,8 @@
 A bundle has fixed shapes, so the sequence length is fixed and the recurrence is unrolled: one matmul of every step's
 input with W (all steps at once), then per step the recurrent matmul with R and the gate arithmetic. Semantics follow
 the ONNX operator docs (opset 7 and 14: `layout`), written from them here:
-- W [D, G*H, I], R [D, G*H, H], B [D, 2*G*H] (W's biases then R's), gates in ONNX order: LSTM i, o, f, c; GRU z, r, h;
-  RNN one gate. D = 2 for `bidirectional` (forward then reverse), else 1.
+- W [D, G*H, I], R [D, G*H, H], B [D, 2*G*H] (W's biases then R's), gates in ONNX order: LSTM i, o, f, c;
+  GRU z, r, h; RNN one gate. D = 2 for `bidirectional` (forward then reverse), else 1.
 - LSTM: i = f(Xi + Hi + Pi*C + b), f_ = f(... + Pf*C), c~ = g(...), C' = f_*C + i*c~, o = f(... + Po*C'),
   H' = o*h(C'); `input_forget=1` couples the gates (f_ = 1 - i). GRU: z, r = f(...), h~ = g(Xh + (r*H)Rh + Rbh + Wbh)
   (`linear_before_reset=1`: g(Xh + r*(H Rh + Rbh) + Wbh)), H' = (1-z)*h~ + z*H. RNN: H' = f(Xi + H Ri + b).
@@ -12,8 +12,9 @@ the ONNX operator docs (opset 7 and 14: `layout`), written from them here:
   consumed in order by the activations that take them) replace the defaults (LSTM Sigmoid, Tanh, Tanh; GRU Sigmoid,
   Tanh; RNN Tanh), per direction.
 - `sequence_lens` [batch]: steps at or past a sequence's length leave its state unchanged and give zeros in Y; the
-  reverse direction starts at its last valid step. Y is [T, D, batch, H] (`layout=1`: [batch, T, D, H]), Y_h and Y_c
-  [D, batch, H] (`layout=1`: [batch, D, H]).
+  reverse direction starts at its last valid step; a zero-length sequence gives zero Y_h and Y_c (onnxruntime's
+  answer). Values outside 0..=T are refused at run time (mrt/index_inputs.py records the range).
+- Y is [T, D, batch, H] (`layout=1`: [batch, T, D, H]), Y_h and Y_c [D, batch, H] (`layout=1`: [batch, D, H]).
 `install` adds the three ops to an OnnxRunner; each node learns which of its outputs the graph uses, so an omitted
 optional output is returned as None (tinygrad's runner keeps None under the empty name, the marker of absent inputs).
 """
@@ -131,6 +132,10 @@ def _run(op, X, W, R, B, seq_lens, h0, c0, P, acts, clip, direction, hidden, inp
         c = live.where(nc, c) if nc is not None else None
       else:
         out[t], h, c = nh, nh, nc
+    if seq_lens is not None:  # a zero-length sequence ends with zero state (onnxruntime's answer), not its initial one
+      some = (seq_lens > 0).reshape(N, 1)
+      h = some.where(h, 0)
+      c = some.where(c, 0) if c is not None else None
     ys.append(Tensor.stack(*out, dim=0))
     hs.append(h)
     cs.append(c)
@@ -166,10 +171,8 @@ def _gru_step(xw, h, R, rb, fns, clip, H, linear_before_reset):
   bz, br, bh = (rb[k * H : (k + 1) * H] for k in range(3)) if rb is not None else (0, 0, 0)
   z = f(_clip(xz + h @ rz.T + bz, clip))
   r = f(_clip(xr + h @ rr.T + br, clip))
-  if linear_before_reset:
-    hh = g(_clip(xh + r * (h @ rh.T + bh), clip))
-  else:
-    hh = g(_clip(xh + (r * h) @ rh.T + bh, clip))
+  recurrent = r * (h @ rh.T + bh) if linear_before_reset else (r * h) @ rh.T + bh
+  hh = g(_clip(xh + recurrent, clip))
   return (1 - z) * hh + z * h
 
 
