@@ -9,5 +9,6 @@ mod cpu_layout;
 mod e2e_cpu;
 mod index_inputs;
 mod modeld_pipeline;
+mod readme_pickle;
 mod rnn_ops;
 mod winograd_aarch64;
