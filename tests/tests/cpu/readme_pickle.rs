@@ -85,7 +85,9 @@ fn write_inputs(dir: &Path, bundle: &Path, files: &[(&str, &str)]) {
     let bytes = std::fs::read(bundle).unwrap();
     let b = Bundle::parse(&bytes).unwrap();
     for (name, file) in files {
-        let i = b.input_index(name).unwrap_or_else(|| panic!("modeld.mrt has no input '{name}'"));
+        let i = b
+            .input_index(name)
+            .unwrap_or_else(|| panic!("modeld.mrt has no input '{name}'"));
         let t = b.body().inputs.get(i).unwrap();
         let one = t.byte_len() as usize;
         let mut frame = vec![0u8; one];
@@ -96,7 +98,13 @@ fn write_inputs(dir: &Path, bundle: &Path, files: &[(&str, &str)]) {
         }
         let mut shape = vec![STEPS];
         shape.extend(t.shape.iter());
-        npy::write_file(&dir.join(file), t.dtype, &shape, &frame.repeat(STEPS as usize)).unwrap();
+        npy::write_file(
+            &dir.join(file),
+            t.dtype,
+            &shape,
+            &frame.repeat(STEPS as usize),
+        )
+        .unwrap();
     }
 }
 
@@ -128,7 +136,10 @@ fn the_readme_pickle_example_runs_as_written() {
     run(&dir, &convert, &xtask, &modelrt);
     let listing = run(&dir, &info, &xtask, &modelrt);
     for q in ["state:img_q", "state:feat_q", "state:desire_q"] {
-        assert!(listing.contains(q), "`{info}` does not list {q}:\n{listing}");
+        assert!(
+            listing.contains(q),
+            "`{info}` does not list {q}:\n{listing}"
+        );
     }
     write_inputs(
         &dir,
