@@ -165,4 +165,5 @@ fn the_readme_pickle_example_runs_as_written() {
             }
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap(); // 75 MB of frames
 }
