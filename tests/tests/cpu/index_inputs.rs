@@ -1,4 +1,4 @@
-//! Index inputs (issue 40 item 1): a Gather whose int64 index input holds 1000000 on a 50-row table used to return a
+//! Index inputs: a Gather whose int64 index input holds 1000000 on a 50-row table used to return a
 //! row of `-0.` (tinygrad masks out-of-range gathers to zero) where onnxruntime refuses. The compile now records the
 //! valid range of every integer input that indexes something (bundle format 2.3 index checks) and `run` refuses an
 //! out-of-range element before the first kernel, naming the input, the element and the range — here checked against

@@ -1,4 +1,4 @@
-//! The README's pickle example (issue 40 item 8), run as written: the modeld section's `cargo xtask pickle` writes a
+//! The README's pickle example, run as written: the modeld section's `cargo xtask pickle` writes a
 //! compile_modeld-style pickle from `xtask/models/modeld_pipeline.py:build` (before, the README converted a
 //! `driving_tinygrad.pkl` that nothing a user has could make), `cargo xtask convert` turns it into `modeld.mrt` with the
 //! three queues as state, `modelrt info` lists them and `modelrt run --steps 20` runs it. The commands are read from

@@ -1,4 +1,4 @@
-//! LSTM, GRU and RNN (issue 40 item 2): tinygrad 0.14's ONNX frontend has none of them, so the exporter lowers them to
+//! LSTM, GRU and RNN: tinygrad 0.14's ONNX frontend has none of them, so the exporter lowers them to
 //! tinygrad ops for the bundle's fixed sequence length (xtask/exporter/mrt/rnn.py). Each model of
 //! `xtask/exporter/tools/make_rnn_models.py` (forward, reverse, bidirectional; with and without initial state, biases,
 //! sequence lengths, peepholes; GRU's linear_before_reset, LSTM's clip and input_forget, a Relu activation, layout=1) is
