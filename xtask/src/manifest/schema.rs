@@ -258,7 +258,7 @@ pub struct Manifest {
     pub ops: Vec<Op>,
     pub reference: Option<Reference>,
     /// Range checks on index inputs (absent: none); become the bundle's format 2.3 index checks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub index_checks: Vec<IndexCheck>,
     #[serde(skip)]
     pub blobs: BTreeMap<String, Vec<u8>>,
