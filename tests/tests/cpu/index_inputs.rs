@@ -3,12 +3,15 @@
 //! valid range of every integer input that indexes something (bundle format 2.3 index checks) and `run` refuses an
 //! out-of-range element before the first kernel, naming the input, the element and the range — here checked against
 //! onnxruntime's own refusal of the same values, and against onnxruntime's outputs for in-range values (negative
-//! indices included), on the library path (`LoadedModel::run`, which the C and Python APIs call) and the CLI.
+//! indices included), on the library path (`LoadedModel::run`, which the C API calls, and `run_frame` with borrowed
+//! inputs, which the Python API calls) and the CLI.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use modelrt_core::bundle::{Bundle, INDEX_CHECK_MINOR};
+use modelrt_targets::frame::{FrameInput, InputPath};
 use modelrt_targets::npy;
+use modelrt_targets::runner::LoadOptions;
 use modelrt_tests::{compile, python, root, run_cpu};
 
 /// `xtask/exporter/tools/make_index_models.py`'s models and onnxruntime's answers, in `target/e2e/index/`.
@@ -87,6 +90,33 @@ fn gather_out_of_range_is_refused_like_onnxruntime() {
     assert!(
         msg.starts_with("input 'idx' element 1 is 1000000, outside the valid range -50..=49 (indices of Gather 'g0'"),
         "{msg}"
+    );
+
+    // Borrowed (zero-copy) inputs, the Python API's path (`LoadedModel::run_frame`): the index input is copied so that it
+    // can be checked, and refused the same way.
+    let mut model = modelrt_targets::runner::load(
+        b.clone(),
+        LoadOptions::on(modelrt_targets::runner::device("cpu").unwrap()),
+    )
+    .unwrap();
+    let mut bad = inputs(&bundle, &dir, "gather", "bad").remove(0);
+    let mut y = vec![0u8; 3 * 4 * 4];
+    let mut paths = [InputPath::Copied];
+    let e = model
+        .run_frame(
+            &mut [FrameInput::Borrow(&mut bad)],
+            &mut [&mut y],
+            &mut paths,
+        )
+        .unwrap_err();
+    assert!(
+        format!("{e:#}").starts_with("input 'idx' element 1 is 1000000"),
+        "{e:#}"
+    );
+    assert!(
+        matches!(paths[0], InputPath::CopiedInstead(why) if why.contains("range-checks")),
+        "{:?}",
+        paths[0]
     );
 
     // The CLI: one error line, exit 1, no output written.
