@@ -20,11 +20,30 @@ pub struct IndexViolation {
     pub input: u32,
     /// Flat (row-major) index of the offending element.
     pub element: u64,
-    /// Its value.
-    pub value: i128,
+    /// Its value: [`value`](Self::value) reads it (kept as bits and a sign flag so that no 128-bit
+    /// formatting code is linked).
+    pub bits: u64,
+    /// True when the input's type is unsigned (`bits` is the value), else `bits` is an `i64`.
+    pub unsigned: bool,
     /// The valid range, inclusive.
     pub min: i64,
     pub max: i64,
+}
+
+/// An element's value as its type reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Signed(i64),
+    Unsigned(u64),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Signed(v) => write!(f, "{v}"),
+            Value::Unsigned(v) => write!(f, "{v}"),
+        }
+    }
 }
 
 impl fmt::Display for IndexViolation {
@@ -32,12 +51,25 @@ impl fmt::Display for IndexViolation {
         write!(
             f,
             "input {} element {} is {}, outside the valid range {}..={}",
-            self.input, self.element, self.value, self.min, self.max
+            self.input,
+            self.element,
+            self.value(),
+            self.min,
+            self.max
         )
     }
 }
 
 impl IndexViolation {
+    /// The offending value.
+    pub fn value(&self) -> Value {
+        if self.unsigned {
+            Value::Unsigned(self.bits)
+        } else {
+            Value::Signed(self.bits as i64)
+        }
+    }
+
     /// The refusal with the input's name and what it indexes, read from `bundle`.
     pub fn describe<'v, 'b>(&'v self, bundle: &'v Bundle<'b>) -> Described<'v, 'b> {
         Described { v: self, bundle }
@@ -59,7 +91,12 @@ impl fmt::Display for Described<'_, '_> {
             (Some(t), Some(c)) => write!(
                 f,
                 "input '{}' element {} is {}, outside the valid range {}..={} ({}); nothing was run",
-                t.name, v.element, v.value, v.min, v.max, c.what
+                t.name,
+                v.element,
+                v.value(),
+                v.min,
+                v.max,
+                c.what
             ),
             _ => write!(f, "{v}; nothing was run"),
         }
@@ -90,20 +127,6 @@ pub fn first_violation(check: &IndexCheck<'_>, dtype: DType, data: &[u8]) -> Opt
     let (lo, hi) = (check.min as i128, check.max as i128);
     let n = data.len() / dtype.size().max(1);
     let period = (check.period as usize).max(1);
-    if dtype == DType::I64 {
-        // The common case (ONNX indices are int64), without the per-element dispatch.
-        return data
-            .chunks_exact(8)
-            .enumerate()
-            .skip(check.phase as usize)
-            .step_by(period)
-            .find_map(|(i, c)| {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(c);
-                let v = i64::from_le_bytes(w) as i128;
-                (v < lo || v > hi).then_some((i as u64, v))
-            });
-    }
     (check.phase as usize..n).step_by(period).find_map(|i| {
         let v = element(data, dtype, i)?;
         (v < lo || v > hi).then_some((i as u64, v))
@@ -131,7 +154,8 @@ pub fn check_inputs<'i>(
                 check: k as u32,
                 input: c.input,
                 element,
-                value,
+                bits: value as u64,
+                unsigned: matches!(dtype, DType::U8 | DType::U16 | DType::U32 | DType::U64),
                 min: c.min,
                 max: c.max,
             }));

@@ -9,6 +9,7 @@ use modelrt_core::bundle::writer::{sign_bundle, write_bundle, BundleSpec, WriteE
 use modelrt_core::bundle::{
     BufferKind, Bundle, IndexCheck, INDEX_CHECK_MINOR, SCHEMA_HASH, UNSIGNED_MINOR,
 };
+use modelrt_core::index_check::Value;
 use modelrt_core::{ExecError, Executor};
 use modelrt_hal::target::DType;
 
@@ -124,10 +125,10 @@ fn run_refuses_out_of_range_indices_before_submitting() {
     assert_eq!(ex.device_mut().submits, submits + 1);
     assert_eq!(out, fx.ref_out);
     for (idx, element, value) in [
-        ([0, 1_000_000, 2], 1, 1_000_000i128),
+        ([0, 1_000_000, 2], 1, 1_000_000i64),
         ([50, 0, 0], 0, 50),
         ([0, 0, -51], 2, -51),
-        ([0, 0, i64::MIN], 2, i64::MIN as i128),
+        ([0, 0, i64::MIN], 2, i64::MIN),
     ] {
         let e = ex
             .run(&[&fx.ref_in, &i64s(&idx)], &mut [&mut out])
@@ -136,8 +137,8 @@ fn run_refuses_out_of_range_indices_before_submitting() {
             panic!("{idx:?}: {e}");
         };
         assert_eq!(
-            (v.input, v.element, v.value, v.min, v.max),
-            (1, element, value, -50, 49)
+            (v.input, v.element, v.value(), v.min, v.max),
+            (1, element, Value::Signed(value), -50, 49)
         );
         assert_eq!(
             v.describe(&bundle).to_string(),
@@ -176,7 +177,7 @@ fn a_check_on_one_tuple_position_reads_only_that_position() {
         .run(&[&fx.ref_in, &i64s(&[0, 0, 1, 2])], &mut [&mut out])
         .unwrap_err();
     assert!(
-        matches!(e, ExecError::IndexRange(v) if v.element == 3 && v.value == 2),
+        matches!(e, ExecError::IndexRange(v) if v.element == 3 && v.value() == Value::Signed(2)),
         "{e}"
     );
 }
