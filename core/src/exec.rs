@@ -11,6 +11,7 @@ use modelrt_hal::target::MAX_PARAMS;
 use modelrt_hal::device::SubmitTiming;
 
 use crate::bundle::{ArgRef, BufferKind, Bundle, BundleError, Step, Table, TensorDesc, MAX_IO};
+use crate::index_check::{check_inputs, CheckError, IndexViolation};
 use crate::log;
 
 /// Timing of one [`Executor::run`], in nanoseconds of the device's host clock.
@@ -62,6 +63,12 @@ pub enum ExecError<E> {
     ArenaTooLarge { bytes: u64, limit: u64 },
     /// A launch with partial work groups (`Step::LaunchThreads`) on a device that cannot run them.
     PartialGroups { kernel: u32 },
+    /// An index input holds a value outside the range the graph defines (nothing ran;
+    /// [`IndexViolation::describe`] names the input and what it indexes).
+    IndexRange(IndexViolation),
+    /// A range-checked index input was bound in place ([`InputSource::Bound`]), so it cannot be
+    /// checked: such inputs must be passed as bytes.
+    IndexUnreadable { input: u32 },
 }
 
 impl<E: fmt::Display> fmt::Display for ExecError<E> {
@@ -96,6 +103,12 @@ impl<E: fmt::Display> fmt::Display for ExecError<E> {
             ExecError::PartialGroups { kernel } => write!(
                 f,
                 "kernel {kernel} is launched with a partial last work group (a fractional tinygrad global size), which this device does not run"
+
+            ),
+            ExecError::IndexRange(v) => write!(f, "{v}; nothing was run"),
+            ExecError::IndexUnreadable { input } => write!(
+                f,
+                "input {input} is range-checked (an index) and must be passed as bytes, not bound in place"
             ),
         }
     }
@@ -413,6 +426,16 @@ impl<'b, D: Device> Executor<'b, D> {
         F: FnOnce(&mut D, &mut D::Queue) -> Result<SubmitTiming, D::Error>,
     {
         check_io("outputs", &self.outputs, outputs.iter().map(|b| b.len()))?;
+        if !self.bundle.index_checks().is_empty() {
+            check_inputs(&self.bundle, |i| match input(i) {
+                Some(InputSource::Copy(d)) => Some(d),
+                _ => None,
+            })
+            .map_err(|e| match e {
+                CheckError::Range(v) => ExecError::IndexRange(v),
+                CheckError::Unreadable(input) => ExecError::IndexUnreadable { input },
+            })?;
+        }
         let t0 = self.device.now_ns();
         for (i, slot) in self.inputs.iter().enumerate() {
             if let Some(InputSource::Copy(data)) = input(i) {

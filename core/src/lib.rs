@@ -18,6 +18,7 @@ pub mod bundle;
 pub mod crc32;
 pub mod exec;
 pub mod half;
+pub mod index_check;
 mod log;
 pub mod plan;
 pub mod profile;

@@ -44,6 +44,7 @@ fn huge_output(elems: u64) -> Vec<u8> {
         inputs: vec![io("x", 0, N as u64)],
         outputs: vec![io("y", 1, elems)],
         reference: None,
+        index_checks: vec![],
     };
     write_bundle(&spec).expect("valid bundle")
 }

@@ -118,6 +118,7 @@ fn io_bundle(copies: usize) -> Vec<u8> {
         inputs: vec![io("a", 0), io("b", 1)],
         outputs: vec![io("ya", 2), io("yb", 3)],
         reference: None,
+        index_checks: vec![],
     })
     .unwrap()
 }

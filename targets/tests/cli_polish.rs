@@ -147,6 +147,7 @@ fn int_bool_bundle() -> Vec<u8> {
         inputs: vec![io("x", 0, DType::I32)],
         outputs: vec![io("n", 2, DType::I32), io("b", 3, DType::Bool)],
         reference: None,
+        index_checks: vec![],
     })
     .expect("int/bool test bundle is valid")
 }

@@ -3,7 +3,9 @@
 //! manifest, so two compiles of the same model give byte-identical bundles.
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
-use modelrt_core::bundle::{ArgRef, BufRef, BufferKind, KernelDesc, Producer, Step, TensorDesc};
+use modelrt_core::bundle::{
+    ArgRef, BufRef, BufferKind, IndexCheck, KernelDesc, Producer, Step, TensorDesc,
+};
 use modelrt_hal::target::{
     CpuArch, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind, Target,
 };
@@ -278,6 +280,27 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
         .as_ref()
         .map(|r| reference_spec(man, r))
         .transpose()?;
+    let index_checks = man
+        .index_checks
+        .iter()
+        .map(|c| {
+            let input = man
+                .inputs
+                .iter()
+                .position(|t| t.name == c.input)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("index check on '{}', which is not an input", c.input)
+                })?;
+            Ok(IndexCheck {
+                input: u32_of(input as u64, "input index")?,
+                period: c.period,
+                phase: c.phase,
+                min: c.min,
+                max: c.max,
+                what: &c.what,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let spec = BundleSpec {
         target: target(&man.target)?,
         producer: Producer {
@@ -294,6 +317,7 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
         inputs,
         outputs,
         reference,
+        index_checks,
     };
     write_bundle(&spec).map_err(|e| anyhow::anyhow!("{e}"))
 }

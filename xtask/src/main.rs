@@ -20,6 +20,7 @@ struct Cli {
 enum Cmd {
     Compile(Box<cmd::compile::Args>),
     Convert(cmd::convert::Args),
+    Pickle(cmd::pickle::Args),
     Zoo(cmd::zoo::Args),
     Pipeline(cmd::pipeline::Args),
     Setup(cmd::setup::Args),
@@ -53,6 +54,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Compile(a) => a.run(),
         Cmd::Convert(a) => a.run(),
+        Cmd::Pickle(a) => a.run(),
         Cmd::Zoo(a) => a.run(),
         Cmd::Pipeline(a) => a.run(),
         Cmd::Setup(a) => a.run(),

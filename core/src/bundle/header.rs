@@ -34,20 +34,23 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.3, which adds bundles spanning several
-/// devices (see `multi`) and `Step::LaunchThreads` (partial work groups); 2.2 is a signed bundle
-/// (see `signature`).
+/// Newest format minor version this crate reads and writes: 2.3, which adds range checks on index
+/// inputs (`Bundle::index_checks`), bundles spanning several devices (see `multi`) and
+/// `Step::LaunchThreads` (partial work groups); 2.2 is a signed bundle (see `signature`).
 pub const FORMAT_MINOR: u16 = 3;
+/// The minor version that added the index-check table after the body (2.3; in every 2.3 file,
+/// empty when the bundle has no checks).
+pub const INDEX_CHECK_MINOR: u16 = 3;
 /// The minor version of a multi-device bundle (header flag [`FLAG_MULTI`], the `Multi` record).
 pub const MULTI_MINOR: u16 = 3;
 /// The minor version of a file that uses `Step::LaunchThreads`.
 pub const LAUNCH_THREADS_MINOR: u16 = 3;
-/// Header flag: the body is followed by a `Multi` record and the weights blob holds one complete
-/// single-target bundle per device role (format 2.3, see `multi`).
+/// Header flag: the index-check table is followed by a `Multi` record and the weights blob holds one
+/// complete single-target bundle per device role (format 2.3, see `multi`).
 pub const FLAG_MULTI: u32 = 1;
 /// Schema hash of format 2.2 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.2`
-/// and without what format 2.3 appended (the `Multi`, `Role` and `Xfer` lines and the
-/// `LaunchThreads` step variant; a unit test derives it).
+/// and without what format 2.3 appended (the `IndexChecks`, `IndexCheck`, `Multi`, `Role` and `Xfer`
+/// lines and the `LaunchThreads` step variant; a unit test derives it).
 pub const SCHEMA_2_2_HASH: u64 = 0x4503_f6b6_902f_c4b6;
 /// The minor version the writer stamps on an unsigned bundle: the lowest one whose features the file
 /// uses, so that every 2.1 reader reads it and unsigned bundles stay byte-identical to 2.1's.
@@ -90,7 +93,9 @@ TensorDesc{name:str,buffer:u32,offset:u64,dtype:DType,shape:Vec<u64;8>}
 Reference{seed:u64,atol:f32,rtol:f32,inputs:Table<RefTensor>,outputs:Table<RefTensor>}
 RefTensor{data:bytes}
 Signature(last 112 bytes, after the weights)={magic:[u8;8],alg:u16,reserved:u16,key:[u8;32],sig:[u8;64],reserved:u32}
-Multi(right after Body, header flag 1)={roles:Table<Role>,plan:Table<Xfer>}
+IndexChecks(2.3: always, right after Body)=Table<IndexCheck>
+IndexCheck{input:u32,period:u32,phase:u32,min:i64,max:i64,what:str}
+Multi(after IndexChecks, header flag 1)={roles:Table<Role>,plan:Table<Xfer>}
 Role{name:str,target:Target,part:(u64,u64)}
 Xfer=Load{role:u32,input:u32,host:u32}|Run{role:u32}|Store{role:u32,output:u32,host:u32}
 ";
@@ -169,7 +174,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 
 /// The schema hash a format 2.x file of `minor` carries, for the minors this reader knows (a later
 /// minor only appended to the schema, evolution rule 3: its hash is not checked).
-fn schema_2(minor: u16) -> Option<u64> {
+pub(crate) fn schema_2(minor: u16) -> Option<u64> {
     match minor {
         UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
         2 => Some(SCHEMA_2_2_HASH),
@@ -306,20 +311,25 @@ mod tests {
     }
 
     /// SCHEMA_HASH of format 2.3, computed independently (a Python FNV-1a over the schema text).
-    const SCHEMA_2_3_PINNED: u64 = 0x99ba_4afd_db01_d1ad;
+    const SCHEMA_2_3_PINNED: u64 = 0x92ee_9e27_52e1_d040;
 
     /// The `LaunchThreads` variant format 2.3 appended to `Step`.
     const LAUNCH_THREADS: &str =
         "|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}";
 
     /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without what
-    /// format 2.3 appended (the `Multi`, `Role`, `Xfer` lines and the `LaunchThreads` variant).
+    /// format 2.3 appended (the `IndexChecks`, `IndexCheck`, `Multi`, `Role`, `Xfer` lines and the
+    /// `LaunchThreads` variant).
     fn schema_2_2() -> alloc::string::String {
         assert!(SCHEMA.contains(LAUNCH_THREADS));
         let body: alloc::vec::Vec<&str> = SCHEMA
             .lines()
             .skip(1)
-            .filter(|l| !["Multi", "Role", "Xfer"].iter().any(|p| l.starts_with(p)))
+            .filter(|l| {
+                !["IndexCheck", "Multi", "Role", "Xfer"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
             .collect();
         alloc::format!("modelrt bundle 2.2\n{}\n", body.join("\n")).replace(LAUNCH_THREADS, "")
     }

@@ -46,16 +46,21 @@
 //!   (`signature`; docs/signing.md). A 2.1 reader reads a signed file (it ignores bytes after the
 //!   weights); a 2.2 reader refuses anything after the weights of a 2.2 file but that block. The writer
 //!   stamps the lowest minor a file needs: unsigned bundles are still written as 2.1, byte for byte.
-//! - 2.3: `Step::LaunchThreads` appended: a launch whose last work group per dimension may be partial
-//!   (tinygrad's fractional global sizes on QCOM; docs/hw/adreno-kgsl-pm4.md "Fractional global sizes").
-//!   Only files with such a step are 2.3 (signed or not); a 2.2 reader refuses that step as an unknown
-//!   variant rather than running it wrong.
+//! - 2.3: three additions, each stamped only on a file that uses it (signed or not; every other
+//!   bundle is still written as 2.1, or 2.2 when signed, byte for byte, and 2.1/2.2 files read
+//!   unchanged). In every 2.3 file a `Table<IndexCheck>` follows the postcard `Body` (empty when there
+//!   are no checks; rule 4: a new kind of record is a new table appended to the body):
+//!   - range checks on integer inputs that index something (`IndexCheck`, [`Bundle::index_checks`]):
+//!     `Executor::run` refuses an out-of-range value before any kernel runs (`crate::index_check`);
+//!   - `Step::LaunchThreads`: a launch whose last work group per dimension may be partial (tinygrad's
+//!     fractional global sizes on QCOM; docs/hw/adreno-kgsl-pm4.md "Fractional global sizes"); a 2.2
+//!     reader refuses that step as an unknown variant rather than running it wrong;
+//!   - bundles spanning several devices (`multi`): header flag 1 ([`FLAG_MULTI`]) and a `Multi` record
+//!     after the index-check table naming the device roles, whose programs are complete single-target
+//!     bundles (parts) in the weights blob, and the per-frame transfer plan between them. Readers before
+//!     2.3 refuse the flag ("unknown header flags").
 //!
-//! - 2.3: bundles spanning several devices (`multi`): header flag 1 ([`FLAG_MULTI`]), a `Multi`
-//!   record right after the body naming the device roles, whose programs are complete single-target
-//!   bundles (parts) in the weights blob, and the per-frame transfer plan between them. Readers before
-//!   2.3 refuse the flag ("unknown header flags"); single-target bundles are still written as 2.1
-//!   (2.2 when signed), byte for byte, and 2.1/2.2 files read unchanged.
+//!   A 2.2 reader reads a 2.3 file without those three and ignores its (empty) check table.
 //!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
@@ -74,15 +79,15 @@ pub mod writer_multi;
 
 pub use error::BundleError;
 pub use header::{
-    Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LAUNCH_THREADS_MINOR,
-    LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, MULTI_MINOR, SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH,
-    SCHEMA_HASH, UNSIGNED_MINOR,
+    Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, INDEX_CHECK_MINOR,
+    LAUNCH_THREADS_MINOR, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, MULTI_MINOR, SCHEMA,
+    SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
 pub use multi::{Multi, Role, Xfer};
 pub use schema::{
-    ArgRef, Body, BufRef, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
-    TensorDesc, MAX_DIMS, MAX_IO,
+    ArgRef, Body, BufRef, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor,
+    Reference, Step, TensorDesc, MAX_DIMS, MAX_IO,
 };
 pub use signature::SignatureBlock;
 pub use table::{Table, TableIter};
@@ -97,6 +102,7 @@ pub const WEIGHTS_ALIGN: usize = 64;
 pub struct Bundle<'a> {
     header: Header,
     body: Body<'a>,
+    index_checks: Table<'a, IndexCheck<'a>>,
     weights: &'a [u8],
     bytes: &'a [u8],
     multi: Option<Multi<'a>>,
@@ -143,6 +149,13 @@ impl<'a> Bundle<'a> {
         let weights = &rest[weights_start as usize..weights_end as usize];
         let (body, trailing) =
             decode::take_from_bytes::<Body<'a>>(body_bytes).map_err(|_| BundleError::BodyDecode)?;
+        let (index_checks, trailing) =
+            if header.major == FORMAT_MAJOR && header.minor >= INDEX_CHECK_MINOR {
+                decode::take_from_bytes::<Table<'a, IndexCheck<'a>>>(trailing)
+                    .map_err(|_| BundleError::BodyDecode)?
+            } else {
+                (Table::from_parts(0, &[], &[]), trailing)
+            };
         let multi = if is_multi {
             let (m, _) = decode::take_from_bytes::<Multi<'a>>(trailing)
                 .map_err(|_| BundleError::BodyDecode)?;
@@ -153,6 +166,7 @@ impl<'a> Bundle<'a> {
         let bundle = Bundle {
             header,
             body,
+            index_checks,
             weights,
             bytes,
             multi,
@@ -196,6 +210,11 @@ impl<'a> Bundle<'a> {
     /// The decoded body.
     pub fn body(&self) -> &Body<'a> {
         &self.body
+    }
+
+    /// Range checks on index inputs (format 2.3; empty for older files and bundles without any).
+    pub fn index_checks(&self) -> Table<'a, IndexCheck<'a>> {
+        self.index_checks
     }
 
     /// Every byte of the file the bundle was parsed from (what a signature covers).

@@ -165,6 +165,26 @@ impl TensorDesc<'_> {
     }
 }
 
+/// A range check on an integer input (format 2.3): the elements `phase`, `phase + period`, … of
+/// input `input` (flat, row-major) must lie in `min..=max`, else `run` refuses before any kernel
+/// runs (`crate::index_check`). The compile writes one per graph input an index operand reads
+/// (Gather's indices, ScatterND's last axis, …) with ONNX's valid range, negative indices included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexCheck<'a> {
+    /// Index into the bundle's inputs.
+    pub input: u32,
+    /// Stride between checked elements (1: every element).
+    pub period: u32,
+    /// First checked element (less than `period`).
+    pub phase: u32,
+    /// Smallest valid value.
+    pub min: i64,
+    /// Largest valid value.
+    pub max: i64,
+    /// What the value indexes, for the refusal (`indices of Gather 'g' into axis 0 of 'table'`).
+    pub what: &'a str,
+}
+
 /// Reference inputs and expected outputs, so a bundle can check itself.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Reference<'a> {

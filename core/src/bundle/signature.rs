@@ -2,7 +2,7 @@
 //! its signature covers. Verifying the signature is `crate::sign` (feature `sign`); this module only
 //! reads bytes, so every build can tell a signed bundle and its signer's key.
 //!
-//! A signed bundle is an unsigned one with minor version 2 and this 112-byte block appended after the
+//! A signed bundle is an unsigned one with minor version 2 (3 if it carries index checks) and this 112-byte block appended after the
 //! weights blob, as the last bytes of the file (the header's total length and body CRC include it):
 //!
 //! | offset | size | field |

@@ -1,6 +1,6 @@
 //! Load-time validation: every cross-reference and size in a bundle is checked once, before the first
 //! launch, so that the executor and backends can trust the bundle afterwards.
-use modelrt_hal::target::{KernelMeta, ParamKind, Target};
+use modelrt_hal::target::{DType, KernelMeta, ParamKind, Target};
 
 use super::schema::{ArgRef, BufferDesc, BufferKind, Step, TensorDesc, MAX_IO};
 use super::{Bundle, BundleError, Table};
@@ -89,6 +89,7 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
     check_steps(b, body.run)?;
     check_tensors(b, body.inputs, "inputs", true)?;
     check_tensors(b, body.outputs, "outputs", false)?;
+    check_index_checks(b)?;
     if let Some(r) = body.reference {
         r.inputs.check_index("reference inputs")?;
         r.outputs.check_index("reference outputs")?;
@@ -440,6 +441,39 @@ fn check_steps(b: &Bundle<'_>, steps: Table<'_, Step>) -> Result<(), BundleError
                     None => return Err(invalid("copy lies outside the arena", i)),
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Format 2.3's index checks: each names an integer input, a period of at least 1 with a phase
+/// below it, and a non-empty range.
+fn check_index_checks(b: &Bundle<'_>) -> Result<(), BundleError> {
+    let checks = b.index_checks();
+    checks.raw().check("index checks")?;
+    for (i, c) in checks.iter().enumerate() {
+        let c = c?;
+        let t = b
+            .body()
+            .inputs
+            .get(c.input as usize)
+            .map_err(|_| invalid("index check names no input", i))?;
+        let int = matches!(
+            t.dtype,
+            DType::I8
+                | DType::I16
+                | DType::I32
+                | DType::I64
+                | DType::U8
+                | DType::U16
+                | DType::U32
+                | DType::U64
+        );
+        if !int {
+            return Err(invalid("index check on a non-integer input", i));
+        }
+        if c.period == 0 || c.phase >= c.period || c.min > c.max {
+            return Err(invalid("index check has an empty range or period", i));
         }
     }
     Ok(())

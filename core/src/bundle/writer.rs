@@ -15,12 +15,12 @@ use modelrt_hal::target::{DType, Target};
 use serde::Serialize;
 
 use super::header::{
-    Header, FORMAT_MAJOR, HEADER_LEN, LAUNCH_THREADS_MINOR, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH,
+    schema_2, Header, FORMAT_MAJOR, HEADER_LEN, INDEX_CHECK_MINOR, LAUNCH_THREADS_MINOR,
     SCHEMA_HASH, UNSIGNED_MINOR,
 };
 use super::schema::{
-    ArgRef, Body, BufferDesc, BufferKind, KernelDesc, Producer, RefTensor, Reference, Step,
-    TensorDesc,
+    ArgRef, Body, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor, Reference,
+    Step, TensorDesc,
 };
 use super::signature::{
     signed_message, ALG_ED25519, SIGNATURE_BLOCK_LEN, SIGNATURE_MAGIC, SIGNED_MINOR,
@@ -102,6 +102,8 @@ pub struct BundleSpec<'a> {
     pub inputs: Vec<TensorDesc<'a>>,
     pub outputs: Vec<TensorDesc<'a>>,
     pub reference: Option<ReferenceSpec<'a>>,
+    /// Range checks on index inputs (format 2.3; a bundle with none is written as before).
+    pub index_checks: Vec<IndexCheck<'a>>,
 }
 
 impl<'a> BundleSpec<'a> {
@@ -118,6 +120,7 @@ impl<'a> BundleSpec<'a> {
             inputs: Vec::new(),
             outputs: Vec::new(),
             reference: None,
+            index_checks: Vec::new(),
         }
     }
 
@@ -332,7 +335,12 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         outputs: outputs.view(),
         reference,
     };
-    let out = seal(&body, &weights)?;
+    let checks = TableBuilder::of(&spec.index_checks)?;
+    let out = if spec.index_checks.is_empty() {
+        seal(&body, &weights)?
+    } else {
+        seal_with_checks(&body, checks.view(), &weights)?
+    };
     if out.len() as u64 > MAX_FILE_BYTES {
         return Err(WriteError::FileTooLarge {
             bytes: weights.len() as u64,
@@ -362,38 +370,53 @@ pub fn reseal(bytes: &mut [u8]) {
 /// to build bundles that are well formed but invalid.
 pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
     // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
-    seal_as(body, &[], weights, UNSIGNED_MINOR, 0)
+    seal_as(body, None, &[], weights, UNSIGNED_MINOR, 0)
 }
 
-/// [`seal`] with `record` (postcard bytes) right after the body, stamped `minor` with header `flags`
-/// (a multi-device container: `writer_multi`).
+/// [`seal`] for a format 2.3 bundle: `checks` (its index checks) follow the body.
+pub fn seal_with_checks(
+    body: &Body<'_>,
+    checks: Table<'_, IndexCheck<'_>>,
+    weights: &[u8],
+) -> Result<Vec<u8>, WriteError> {
+    seal_as(body, Some(checks), &[], weights, INDEX_CHECK_MINOR, 0)
+}
+
+/// [`seal`] stamped at least `minor` with header `flags`: a 2.3 file gets its index-check table
+/// (`checks`, or an empty one) right after the body, then `record` (postcard bytes: a multi-device
+/// container's `Multi` record, `writer_multi`).
 pub(crate) fn seal_as(
     body: &Body<'_>,
+    checks: Option<Table<'_, IndexCheck<'_>>>,
     record: &[u8],
     weights: &[u8],
     minor: u16,
     flags: u32,
 ) -> Result<Vec<u8>, WriteError> {
-    let body_bytes = postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?;
-
-    let mut out = vec![0u8; HEADER_LEN];
-    out.extend_from_slice(&body_bytes);
-    out.extend_from_slice(record);
-    pad_to(&mut out, WEIGHTS_ALIGN);
-    let weights_offset = out.len() as u64;
-    out.extend_from_slice(weights);
-    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads` (or the caller asks for
-    // it: a multi-device container), else the caller's (an unsigned bundle without one is a 2.1 file,
-    // byte for byte).
+    // The lowest minor this file needs: 2.3 when a step is a `LaunchThreads`, when it has index
+    // checks or when the caller asks for it (a multi-device container); else the caller's (an
+    // unsigned bundle without any of those is a 2.1 file, byte for byte).
     let partial = |t: &Table<'_, Step>| {
         t.iter()
             .any(|s| matches!(s, Ok(Step::LaunchThreads { .. })))
     };
-    let minor = if partial(&body.init) || partial(&body.run) {
-        minor.max(LAUNCH_THREADS_MINOR)
-    } else {
-        minor
-    };
+    let mut minor = minor;
+    if partial(&body.init) || partial(&body.run) {
+        minor = minor.max(LAUNCH_THREADS_MINOR);
+    }
+    if checks.is_some_and(|c| !c.is_empty()) {
+        minor = minor.max(INDEX_CHECK_MINOR);
+    }
+    let mut out = vec![0u8; HEADER_LEN];
+    out.extend(postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?);
+    if minor >= INDEX_CHECK_MINOR {
+        let checks = checks.unwrap_or(Table::from_parts(0, &[], &[]));
+        out.extend(postcard::to_allocvec(&checks).map_err(|_| WriteError::Encode)?);
+    }
+    out.extend_from_slice(record);
+    pad_to(&mut out, WEIGHTS_ALIGN);
+    let weights_offset = out.len() as u64;
+    out.extend_from_slice(weights);
     let header = Header {
         major: FORMAT_MAJOR,
         minor,
@@ -410,15 +433,11 @@ pub(crate) fn seal_as(
 
 /// The schema hash a file of `minor` (major 2) carries.
 fn schema_hash_of(minor: u16) -> u64 {
-    match minor {
-        UNSIGNED_MINOR => SCHEMA_2_1_HASH,
-        SIGNED_MINOR => SCHEMA_2_2_HASH,
-        _ => SCHEMA_HASH,
-    }
+    schema_2(minor).unwrap_or(SCHEMA_HASH)
 }
 
 /// Sign bundle `bytes` as the holder of Ed25519 public key `key`: the bundle is checked to parse,
-/// becomes format 2.2 (minor, schema hash, a signature block appended after the weights, replacing
+/// becomes format 2.2 (2.3 if it carries index checks; minor, schema hash, a signature block appended after the weights, replacing
 /// an earlier signature) and `sign` is called with the message to sign (see
 /// `bundle::signature::signed_message`); it returns the 64-byte Ed25519 signature. The CRCs are
 /// sealed last. The result parses and carries `key`.
@@ -436,10 +455,13 @@ pub fn sign_bundle(
     }
     let end = bundle.signature().map_or(bytes.len(), |b| b.offset);
     let mut out = bytes[..end].to_vec();
-    // A signed file is at least 2.2; a multi-device one (2.3) keeps its minor.
+    // 2.2, or the file's own minor if it is later (2.3: it carries index checks).
     let minor = bundle.header().minor.max(SIGNED_MINOR);
+    let hash = schema_2(minor).ok_or(WriteError::Invalid(BundleError::Layout(
+        "cannot sign a bundle of a later minor version than this writer knows",
+    )))?;
     out[10..12].copy_from_slice(&minor.to_le_bytes());
-    out[16..24].copy_from_slice(&schema_hash_of(minor).to_le_bytes());
+    out[16..24].copy_from_slice(&hash.to_le_bytes());
     let offset = out.len();
     out.extend_from_slice(&SIGNATURE_MAGIC);
     out.extend_from_slice(&ALG_ED25519.to_le_bytes());

@@ -19,6 +19,13 @@ pub fn cpu_frame(
     for (i, r) in ranges.iter_mut().enumerate().take(inputs.len()) {
         *r = exec.input_range(i);
     }
+    // Index inputs the bundle range-checks are read by that check before the submit: copy them.
+    let mut checked = [false; MAX_IO];
+    for c in exec.bundle().index_checks().iter().flatten() {
+        if let Some(f) = checked.get_mut(c.input as usize) {
+            *f = true;
+        }
+    }
     let n = inputs.len();
     let mut srcs = [InputSource::Bound; MAX_IO];
     // A fixed array, the first `lent` entries used: a frame allocates nothing.
@@ -47,7 +54,9 @@ pub fn cpu_frame(
                         got: d.len() as u64,
                     });
                 }
-                let verdict = if range.whole_buffer {
+                let verdict = if checked[i] {
+                    Err("the input is an index the bundle range-checks before running")
+                } else if range.whole_buffer {
                     dev.check_borrow(queue, range.offset, d)
                         .map_err(|r| r.reason())
                 } else {

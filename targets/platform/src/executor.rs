@@ -18,6 +18,21 @@ pub type FrameFn<D> =
         &'o mut [InputPath],
     ) -> Result<Timing, ExecError<<D as Device>::Error>>;
 
+/// A run's error as one line; an index input out of range is named with what it indexes.
+fn run_error<E: std::fmt::Display>(bundle: &Bundle<'_>, e: ExecError<E>) -> anyhow::Error {
+    match e {
+        ExecError::IndexRange(v) => anyhow::anyhow!("{}", v.describe(bundle)),
+        ExecError::IndexUnreadable { input } => {
+            let name = bundle.body().inputs.get(input as usize).map(|t| t.name);
+            anyhow::anyhow!(
+                "input '{}' is range-checked (it indexes a table) and must be passed as bytes, not bound in place",
+                name.unwrap_or("?")
+            )
+        }
+        e => anyhow::anyhow!("{e}"),
+    }
+}
+
 /// How a backend reports its memory after load.
 pub type MemoryFn<D> = fn(&mut D, &WeightBinding) -> MemoryReport;
 
@@ -93,9 +108,8 @@ where
         self.exec.bundle()
     }
     fn run(&mut self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) -> anyhow::Result<Timing> {
-        self.exec
-            .run(inputs, outputs)
-            .map_err(|e| anyhow::anyhow!("{e}"))
+        let r = self.exec.run(inputs, outputs);
+        r.map_err(|e| run_error(self.exec.bundle(), e))
     }
     fn device_name(&self) -> String {
         self.name.clone()
@@ -131,7 +145,8 @@ where
         outputs: &mut [&mut [u8]],
         paths: &mut [InputPath],
     ) -> anyhow::Result<Timing> {
-        (self.frame)(&mut self.exec, inputs, outputs, paths).map_err(|e| anyhow::anyhow!("{e}"))
+        let r = (self.frame)(&mut self.exec, inputs, outputs, paths);
+        r.map_err(|e| run_error(self.exec.bundle(), e))
     }
     fn usb_counts(&mut self) -> Option<UsbCounts> {
         self.usb.map(|f| f(self.exec.device_mut()))

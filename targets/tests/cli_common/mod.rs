@@ -184,6 +184,7 @@ pub fn copy_bundle_with(
             inputs: vec![leak(&X)],
             outputs: vec![leak(&X), leak(&W)],
         }),
+        index_checks: vec![],
     };
     write_bundle(&spec).expect("copy test bundle is valid")
 }

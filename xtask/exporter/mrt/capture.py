@@ -188,15 +188,41 @@ def load_onnx(onnx_path: str):
 
 
 def _load_runner(onnx_path: str) -> OnnxRunner:
+  from mrt import rnn  # LSTM, GRU and RNN, which tinygrad's frontend lacks
   from mrt.winograd import install  # CPU targets: qualifying 3x3 convs as Winograd (a no-op when the pass is off)
 
   try:
-    return install(OnnxRunner(onnx_path), onnx_path)
+    runner = install(rnn.install(OnnxRunner(onnx_path)), onnx_path)
   except FileNotFoundError:
     raise ExportError(f"model not found: {onnx_path}") from None
   except Exception as e:
     msg = " ".join(f"{type(e).__name__}: {e}".split())[:200]
     raise ExportError(f"tinygrad {TINYGRAD} cannot load this model ({msg})") from None
+  refuse_unsupported_ops(runner)
+  return runner
+
+
+def refuse_unsupported_ops(runner: OnnxRunner):
+  """Name every op of the model (subgraphs included) that the runner has no implementation for, at once, before
+  anything runs; one op keeps tinygrad's own wording ("op='X' is not supported")."""
+  missing: dict[str, str] = {}
+
+  def walk(r):
+    for node in r.graph_nodes:
+      try:
+        r._select_op(node.op, node.opset_id)
+      except NotImplementedError as e:
+        missing.setdefault(node.op, str(e))
+      for v in node.opts.values():
+        if isinstance(v, OnnxRunner):
+          walk(v)
+
+  walk(runner)
+  if len(missing) == 1:
+    raise NotImplementedError(next(iter(missing.values())))
+  if missing:
+    names = ", ".join(f"'{op}'" for op in sorted(missing))
+    raise NotImplementedError(f"{len(missing)} ops are not supported: {names}")
 
 
 def eager_on_cpu(onnx_path: str, specs: list[InputSpec], arrays: dict[str, np.ndarray], out_dtypes: dict) -> tuple[dict, dict]:

@@ -192,6 +192,18 @@ def _capture_and_build(
   raise AssertionError("unreachable")
 
 
+def _index_checks(onnx_path: str, inputs: list[dict], log) -> list[dict]:
+  """Range checks for the integer inputs that index something (mrt/index_inputs.py), each named in the log."""
+  from mrt.capture import load_onnx
+  from mrt.index_inputs import index_checks
+
+  names = {i["name"] for i in inputs}
+  checks = [c for c in index_checks(load_onnx(onnx_path), {i["name"]: tuple(i["shape"]) for i in inputs}, log) if c["input"] in names]
+  for c in checks:
+    log(f"input '{c['input']}' is range-checked at run time: {c['min']}..={c['max']} ({c['what']})")
+  return checks
+
+
 def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
   from mrt.consts import fold_consts, parse_const_args
 
@@ -247,6 +259,7 @@ def export_onnx(cfg, ap, flags: dict, tg_version: str, mesa_version, log):
     "target": cfg.target,
     **body,
     "reference": None,
+    "index_checks": _index_checks(onnx_path, body["inputs"], log),
   }
   if ap.reference:
     half = flags.get("FLOAT16") == "1"

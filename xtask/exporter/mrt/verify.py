@@ -78,10 +78,11 @@ def check_input_dependence(onnx_path: str, jit_fn, specs, output_names, out_dtyp
 
   arrays = draw(specs, seed)
   replay = {n: t.numpy().copy() for n, t in jit_fn(**to_tensors(arrays)).items()}
+  from mrt import rnn
   from mrt.capture import as_numpy
   from mrt.winograd import install
 
-  fresh = install(OnnxRunner(onnx_path), onnx_path)  # the same Winograd decisions as the capture's runner
+  fresh = install(rnn.install(OnnxRunner(onnx_path)), onnx_path)  # the capture runner's ops and Winograd decisions
   outs = fresh({s.name: Tensor(arrays[s.name], device=Device.DEFAULT) for s in specs})
   for n in output_names:
     want = as_numpy(n, outs[n], out_dtypes[n])

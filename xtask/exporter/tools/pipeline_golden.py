@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Test-only: the tinygrad side of the stateful-pipeline golden tests (tests/tests/cpu/modeld_pipeline.rs), done the way
-openpilot's compile_modeld.py checks its own JIT.
+"""The tinygrad side of the stateful-pipeline golden tests (tests/tests/cpu/modeld_pipeline.rs), done the way
+openpilot's compile_modeld.py checks its own JIT; its `pickle` command is also `cargo xtask pickle`
+(xtask/src/pipeline/pickle.rs), the documented way to make a compile_modeld-style pickle for `cargo xtask convert`.
 
   pipeline_golden.py pickle SCRIPT.py:FN OUT.pkl
       capture FN()'s function with TinyJit(prune=True) over 3 steps from its initial state, queues passed in as inputs

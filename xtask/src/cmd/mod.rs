@@ -13,6 +13,7 @@ pub mod footprint;
 pub mod hexagon;
 pub mod keygen;
 pub mod manifest_schema;
+pub mod pickle;
 pub mod pickle_table;
 pub mod pipeline;
 pub mod setup;

@@ -261,6 +261,21 @@ pub struct Manifest {
     pub kernels: Vec<Kernel>,
     pub ops: Vec<Op>,
     pub reference: Option<Reference>,
+    /// Range checks on index inputs (absent: none); become the bundle's format 2.3 index checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index_checks: Vec<IndexCheck>,
     #[serde(skip)]
     pub blobs: BTreeMap<String, Vec<u8>>,
+}
+
+/// An integer input that indexes something: elements `phase, phase + period, …` must lie in
+/// `min..=max` (core's `IndexCheck`, with the input by name).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexCheck {
+    pub input: String,
+    pub period: u32,
+    pub phase: u32,
+    pub min: i64,
+    pub max: i64,
+    pub what: String,
 }

@@ -5,6 +5,7 @@
 //! frames against tinygrad's own replay of the pickled JIT (`xtask/exporter/tools/pipeline_golden.py`). Writes the table
 //! of docs/pipeline.md. CI runs the CPU part of this as `tests/tests/cpu/modeld_pipeline.rs` (bit-exact); the Adreno runs
 //! take minutes on two cores, so they live here.
+pub mod pickle;
 pub mod split;
 pub mod steps;
 

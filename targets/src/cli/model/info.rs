@@ -280,6 +280,21 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
         };
     io("input", body.inputs)?;
     io("output", body.outputs)?;
+    for c in b.index_checks().iter() {
+        let c = c?;
+        let name = body.inputs.get(c.input as usize)?.name;
+        let every = if c.period == 1 {
+            String::new()
+        } else {
+            format!(" (elements {} mod {})", c.phase, c.period)
+        };
+        outln!(
+            "index check input {name}{every} in {}..={} — {}; run refuses other values",
+            c.min,
+            c.max,
+            c.what
+        );
+    }
     let states = body
         .buffers
         .iter()
