@@ -1,7 +1,10 @@
-//! Subcommands of the `modelrt` binary, one module each (and what they share: `out`, the stdout
-//! writer, and `units`, how quantities are printed).
+//! The `modelrt` command line ([`app`]: its arguments and dispatch) and its subcommands, one module
+//! each (and what they share: `out`, the stdout writer, and `units`, how quantities are printed).
+//! It is library code so that the `modelrt` binary and the Python wheel's `modelrt` command are one
+//! program.
 #[macro_use]
 pub mod out;
+pub mod app;
 pub mod demo;
 pub mod disasm;
 pub mod dsp;
