@@ -134,7 +134,9 @@ fn a_fresh_venv_installs_the_wheel_compiles_an_onnx_model_and_matches_onnxruntim
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.starts_with("error: ") && err.contains("pip install 'modelrt[compile]'") && err.lines().count() == 1,
+        err.starts_with("error: ")
+            && err.contains("pip install 'modelrt[compile]'")
+            && err.lines().count() == 1,
         "{err}"
     );
 
@@ -149,7 +151,10 @@ fn a_fresh_venv_installs_the_wheel_compiles_an_onnx_model_and_matches_onnxruntim
         .arg(&onnx)
         .args(["--target", "cpu", "-o"])
         .arg(&cli));
-    assert!(wrote.starts_with(&format!("wrote {}", cli.display())), "{wrote}");
+    assert!(
+        wrote.starts_with(&format!("wrote {}", cli.display())),
+        "{wrote}"
+    );
     ok(Command::new(&modelrt)
         .arg("run")
         .arg(&cli)
@@ -163,11 +168,18 @@ fn a_fresh_venv_installs_the_wheel_compiles_an_onnx_model_and_matches_onnxruntim
     // One implementation: the wheel's two entry points and the repository's pipeline give the same bytes.
     let from_cli = std::fs::read(&cli).unwrap();
     let from_py = std::fs::read(dir.join("py.mrt")).unwrap();
-    assert!(from_cli == from_py, "modelrt compile and modelrt.compile differ");
+    assert!(
+        from_cli == from_py,
+        "modelrt compile and modelrt.compile differ"
+    );
     let repo = dir.join("repo.mrt");
     xtask::compile::compile(
         &py,
-        ExportArgs::onnx(&onnx, modelrt_hal::target::TargetName::host_cpu(), PathBuf::new()),
+        ExportArgs::onnx(
+            &onnx,
+            modelrt_hal::target::TargetName::host_cpu(),
+            PathBuf::new(),
+        ),
         &repo,
     )
     .unwrap_or_else(|e| panic!("{e:#}"));
@@ -175,4 +187,6 @@ fn a_fresh_venv_installs_the_wheel_compiles_an_onnx_model_and_matches_onnxruntim
         std::fs::read(&repo).unwrap() == from_cli,
         "cargo xtask compile's pipeline and the wheel's modelrt compile differ"
     );
+    // the venv holds ~400 MB of packages
+    let _ = std::fs::remove_dir_all(&venv);
 }

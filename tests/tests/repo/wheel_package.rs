@@ -34,7 +34,10 @@ fn the_compile_extra_pins_the_exporter_venv() {
     extra.sort();
     pins.sort();
     assert!(!pins.is_empty());
-    assert_eq!(extra, pins, "pyproject.toml's compile extra vs requirements.txt");
+    assert_eq!(
+        extra, pins,
+        "pyproject.toml's compile extra vs requirements.txt"
+    );
 }
 
 #[test]

@@ -7,7 +7,8 @@ pub use xtask::compile_cli::compile::Args;
 /// Run `cargo xtask compile`.
 pub fn run(args: Args) -> Result<()> {
     let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
-    args.run(&xtask::compile::Toolchain::repo(&python)).map(drop)
+    args.run(&xtask::compile::Toolchain::repo(&python))
+        .map(drop)
 }
 
 #[cfg(test)]

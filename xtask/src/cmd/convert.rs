@@ -7,5 +7,6 @@ pub use xtask::compile_cli::convert::Args;
 /// Run `cargo xtask convert`.
 pub fn run(args: Args) -> Result<()> {
     let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
-    args.run(&xtask::compile::Toolchain::repo(&python)).map(drop)
+    args.run(&xtask::compile::Toolchain::repo(&python))
+        .map(drop)
 }

@@ -38,15 +38,18 @@ impl Args {
             let w = xtask::wheel::build_for(a, !debug, None)?;
             println!("wrote {} (auditwheel: {})", w.path.display(), w.tag);
             if w.arch == "aarch64" {
-                aarch64 = Some(w.path);
+                aarch64 = Some(w);
             }
         }
         if arm64_root {
-            let Some(wheel) = aarch64 else {
-                anyhow::bail!("--arm64-root needs the aarch64 wheel: drop --arch or give --arch aarch64");
+            let Some(w) = aarch64 else {
+                anyhow::bail!(
+                    "--arm64-root needs the aarch64 wheel: drop --arch or give --arch aarch64"
+                );
             };
             let root = xtask::wheel::target_dir().join("arm64-root");
-            let said = xtask::wheel::arm64_root::test(&wheel, &root)?;
+            let bin = xtask::wheel::tools()?;
+            let said = xtask::wheel::arm64_root::test(&bin, &w.path, &w.tag, &root)?;
             print!("{said}");
         }
         if arch.is_none() || check_sdist {
@@ -54,7 +57,11 @@ impl Args {
             println!("wrote {}", s.display());
             if check_sdist {
                 let w = xtask::wheel::check_sdist(&s)?;
-                println!("built {} from the sdist (auditwheel: {})", w.path.display(), w.tag);
+                println!(
+                    "built {} from the sdist (auditwheel: {})",
+                    w.path.display(),
+                    w.tag
+                );
             }
         }
         Ok(())

@@ -75,4 +75,3 @@ impl Args {
         Ok(r.out)
     }
 }
-

@@ -34,7 +34,9 @@ print(f"python {platform.python_version()} on {platform.machine()}, modelrt {mod
 
 fn run(cmd: &mut Command, what: &str) -> Result<String> {
     eprintln!("[arm64-root] {what}");
-    let o = cmd.output().with_context(|| format!("cannot run {cmd:?}"))?;
+    let o = cmd
+        .output()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
     if !o.status.success() {
         bail!(
             "{what} failed ({}): {}{}",
@@ -79,11 +81,17 @@ pub fn bootstrap(root: &Path) -> Result<PathBuf> {
     }
     let (uri, keyring) = archive()?;
     if root.exists() {
-        std::fs::remove_dir_all(root).with_context(|| format!("cannot clear {}", root.display()))?;
+        std::fs::remove_dir_all(root)
+            .with_context(|| format!("cannot clear {}", root.display()))?;
     }
     run(
         Command::new("debootstrap")
-            .args(["--foreign", "--arch=arm64", "--variant=minbase", "--include=python3"])
+            .args([
+                "--foreign",
+                "--arch=arm64",
+                "--variant=minbase",
+                "--include=python3",
+            ])
             .arg(format!("--keyring={keyring}"))
             .arg(SUITE)
             .arg(root)
@@ -105,40 +113,75 @@ pub fn bootstrap(root: &Path) -> Result<PathBuf> {
             .arg("sh")
             .arg(deb)
             .arg(root);
-        run(&mut tar, &format!("unpack {}", deb.file_name().unwrap_or_default().to_string_lossy()))?;
+        run(
+            &mut tar,
+            &format!(
+                "unpack {}",
+                deb.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        )?;
     }
     if !python.exists() {
-        bail!("the arm64 root has no {} after unpacking {} packages", python.display(), files.len());
+        bail!(
+            "the arm64 root has no {} after unpacking {} packages",
+            python.display(),
+            files.len()
+        );
     }
     std::fs::write(&stamp, format!("{} packages\n", files.len()))?;
     Ok(python)
 }
 
-/// Install numpy and `wheel` into `ROOT/opt/modelrt-site` and verify the aarch64 demo bundle from the root's
-/// Python under qemu; returns what it printed.
-pub fn test(wheel: &Path, root: &Path) -> Result<String> {
+/// Install numpy and `wheel` (manylinux tag `tag`) into `ROOT/opt/modelrt-site` with the pip of the tools' venv
+/// (`bin`) and verify the aarch64 demo bundle from the root's Python under qemu; returns what it printed.
+pub fn test(bin: &Path, wheel: &Path, tag: &str, root: &Path) -> Result<String> {
     let python = bootstrap(root)?;
     let site = root.join("opt/modelrt-site");
     if site.exists() {
         std::fs::remove_dir_all(&site)?;
     }
     let version = run(
-        Command::new("qemu-aarch64").arg("-L").arg(root).arg(&python).args([
-            "-c",
-            "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
-        ]),
+        Command::new("qemu-aarch64")
+            .arg("-L")
+            .arg(root)
+            .arg(&python)
+            .args([
+                "-c",
+                "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')",
+            ]),
         "the root's python3 --version under qemu",
     )?;
     let version = version.trim();
     run(
-        Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .args(["--platform", "manylinux2014_aarch64", "--only-binary=:all:"])
-            .args(["--implementation", "cp", "--python-version", version, "--target"])
+        Command::new(bin.join("python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args([
+                "--platform",
+                "manylinux2014_aarch64",
+                "--platform",
+                tag,
+                "--only-binary=:all:",
+            ])
+            .args([
+                "--implementation",
+                "cp",
+                "--python-version",
+                version,
+                "--target",
+            ])
             .arg(&site)
             .arg("numpy")
             .arg(wheel),
-        &format!("pip install numpy {} for arm64 Python {version}", wheel.display()),
+        &format!(
+            "pip install numpy {} for arm64 Python {version}",
+            wheel.display()
+        ),
     )?;
     let bundle = root.join("opt/demo-aarch64.mrt");
     std::fs::copy(

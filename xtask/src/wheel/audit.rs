@@ -11,7 +11,9 @@ use anyhow::{bail, Context, Result};
 /// platform tag: "manylinux_2_34_x86_64".`), if any.
 pub fn consistent_tag(show_output: &str) -> Option<String> {
     let flat = show_output.split_whitespace().collect::<Vec<_>>().join(" ");
-    let rest = flat.split("consistent with the following platform tag:").nth(1)?;
+    let rest = flat
+        .split("consistent with the following platform tag:")
+        .nth(1)?;
     let tag = rest.trim_start().strip_prefix('"')?.split('"').next()?;
     Some(tag.to_string())
 }
@@ -42,9 +44,17 @@ pub fn check(bin: &Path, wheel: &Path, arch: &str) -> Result<String> {
         );
     }
     let Some(tag) = consistent_tag(&text) else {
-        bail!("auditwheel gives {} no platform tag: {}", wheel.display(), text.trim());
+        bail!(
+            "auditwheel gives {} no platform tag: {}",
+            wheel.display(),
+            text.trim()
+        );
     };
-    let name = wheel.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     if !tag.starts_with("manylinux_") || !tag.ends_with(&format!("_{arch}")) {
         bail!("{name}: auditwheel's tag is {tag}, not a manylinux tag for {arch}");
     }
@@ -65,7 +75,10 @@ mod tests {
     #[test]
     fn consistent_tag_from_auditwheel_text() {
         let text = "\nmodelrt-0.1.0-cp310-abi3-manylinux_2_34_x86_64.whl is consistent with the\nfollowing platform tag: \"manylinux_2_34_x86_64\".\n\nThe wheel references external versioned symbols in these\nsystem-provided shared libraries: libc.so.6 with versions\n{'GLIBC_2.34'}\n";
-        assert_eq!(consistent_tag(text).as_deref(), Some("manylinux_2_34_x86_64"));
+        assert_eq!(
+            consistent_tag(text).as_deref(),
+            Some("manylinux_2_34_x86_64")
+        );
         assert_eq!(consistent_tag("not a wheel"), None);
     }
 

@@ -40,7 +40,8 @@ fn run(mut cmd: Command, what: &str) -> Result<()> {
 fn keep(scratch: &Path, ext: &str, out: &Path) -> Result<PathBuf> {
     let built = only_file(scratch, ext)?;
     let dst = out.join(built.file_name().unwrap_or_default());
-    std::fs::rename(&built, &dst).with_context(|| format!("cannot move it to {}", dst.display()))?;
+    std::fs::rename(&built, &dst)
+        .with_context(|| format!("cannot move it to {}", dst.display()))?;
     let _ = std::fs::remove_dir_all(scratch);
     Ok(dst)
 }
@@ -56,8 +57,10 @@ fn scratch(out: &Path, name: &str) -> Result<PathBuf> {
 }
 
 /// Build the abi3 wheel for `triple` into `out`. maturin derives the lowest manylinux tag the extension's glibc
-/// symbol versions allow and refuses a wheel that links libraries outside the manylinux policy. `python` (the host
-/// build) is the interpreter PyO3's build script checks; a cross build of an abi3 module needs none.
+/// symbol versions allow and (`--auditwheel check`) refuses a wheel that links libraries outside the manylinux
+/// policy. `python` (given for the host build) is the interpreter PyO3's build script checks, and the host build
+/// names no `--target`, so it shares `target/{debug,release}` with the workspace's own builds; a cross build of an
+/// abi3 module needs no interpreter.
 pub fn build_wheel(
     bin: &Path,
     triple: &str,
@@ -69,8 +72,12 @@ pub fn build_wheel(
     let mut cmd = Command::new(bin.join("maturin"));
     cmd.args(["build", "--manifest-path"])
         .arg(Path::new(super::PROJECT).join("Cargo.toml"))
-        .args(["--target", triple, "--compatibility", "manylinux", "--auditwheel", "check"])
-        .args(if release { ["--release", "--strip"].as_slice() } else { ["--profile", "dev"].as_slice() })
+        .args(["--auditwheel", "check"])
+        .args(if release {
+            ["--release", "--strip"].as_slice()
+        } else {
+            ["--profile", "dev"].as_slice()
+        })
         .arg("--out")
         .arg(&dir);
     match python {
@@ -78,7 +85,7 @@ pub fn build_wheel(
             cmd.arg("--interpreter").arg(py).env("PYO3_PYTHON", py);
         }
         None => {
-            cmd.env_remove("PYO3_PYTHON");
+            cmd.args(["--target", triple]).env_remove("PYO3_PYTHON");
         }
     }
     run(cmd, &format!("the {triple} wheel"))?;

@@ -47,12 +47,8 @@ pub fn target_dir() -> PathBuf {
 
 /// The `bin/` of the tools' venv (maturin, auditwheel), installed on first use.
 pub fn tools() -> Result<PathBuf> {
-    let py = crate::venv::ensure_venv_at(
-        &workspace_root(),
-        TOOLS_VENV,
-        TOOLS_REQUIREMENTS,
-        "python3",
-    )?;
+    let py =
+        crate::venv::ensure_venv_at(&workspace_root(), TOOLS_VENV, TOOLS_REQUIREMENTS, "python3")?;
     Ok(py.parent().map(Path::to_path_buf).unwrap_or_default())
 }
 
@@ -63,6 +59,10 @@ pub fn build_for(arch: &str, release: bool, python: Option<&Path>) -> Result<Whe
     let Some(&(arch, triple)) = ARCHES.iter().find(|a| a.0 == arch) else {
         bail!("no wheel for architecture {arch}: x86_64 or aarch64");
     };
+    // Tests of one process build the wheel from several threads: one build at a time, each into its own scratch
+    // directory.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let bin = tools()?;
     let out = target_dir().join("wheels");
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -97,18 +97,31 @@ pub fn check_sdist(sdist: &Path) -> Result<Wheel> {
         std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
     let mut cmd = Command::new(bin.join("python"));
-    cmd.args(["-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w"])
-        .arg(&dir)
-        .arg(sdist)
-        // the sdist's own target directory, not the workspace's: a build from source as a user's pip runs it
-        .env_remove("CARGO_TARGET_DIR");
-    eprintln!("[wheel] building a wheel from {} (a full build)", sdist.display());
+    cmd.args([
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "-w",
+    ])
+    .arg(&dir)
+    .arg(sdist)
+    // the sdist's own target directory, not the workspace's: a build from source as a user's pip runs it
+    .env_remove("CARGO_TARGET_DIR");
+    eprintln!(
+        "[wheel] building a wheel from {} (a full build)",
+        sdist.display()
+    );
     if !cmd.status().context("cannot run pip")?.success() {
         bail!("pip wheel {} failed", sdist.display());
     }
     let path = maturin::only_wheel(&dir)?;
     let arch = std::env::consts::ARCH;
     let tag = audit::check(&bin, &path, arch)?;
-    let arch = ARCHES.iter().find(|a| a.0 == arch).map_or("x86_64", |a| a.0);
+    let arch = ARCHES
+        .iter()
+        .find(|a| a.0 == arch)
+        .map_or("x86_64", |a| a.0);
     Ok(Wheel { path, arch, tag })
 }
