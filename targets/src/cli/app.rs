@@ -77,7 +77,7 @@ fn device_list() -> String {
         })
         .collect();
     format!(
-        "Bundles come from `cargo xtask compile MODEL.onnx --target ...`. Devices (--device of \
+        "Bundles come from `modelrt compile MODEL.onnx --target ...` (the Python wheel with its compile extra) or `cargo xtask compile`. Devices (--device of \
 run/verify/bench/demo; auto picks the real device for the bundle's target):
 {}
 Only cpu has been run on real hardware; the emulated devices compute real outputs, and every time they report is labelled as modelled.

@@ -193,7 +193,9 @@ pub fn test(bin: &Path, wheel: &Path, tag: &str, root: &Path) -> Result<String> 
             .arg("-L")
             .arg(root)
             .arg(&python)
-            .args(["-c", CHECK, "/opt/demo-aarch64.mrt"])
+            // the host path: qemu maps the root's paths only for some system calls (not the bundle loader's)
+            .args(["-c", CHECK])
+            .arg(&bundle)
             .env("PYTHONPATH", "/opt/modelrt-site")
             .env("PYTHONDONTWRITEBYTECODE", "1"),
         "the demo bundle from the root's Python under qemu-aarch64",
