@@ -9,9 +9,12 @@ pub struct Args {
     /// Build the extension with the dev profile (faster to build, slower to run).
     #[arg(long)]
     pub debug: bool,
-    /// Only this architecture's wheel (x86_64 or aarch64), no sdist.
+    /// Only this architecture's wheel (x86_64 or aarch64), and no sdist unless --sdist.
     #[arg(long, value_name = "ARCH")]
     pub arch: Option<String>,
+    /// Build the sdist also with --arch.
+    #[arg(long)]
+    pub sdist: bool,
     /// Also build a wheel from the sdist (`pip wheel`, a full release build from source) and check its tag.
     #[arg(long)]
     pub check_sdist: bool,
@@ -26,6 +29,7 @@ impl Args {
         let Self {
             debug,
             arch,
+            sdist,
             check_sdist,
             arm64_root,
         } = self;
@@ -52,7 +56,7 @@ impl Args {
             let said = xtask::wheel::arm64_root::test(&bin, &w.path, &w.tag, &root)?;
             print!("{said}");
         }
-        if arch.is_none() || check_sdist {
+        if arch.is_none() || sdist || check_sdist {
             let s = xtask::wheel::sdist()?;
             println!("wrote {}", s.display());
             if check_sdist {
