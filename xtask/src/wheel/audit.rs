@@ -29,6 +29,21 @@ pub fn file_tags(wheel_name: &str) -> Vec<String> {
 
 /// Run `auditwheel show` on `wheel` and check its tag: returns the manylinux tag.
 pub fn check(bin: &Path, wheel: &Path, arch: &str) -> Result<String> {
+    let tag = manylinux_tag(bin, wheel, arch)?;
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    if !file_tags(&name).contains(&tag) {
+        bail!("{name} is not tagged {tag}, the tag auditwheel derives from its extension");
+    }
+    Ok(tag)
+}
+
+/// The manylinux tag `auditwheel show` derives for `wheel` (an abi3 cp310 wheel for `arch`), whatever its file
+/// name says (a wheel pip builds from the sdist is tagged `linux_<arch>`, maturin's default as a PEP 517 backend).
+pub fn manylinux_tag(bin: &Path, wheel: &Path, arch: &str) -> Result<String> {
     let out = Command::new(bin.join("auditwheel"))
         .arg("show")
         .arg(wheel)
@@ -57,9 +72,6 @@ pub fn check(bin: &Path, wheel: &Path, arch: &str) -> Result<String> {
         .into_owned();
     if !tag.starts_with("manylinux_") || !tag.ends_with(&format!("_{arch}")) {
         bail!("{name}: auditwheel's tag is {tag}, not a manylinux tag for {arch}");
-    }
-    if !file_tags(&name).contains(&tag) {
-        bail!("{name} is not tagged {tag}, the tag auditwheel derives from its extension");
     }
     if !name.contains("-cp310-abi3-") {
         bail!("{name} is not an abi3 (cp310) wheel");
