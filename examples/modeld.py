@@ -4,8 +4,11 @@ the pipeline bundle (frame warp -> vision net -> feature/desire queues kept as b
 out, with the per-frame numbers a modeld log would show.
 
   cargo xtask compile --tinygrad xtask/models/modeld_pipeline.py:build --target cpu -o target/modeld.mrt
-  cargo xtask wheel && pip install target/wheels/modelrt-*.whl
+  cargo xtask wheel && pip install target/wheels/modelrt-*x86_64.whl
   python examples/modeld.py target/modeld.mrt --frames 20 [--device cpu]
+
+or, with the wheel's compiler (`pip install 'modelrt[compile]'`), the SConscript-like build step
+examples/openpilot_build.py, which writes build/models/modeld-cpu.mrt.
 
 The frames are seeded random NV12 images (no camera here); the queues start from the state the bundle was compiled
 with and advance on every call, as openpilot's do. The frame buffer is allocated 64-byte aligned once and refilled in

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::emu_check::{self, EmuCheck};
-use crate::exporter::{export, ExportArgs, Source};
+use crate::exporter::{export_with, ExportArgs, Source};
 use crate::manifest::Manifest;
 
 /// What a compile produced.
@@ -54,17 +54,50 @@ fn has_dsp_library(manifest: &Manifest) -> bool {
 
 /// Scratch directory for one export, inside the workspace's `target/`.
 pub fn scratch_dir(root: &Path, out: &Path, target: &str) -> PathBuf {
+    scratch_in(&root.join("target"), out, target)
+}
+
+/// Scratch directory for one export under `scratch_root`.
+fn scratch_in(scratch_root: &Path, out: &Path, target: &str) -> PathBuf {
     let stem = out
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
-    root.join("target")
+    scratch_root
         .join("modelrt-export")
         .join(format!("{stem}-{target}"))
 }
 
-/// Export `args.source` and write the bundle to `out`.
-pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
+/// Where a compile finds the exporter and keeps its scratch files: this repository's (`cargo xtask`,
+/// [`Toolchain::repo`]) or an installed wheel's (the `modelrt` Python package ships the same exporter).
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// The Python that runs the exporter (tinygrad, onnx, onnxruntime and numpy importable).
+    pub python: PathBuf,
+    /// The exporter's folder: `export.py` and the package `mrt/`.
+    pub exporter_dir: PathBuf,
+    /// Scratch exports go to `SCRATCH_ROOT/modelrt-export/`.
+    pub scratch_root: PathBuf,
+}
+
+impl Toolchain {
+    /// This repository's exporter with `python`, scratch files under the workspace's `target/`.
+    pub fn repo(python: &Path) -> Self {
+        Toolchain {
+            python: python.to_path_buf(),
+            exporter_dir: crate::exporter_python::exporter_dir(),
+            scratch_root: crate::setup::workspace_root().join("target"),
+        }
+    }
+}
+
+/// Export `args.source` with this repository's exporter and write the bundle to `out`.
+pub fn compile(python: &Path, args: ExportArgs, out: &Path) -> Result<CompileReport> {
+    compile_with(&Toolchain::repo(python), args, out)
+}
+
+/// Export `args.source` with the exporter `tc` names and write the bundle to `out`.
+pub fn compile_with(tc: &Toolchain, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
     let start = Instant::now();
     check_flags(&args)?;
     let file = args.source.file();
@@ -77,7 +110,7 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     if let (Source::Onnx(_) | Source::Tinygrad(_), Some(target)) = (&args.source, args.target) {
         crate::prereq::check(target)?;
     }
-    let scratch = scratch_dir(&crate::setup::workspace_root(), out, args.target_label());
+    let scratch = scratch_in(&tc.scratch_root, out, args.target_label());
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)
             .with_context(|| format!("cannot clear {}", scratch.display()))?;
@@ -116,7 +149,7 @@ pub fn compile(python: &Path, mut args: ExportArgs, out: &Path) -> Result<Compil
     if check_on.is_some() {
         args.reference = true;
     }
-    let dir = export(python, &args)?;
+    let dir = export_with(&tc.python, &tc.exporter_dir, &args)?;
     let mut manifest = Manifest::load(&dir)?;
     if let Some(dev) = check_on.filter(|d| d.1 == "dsp-emu") {
         if !has_dsp_library(&manifest) {

@@ -404,11 +404,34 @@ pub fn script_path() -> PathBuf {
 
 /// Run export.py with `python`; returns the output directory holding manifest.json + blobs/.
 pub fn export(python: &Path, args: &ExportArgs) -> Result<PathBuf> {
-    run_script(python, &script_path(), args, EXPORT_TIMEOUT)
+    export_with(python, &crate::exporter_python::exporter_dir(), args)
 }
 
+/// Run `EXPORTER_DIR/export.py` (an installed wheel's copy, or this repository's) with `python`.
+pub fn export_with(python: &Path, exporter_dir: &Path, args: &ExportArgs) -> Result<PathBuf> {
+    run_script_in(
+        python,
+        exporter_dir,
+        &exporter_dir.join("export.py"),
+        args,
+        EXPORT_TIMEOUT,
+    )
+}
+
+#[cfg(test)]
 fn run_script(
     python: &Path,
+    script: &Path,
+    args: &ExportArgs,
+    timeout: Duration,
+) -> Result<PathBuf> {
+    let dir = crate::exporter_python::exporter_dir();
+    run_script_in(python, &dir, script, args, timeout)
+}
+
+fn run_script_in(
+    python: &Path,
+    exporter_dir: &Path,
     script: &Path,
     args: &ExportArgs,
     timeout: Duration,
@@ -416,7 +439,7 @@ fn run_script(
     if !script.is_file() {
         bail!("exporter script not found at {}", script.display());
     }
-    let mut child = crate::exporter_python::command(python)
+    let mut child = crate::exporter_python::command_in(python, exporter_dir)
         .arg(script)
         .args(args.to_argv())
         .stdin(Stdio::null())

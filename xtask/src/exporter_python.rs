@@ -20,18 +20,29 @@ pub fn tool(name: &str) -> PathBuf {
 /// `python` ready to run exporter code: `PYTHONPATH` = the exporter folder, then whatever the caller's environment
 /// had; `PYTHONDONTWRITEBYTECODE=1`.
 pub fn command(python: &Path) -> Command {
+    command_in(python, &exporter_dir())
+}
+
+/// [`command`] for the exporter folder `dir` (an installed `modelrt` wheel's `modelrt/_exporter`).
+pub fn command_in(python: &Path, dir: &Path) -> Command {
     let mut cmd = Command::new(python);
     cmd.env(
         "PYTHONPATH",
-        python_path(std::env::var_os("PYTHONPATH").as_deref()),
+        python_path_in(dir, std::env::var_os("PYTHONPATH").as_deref()),
     )
     .env("PYTHONDONTWRITEBYTECODE", "1");
     cmd
 }
 
 /// The exporter folder in front of an existing `PYTHONPATH` (kept, in order; empty entries dropped).
+#[cfg(test)]
 fn python_path(existing: Option<&std::ffi::OsStr>) -> OsString {
-    let mut dirs = vec![exporter_dir()];
+    python_path_in(&exporter_dir(), existing)
+}
+
+/// `dir` in front of an existing `PYTHONPATH`.
+fn python_path_in(dir: &Path, existing: Option<&std::ffi::OsStr>) -> OsString {
+    let mut dirs = vec![dir.to_path_buf()];
     dirs.extend(
         existing
             .into_iter()
@@ -39,7 +50,7 @@ fn python_path(existing: Option<&std::ffi::OsStr>) -> OsString {
             .filter(|p| !p.as_os_str().is_empty()),
     );
     // join_paths fails only on an entry holding the separator itself; such an entry cannot be on the path anyway
-    std::env::join_paths(&dirs).unwrap_or_else(|_| exporter_dir().into_os_string())
+    std::env::join_paths(&dirs).unwrap_or_else(|_| dir.as_os_str().to_owned())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod capi;
 pub mod capi_header;
 mod child_wait;
 pub mod compile;
+pub mod compile_cli;
 pub mod compile_multi;
 pub mod conformance;
 pub mod dist;

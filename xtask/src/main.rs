@@ -52,8 +52,8 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Compile(a) => a.run(),
-        Cmd::Convert(a) => a.run(),
+        Cmd::Compile(a) => cmd::compile::run(*a),
+        Cmd::Convert(a) => cmd::convert::run(a),
         Cmd::Pickle(a) => a.run(),
         Cmd::Zoo(a) => a.run(),
         Cmd::Pipeline(a) => a.run(),

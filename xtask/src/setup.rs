@@ -32,6 +32,10 @@ pub const APT_PACKAGES: &[(&str, &str)] = &[
     ),
     ("qemu-user", "runs the aarch64 build in tests"),
     (
+        "debootstrap",
+        "bootstraps the arm64 Debian root the aarch64 wheel is tested in (cargo xtask wheel --arm64-root)",
+    ),
+    (
         "valgrind",
         "checks the C API example for memory errors and leaks (tests/tests/api/capi.rs)",
     ),

@@ -63,10 +63,22 @@ pub fn ensure_venv(workspace_root: &Path) -> Result<PathBuf> {
 
 /// [`ensure_venv`] with an explicit base interpreter (tests use a missing one).
 pub fn ensure_venv_with(workspace_root: &Path, base_python: &str) -> Result<PathBuf> {
-    let req = workspace_root.join(REQUIREMENTS);
+    ensure_venv_at(workspace_root, VENV_DIR, REQUIREMENTS, base_python)
+}
+
+/// Ensure the venv `venv_dir` (relative to the workspace root) exists and matches the pinned `requirements` file
+/// (relative too); returns its python interpreter. The exporter's venv is one, the wheel tools' another
+/// (`crate::wheel`).
+pub fn ensure_venv_at(
+    workspace_root: &Path,
+    venv_dir: &str,
+    requirements: &str,
+    base_python: &str,
+) -> Result<PathBuf> {
+    let req = workspace_root.join(requirements);
     let text = std::fs::read(&req).with_context(|| format!("cannot read {}", req.display()))?;
     let hash = requirements_hash(&text);
-    let venv = workspace_root.join(VENV_DIR);
+    let venv = workspace_root.join(venv_dir);
     if is_current(&venv, &hash) {
         return Ok(venv_python(&venv));
     }
@@ -105,7 +117,7 @@ pub fn ensure_venv_with(workspace_root: &Path, base_python: &str) -> Result<Path
         "-r",
     ])
     .arg(&req);
-    eprintln!("xtask: installing the exporter's Python packages ({}) into {} — this can take a few minutes...", REQUIREMENTS, VENV_DIR);
+    eprintln!("xtask: installing the pinned Python packages of {requirements} into {venv_dir} — this can take a few minutes...");
     let _ = std::io::stderr().flush();
     let status = run_bounded(
         cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit()),
@@ -124,7 +136,7 @@ pub fn ensure_venv_with(workspace_root: &Path, base_python: &str) -> Result<Path
     }
     std::fs::write(venv.join(STAMP), format!("{hash}\n"))
         .with_context(|| format!("cannot write stamp in {}", venv.display()))?;
-    eprintln!("xtask: exporter Python environment ready");
+    eprintln!("xtask: Python environment {venv_dir} ready");
     Ok(venv_python(&venv))
 }
 

@@ -1,5 +1,7 @@
 //! `modelrt-python`: modelrt as a Python extension module (`import modelrt`), built with PyO3 for
-//! CPython's stable ABI (abi3, CPython >= 3.10) and packed into a wheel by `cargo xtask wheel`.
+//! CPython's stable ABI (abi3, CPython >= 3.10) as `modelrt._native` and packed with the Python package
+//! `targets/python/python/modelrt` into a wheel by maturin (`cargo xtask wheel`). [`cli`] is the wheel's
+//! `modelrt` command and `modelrt.compile`.
 //! It wraps the same Rust model as the C API (`modelrt_capi::ffi::OwnedModel`), not the C ABI.
 //! The API follows onnxruntime's habits: [`load`] a bundle, read `Model.inputs`/`.outputs`,
 //! `Model.run(feeds)` with numpy arrays. Our own code is safe Rust except at the boundaries:
@@ -12,6 +14,7 @@
 
 #[allow(unsafe_code)]
 pub mod alloc_count;
+pub mod cli;
 #[allow(unsafe_code)]
 pub mod detach;
 pub mod dtype;
@@ -135,7 +138,7 @@ fn parse_device(name: Option<&str>) -> PyResult<DeviceChoice> {
 ///
 /// `modelrt.load(path, device="auto")` returns a `Model`; `Model.run({name: array})` returns a
 /// dict of output arrays. Devices ending in "-emu" are software models of the hardware.
-#[pymodule(name = "modelrt")]
+#[pymodule(name = "_native")]
 fn modelrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -143,5 +146,7 @@ fn modelrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(alloc_count::_rust_allocations, m)?)?;
     m.add_class::<Model>()?;
     m.add_class::<TensorInfo>()?;
+    m.add_function(wrap_pyfunction!(cli::_main, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::_compile, m)?)?;
     Ok(())
 }

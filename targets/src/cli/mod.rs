@@ -1,7 +1,11 @@
-//! Subcommands of the `modelrt` binary, one module each (and what they share: `out`, the stdout
-//! writer, and `units`, how quantities are printed; `progress`, progress bars and Ctrl-C).
+//! The `modelrt` command line ([`app`]: its arguments and dispatch) and its subcommands, one module
+//! each (and what they share: `out`, the stdout writer, and `units`, how quantities are printed;
+//! `progress`, progress bars and Ctrl-C).
+//! It is library code so that the `modelrt` binary and the Python wheel's `modelrt` command are one
+//! program.
 #[macro_use]
 pub mod out;
+pub mod app;
 pub mod demo;
 pub mod disasm;
 pub mod dsp;

@@ -4,3 +4,4 @@
 //! (tests/README.md lists the groups).
 mod capi;
 mod python_api;
+mod wheel_user;

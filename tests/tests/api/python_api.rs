@@ -1,5 +1,5 @@
 //! The Python API (crate `targets/python`) from Python: the wheel `cargo xtask wheel` builds
-//! (`xtask::wheel`) is installed with pip into a scratch directory and the unittest suite
+//! (`xtask::wheel`, maturin) is installed with pip into a scratch directory and the unittest suite
 //! `targets/python/tests/test_modelrt.py` runs against it with the exporter's Python (numpy).
 //! The expected values come from outside the API: the `modelrt run` CLI's outputs (bit for bit),
 //! the bundle's embedded onnxruntime outputs (within its tolerance), and `modelrt run --steps N`
@@ -226,7 +226,9 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let wheel = xtask::wheel::build(false, Some(&py)).expect("cargo xtask wheel builds");
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     assert!(
-        name.starts_with("modelrt-") && name.ends_with(&format!("-cp310-abi3-linux_{arch}.whl")),
+        name.starts_with("modelrt-")
+            && name.contains("-cp310-abi3-manylinux_")
+            && name.ends_with(&format!("_{arch}.whl")),
         "{name}"
     );
     let site = scratch.join("site");
@@ -242,8 +244,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         ])
         .arg(&site)
         .arg(&wheel));
-    assert!(site.join("modelrt.abi3.so").is_file());
-    assert!(site.join("modelrt.pyi").is_file());
+    assert!(site.join("modelrt/_native.abi3.so").is_file());
+    assert!(site.join("modelrt/__init__.pyi").is_file());
 
     let bin = modelrt_bin();
     let demo = root().join(format!("targets/assets/demo-{arch}.mrt"));

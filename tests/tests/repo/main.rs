@@ -13,3 +13,4 @@ mod msrv;
 mod skip_report;
 mod soundness;
 mod test_targets;
+mod wheel_package;

@@ -1,136 +1,129 @@
-//! `cargo xtask wheel`: build modelrt's Python extension (crate `targets/python`) with cargo and
-//! pack it, with its type stubs (`targets/python/modelrt.pyi`), into an abi3 wheel
-//! `target/wheels/modelrt-<version>-cp310-abi3-linux_<arch>.whl` (PEP 427: the module, then
-//! `modelrt-<version>.dist-info/{METADATA,WHEEL,RECORD}`). The wheel is assembled here rather than
-//! by maturin so the build needs nothing beyond cargo (no network, no extra Python package).
+//! `cargo xtask wheel`: the `modelrt` Python distribution built by maturin (pinned, from
+//! `targets/python/build-requirements.txt`, installed into `target/wheel-venv`) from `targets/python/pyproject.toml`:
+//! abi3 (CPython >= 3.10) manylinux wheels for x86_64 and aarch64 (cross-built with Debian's
+//! `gcc-aarch64-linux-gnu`, the linker `.cargo/config.toml` names) and an sdist, into `target/wheels/`. Every wheel's
+//! tag is checked with auditwheel (pinned too): the manylinux tag in its name must be the one auditwheel derives from
+//! the extension's symbol versions ([`audit`]). docs/python-wheel.md describes the layout and the install tests.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use sha2::{Digest, Sha256};
 
 use crate::setup::workspace_root;
 
-mod zip;
+pub mod arm64_root;
+pub mod audit;
+mod maturin;
 
-/// The wheel's version (the workspace's).
+/// The distribution's version (the workspace's).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The build tools' venv, relative to the workspace root.
+pub const TOOLS_VENV: &str = "target/wheel-venv";
+/// The build tools' pins, relative to the workspace root.
+pub const TOOLS_REQUIREMENTS: &str = "targets/python/build-requirements.txt";
+/// The Python project maturin builds, relative to the workspace root.
+pub const PROJECT: &str = "targets/python";
 
-/// The wheel file name for this machine.
-pub fn wheel_name() -> String {
-    format!(
-        "modelrt-{VERSION}-cp310-abi3-linux_{}.whl",
-        std::env::consts::ARCH
-    )
+/// The architectures wheels are built for: (wheel architecture, Rust target triple).
+pub const ARCHES: &[(&str, &str)] = &[
+    ("x86_64", "x86_64-unknown-linux-gnu"),
+    ("aarch64", "aarch64-unknown-linux-gnu"),
+];
+
+/// One built wheel and the manylinux tag auditwheel gave it.
+#[derive(Debug, Clone)]
+pub struct Wheel {
+    pub path: PathBuf,
+    pub arch: &'static str,
+    pub tag: String,
 }
 
-/// Build the extension (`release` or dev profile) and write the wheel into `target/wheels/`.
-/// `python` (the interpreter PyO3's build looks at; abi3 needs only its version) defaults to
-/// `$MODELRT_PYTHON`, else `python3` on PATH.
-pub fn build(release: bool, python: Option<&Path>) -> Result<PathBuf> {
-    let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(&cargo);
-    cmd.current_dir(&root)
-        .args(["build", "-p", "modelrt-python", "--lib"]);
-    if release {
-        cmd.arg("--release");
-    }
-    if let Some(p) = python
+/// The target directory (`$CARGO_TARGET_DIR` or the workspace's `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The `bin/` of the tools' venv (maturin, auditwheel), installed on first use.
+pub fn tools() -> Result<PathBuf> {
+    let py =
+        crate::venv::ensure_venv_at(&workspace_root(), TOOLS_VENV, TOOLS_REQUIREMENTS, "python3")?;
+    Ok(py.parent().map(Path::to_path_buf).unwrap_or_default())
+}
+
+/// Build the wheel for `arch` (`x86_64` or `aarch64`; release or dev profile) into `target/wheels/`, check its tag
+/// with auditwheel and return it. `python` is the interpreter maturin and PyO3's build look at for the host wheel
+/// (abi3 needs only its version; default `$MODELRT_PYTHON`, else `python3`).
+pub fn build_for(arch: &str, release: bool, python: Option<&Path>) -> Result<Wheel> {
+    let Some(&(arch, triple)) = ARCHES.iter().find(|a| a.0 == arch) else {
+        bail!("no wheel for architecture {arch}: x86_64 or aarch64");
+    };
+    // Tests of one process build the wheel from several threads: one build at a time, each into its own scratch
+    // directory.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = tools()?;
+    let out = target_dir().join("wheels");
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let python = python
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("MODELRT_PYTHON").map(PathBuf::from))
-    {
-        cmd.env("PYO3_PYTHON", p);
-    }
-    eprintln!("[wheel] {cmd:?}");
-    if !cmd.status().context("cannot run cargo")?.success() {
-        bail!("building modelrt-python failed");
-    }
-    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let lib = target_dir
-        .join(if release { "release" } else { "debug" })
-        .join("libmodelrt_py.so");
-    let so = std::fs::read(&lib).with_context(|| format!("reading {}", lib.display()))?;
-    let stubs = root.join("targets/python/modelrt.pyi");
-    let pyi = std::fs::read(&stubs).with_context(|| format!("reading {}", stubs.display()))?;
-    let dir = target_dir.join("wheels");
-    std::fs::create_dir_all(&dir)?;
-    let out = dir.join(wheel_name());
-    std::fs::write(&out, wheel_bytes(&so, &pyi))
-        .with_context(|| format!("writing {}", out.display()))?;
-    Ok(out)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let host = arch == std::env::consts::ARCH;
+    let path = maturin::build_wheel(&bin, triple, release, host.then_some(&*python), &out)?;
+    let tag = audit::check(&bin, &path, arch)?;
+    Ok(Wheel { path, arch, tag })
 }
 
-/// The `METADATA` file (core metadata 2.1).
-fn metadata() -> String {
-    format!(
-        "Metadata-Version: 2.1\nName: modelrt\nVersion: {VERSION}\n\
-         Summary: Run precompiled modelrt bundles (.mrt) from Python with numpy arrays\n\
-         License: MIT OR Apache-2.0\nRequires-Python: >=3.10\nRequires-Dist: numpy\n"
-    )
+/// The wheel for this machine (tests and the bench install it).
+pub fn build(release: bool, python: Option<&Path>) -> Result<PathBuf> {
+    build_for(std::env::consts::ARCH, release, python).map(|w| w.path)
 }
 
-/// The `WHEEL` file.
-fn wheel_file() -> String {
-    format!(
-        "Wheel-Version: 1.0\nGenerator: modelrt-xtask {VERSION}\nRoot-Is-Purelib: false\n\
-         Tag: cp310-abi3-linux_{}\n",
-        std::env::consts::ARCH
-    )
+/// The sdist (`target/wheels/modelrt-VERSION.tar.gz`): this crate, the workspace crates it uses and the Python
+/// package with the exporter; `pip install` of it builds the extension from source with cargo.
+pub fn sdist() -> Result<PathBuf> {
+    let bin = tools()?;
+    maturin::build_sdist(&bin, &target_dir().join("wheels"))
 }
 
-/// A RECORD hash: `sha256=` and the URL-safe base64 of the digest without padding (PEP 376/427).
-pub fn record_hash(data: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let d = Sha256::digest(data);
-    let mut s = String::from("sha256=");
-    for chunk in d.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            s.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
+/// Check that the sdist builds: `pip wheel` of it (with maturin from the registry in pip's build isolation) into
+/// `target/wheels/from-sdist/`, then audit that wheel too. pip's build is tagged `linux_<arch>` (maturin's default
+/// as a PEP 517 backend; right for a local install from source); auditwheel must still find a manylinux tag for it,
+/// which is returned. A whole release build from scratch: about 15 minutes here.
+pub fn check_sdist(sdist: &Path) -> Result<Wheel> {
+    let bin = tools()?;
+    let dir = target_dir().join("wheels").join("from-sdist");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
-    s
-}
-
-/// The whole wheel: the module, its stubs and the dist-info files, RECORD last.
-pub fn wheel_bytes(so: &[u8], pyi: &[u8]) -> Vec<u8> {
-    let info = format!("modelrt-{VERSION}.dist-info");
-    let files: Vec<(String, Vec<u8>)> = vec![
-        ("modelrt.abi3.so".into(), so.to_vec()),
-        ("modelrt.pyi".into(), pyi.to_vec()),
-        (format!("{info}/METADATA"), metadata().into_bytes()),
-        (format!("{info}/WHEEL"), wheel_file().into_bytes()),
-    ];
-    let mut record = String::new();
-    for (name, data) in &files {
-        record += &format!("{name},{},{}\n", record_hash(data), data.len());
+    let mut cmd = Command::new(bin.join("python"));
+    cmd.args([
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "-w",
+    ])
+    .arg(&dir)
+    .arg(sdist)
+    // the sdist's own target directory, not the workspace's: a build from source as a user's pip runs it
+    .env_remove("CARGO_TARGET_DIR");
+    eprintln!(
+        "[wheel] building a wheel from {} (a full build)",
+        sdist.display()
+    );
+    if !cmd.status().context("cannot run pip")?.success() {
+        bail!("pip wheel {} failed", sdist.display());
     }
-    record += &format!("{info}/RECORD,,\n");
-    let mut z = zip::Writer::default();
-    for (name, data) in &files {
-        z.add(name, data, name.ends_with(".so"));
-    }
-    z.add(&format!("{info}/RECORD"), record.as_bytes(), false);
-    z.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn record_hash_is_pep376_urlsafe_base64() {
-        // sha256("") = e3b0c442…b855; its URL-safe base64 without padding, from Python's
-        // base64.urlsafe_b64encode(hashlib.sha256(b"").digest()).rstrip(b"=").
-        assert_eq!(
-            record_hash(b""),
-            "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
-        );
-    }
+    let path = maturin::only_wheel(&dir)?;
+    let arch = std::env::consts::ARCH;
+    let tag = audit::manylinux_tag(&bin, &path, arch)?;
+    let arch = ARCHES
+        .iter()
+        .find(|a| a.0 == arch)
+        .map_or("x86_64", |a| a.0);
+    Ok(Wheel { path, arch, tag })
 }

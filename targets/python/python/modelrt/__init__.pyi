@@ -1,6 +1,8 @@
-"""Type stubs for modelrt, the Python API of the modelrt runtime (crate targets/python)."""
+"""Type stubs for modelrt, the Python API of the modelrt runtime (crate targets/python: the extension modelrt._native
+and this package)."""
 
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,3 +72,24 @@ def load(
 def _rust_allocations() -> int:
   """Heap allocations made so far by Rust code in the extension (a test diagnostic: Model.run with preallocated
   outputs makes none)."""
+
+def compile(
+  model: str | PathLike[str] | None,
+  output: str | PathLike[str],
+  *,
+  target: str = "cpu",
+  **options: Any,
+) -> Path:
+  """Compile an ONNX model (or, with model=None and tinygrad="SCRIPT.py:FN", a tinygrad program) into the bundle
+  `output` for `target`, as `modelrt compile` does, and return its path. The options are `modelrt compile`'s with
+  `-` written `_` (reference=True, image=True, dim={"N": 8}, emu_check=False, ...). Needs the compile extra
+  (pip install 'modelrt[compile]'); bad options raise ValueError, a refused or failed compile modelrt.Error."""
+
+def convert(
+  pickle: str | PathLike[str],
+  output: str | PathLike[str],
+  *,
+  state_init: dict[str, str | PathLike[str]] | None = None,
+  sign: str | PathLike[str] | None = None,
+) -> Path:
+  """Turn a tinygrad compile3 pickle into the bundle `output` (`modelrt convert`) and return its path."""

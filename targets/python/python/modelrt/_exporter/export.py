@@ -1,0 +1,1 @@
+../../../../../xtask/exporter/export.py

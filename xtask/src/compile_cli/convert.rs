@@ -1,0 +1,75 @@
+//! `convert`'s command line, shared by `cargo xtask convert` and the wheel's `modelrt convert`: its arguments and
+//! what it runs and prints.
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::compile::{compile_with, Toolchain};
+use crate::exporter::ExportArgs;
+
+/// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
+///
+/// tinygrad 0.14 pickles with CPU, QCOM:IR3 (Mesa) or AMD kernels; and openpilot's DEV=QCOM pickles (tinygrad 0.10
+/// to v0.12.0-1606 layouts, kernels from Qualcomm's own OpenCL compiler) → adreno-a630 with the Qualcomm binaries
+/// kept as they are. Every pickle is read without executing any code from it: only allow-listed tinygrad class
+/// names, read as plain records (tinygrad never unpickles it); anything else is refused with one line. The log names
+/// the layout detected (docs/openpilot-pickles.md).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The pickle.
+    pub pickle: PathBuf,
+    /// Output bundle (.mrt).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Initial contents of input NAME that the pickled program advances in place (a queue passed in on every call,
+    /// as openpilot's compile_modeld.py does); the bundle keeps it as state. VALUE is `zeros` or a .npy file.
+    #[arg(long = "state-init", value_name = "NAME=zeros|FILE.npy", value_parser = parse_state_init)]
+    pub state_init: Vec<(String, String)>,
+    /// Sign the bundle with this Ed25519 private key (from `cargo xtask keygen`; read before converting).
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
+}
+
+impl Args {
+    /// Convert with `tc`'s exporter, print what was written (as `cargo xtask convert` does) and return the bundle.
+    pub fn run(self, tc: &Toolchain) -> Result<PathBuf> {
+        let Self {
+            pickle,
+            output,
+            state_init,
+            sign,
+        } = self;
+        let key = sign
+            .as_deref()
+            .map(crate::signing::read_signing_key)
+            .transpose()?;
+        let mut args = ExportArgs::pickle(pickle, PathBuf::new());
+        args.state_init = state_init;
+        let r = compile_with(tc, args, &output)?;
+        let signer = match &key {
+            Some(k) => Some(crate::signing::sign_file(&r.out, k)?),
+            None => None,
+        };
+        println!(
+            "wrote {} ({} bytes, {} kernels) in {:.1} s",
+            r.out.display(),
+            r.bytes,
+            r.kernels,
+            r.seconds
+        );
+        if let Some(fp) = signer {
+            println!("signed {} (signer {fp})", r.out.display());
+        }
+        Ok(r.out)
+    }
+}
+
+/// `NAME=zeros` or `NAME=FILE.npy` for `--state-init`.
+fn parse_state_init(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, v)) if !name.is_empty() && !v.is_empty() => {
+            Ok((name.to_string(), v.to_string()))
+        }
+        _ => Err(format!("expected NAME=zeros or NAME=FILE.npy, got '{s}'")),
+    }
+}
