@@ -74,7 +74,7 @@ mod table;
 mod validate;
 #[cfg(feature = "alloc")]
 pub mod writer;
-#[cfg(feature = "alloc")]
+#[cfg(all(feature = "alloc", feature = "multi"))]
 pub mod writer_multi;
 
 pub use error::BundleError;
@@ -107,6 +107,29 @@ pub struct Bundle<'a> {
     bytes: &'a [u8],
     multi: Option<Multi<'a>>,
 }
+
+/// Decode the `Multi` record that follows the index-check table of a multi-device bundle. Without the
+/// `multi` feature (a device build that runs one target) such a bundle is refused instead.
+fn decode_multi<'a>(trailing: &'a [u8]) -> Result<Multi<'a>, BundleError> {
+    #[cfg(feature = "multi")]
+    {
+        let (m, _) =
+            decode::take_from_bytes::<Multi<'a>>(trailing).map_err(|_| BundleError::BodyDecode)?;
+        Ok(m)
+    }
+    #[cfg(not(feature = "multi"))]
+    {
+        let _ = trailing;
+        Err(NO_MULTI)
+    }
+}
+
+/// The refusal of a multi-device bundle by a build without the `multi` feature.
+#[cfg(not(feature = "multi"))]
+const NO_MULTI: BundleError = BundleError::Invalid {
+    what: "a multi-device bundle (this build of modelrt-core lacks the `multi` feature; load it on the host, which runs each part on its device)",
+    index: 0,
+};
 
 impl<'a> Bundle<'a> {
     /// Parse and validate `bytes`. Every cross-reference is checked here, before anything runs: a
@@ -157,9 +180,7 @@ impl<'a> Bundle<'a> {
                 (Table::from_parts(0, &[], &[]), trailing)
             };
         let multi = if is_multi {
-            let (m, _) = decode::take_from_bytes::<Multi<'a>>(trailing)
-                .map_err(|_| BundleError::BodyDecode)?;
-            Some(m)
+            Some(decode_multi(trailing)?)
         } else {
             None
         };
@@ -172,7 +193,10 @@ impl<'a> Bundle<'a> {
             multi,
         };
         let checked = validate::validate(&bundle).and_then(|()| match &bundle.multi {
+            #[cfg(feature = "multi")]
             Some(m) => multi::validate_multi(&bundle, m),
+            #[cfg(not(feature = "multi"))]
+            Some(_) => Err(NO_MULTI),
             None => Ok(()),
         });
         if let Err(e) = checked {
@@ -194,6 +218,7 @@ impl<'a> Bundle<'a> {
     }
 
     /// Role `i` of a multi-device bundle and its part, parsed (validated when `self` was parsed).
+    #[cfg(feature = "multi")]
     pub fn part(&self, i: usize) -> Result<(Role<'a>, Bundle<'a>), BundleError> {
         let m = self.multi.as_ref().ok_or(BundleError::Invalid {
             what: "not a multi-device bundle",

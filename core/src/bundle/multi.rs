@@ -17,14 +17,17 @@
 //! inputs and outputs are the bundle's named tensors, its reference (if any) checks the whole frame,
 //! and it has no kernels and no steps; its target is the first role's.
 //!
-//! The record sits right after the postcard `Body`, before the padding to the weights blob (an
-//! appended field, evolution rule 3); readers before 2.3 refuse the header flag, so they never run
+//! The record follows the index-check table after the postcard `Body`, before the padding to the
+//! weights blob (an appended field, evolution rule 3). Validating containers and reading their parts
+//! needs the crate's `multi` feature (on with `std`); without it, a device build refuses them. Readers before 2.3 refuse the header flag, so they never run
 //! a container as if it were a program.
 use modelrt_hal::target::Target;
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "multi")]
 use super::schema::{BufferKind, TensorDesc};
 use super::table::Table;
+#[cfg(feature = "multi")]
 use super::{Bundle, BundleError, WEIGHTS_ALIGN};
 
 /// Most roles a bundle may name.
@@ -66,6 +69,7 @@ pub enum Xfer {
     Store { role: u32, output: u32, host: u32 },
 }
 
+#[cfg(feature = "multi")]
 fn invalid(what: &'static str, index: usize) -> BundleError {
     BundleError::Invalid {
         what,
@@ -74,6 +78,7 @@ fn invalid(what: &'static str, index: usize) -> BundleError {
 }
 
 /// The bytes of role `role`'s part, if its range lies in the weights blob.
+#[cfg(feature = "multi")]
 pub(crate) fn part_bytes<'a>(weights: &'a [u8], role: &Role<'_>) -> Option<&'a [u8]> {
     let (start, len) = role.part;
     let start = usize::try_from(start).ok()?;
@@ -82,6 +87,7 @@ pub(crate) fn part_bytes<'a>(weights: &'a [u8], role: &Role<'_>) -> Option<&'a [
 }
 
 /// Host buffer `host` of the container, which must hold exactly `t`'s bytes and be host-side.
+#[cfg(feature = "multi")]
 fn check_host(
     b: &Bundle<'_>,
     host: u32,
@@ -105,6 +111,7 @@ fn check_host(
 /// Check a multi-device container: the host side, every part, and the plan's order (every part input
 /// loaded once before its run from a host buffer that holds data by then, every role run exactly once,
 /// outputs stored only after their run, every container output stored).
+#[cfg(feature = "multi")]
 pub(crate) fn validate_multi(b: &Bundle<'_>, m: &Multi<'_>) -> Result<(), BundleError> {
     let body = b.body();
     m.roles.raw().check("roles")?;
@@ -163,10 +170,12 @@ pub(crate) fn validate_multi(b: &Bundle<'_>, m: &Multi<'_>) -> Result<(), Bundle
 }
 
 /// Bit `i` of a 128-bit set.
+#[cfg(feature = "multi")]
 fn bit(i: u32) -> u128 {
     1u128 << (i % 128)
 }
 
+#[cfg(feature = "multi")]
 fn check_plan(
     b: &Bundle<'_>,
     m: &Multi<'_>,
