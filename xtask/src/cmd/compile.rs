@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use xtask::compile::compile;
+use xtask::compile::compile_with;
 use xtask::exporter::{ExportArgs, Source};
 
 /// Compile an ONNX model (or, with --tinygrad, a tinygrad program) into a bundle with tinygrad 0.14 as the
@@ -48,11 +48,8 @@ impl Args {
         };
         // --image implies --float16 (IMAGE=1 FLOAT16=1)
         args.float16 = args.float16 || args.image;
-        let r = compile(&python, args, &output)?;
-        let signer = match &key {
-            Some(k) => Some(xtask::signing::sign_file(&r.out, k)?),
-            None => None,
-        };
+        // Signed in memory before it is written: the output is never an unsigned bundle.
+        let r = compile_with(&python, args, &output, key.as_ref())?;
         println!(
             "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
             r.out.display(),
@@ -67,7 +64,7 @@ impl Args {
         if let Some((device, why)) = &r.not_checked {
             println!("outputs NOT checked on {device} ({why}): the outputs are unverified");
         }
-        if let Some(fp) = signer {
+        if let Some(fp) = &r.signer {
             println!("signed {} (signer {fp})", r.out.display());
         }
         Ok(())

@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use xtask::compile::compile;
+use xtask::compile::compile_with;
 use xtask::exporter::ExportArgs;
 
 /// Convert a tinygrad compile3 pickle (plain or PICKLE_OOB=1) into a bundle without recompiling.
@@ -42,11 +42,8 @@ impl Args {
         let python = xtask::venv::ensure_venv(&xtask::setup::workspace_root())?;
         let mut args = ExportArgs::pickle(pickle, PathBuf::new());
         args.state_init = state_init;
-        let r = compile(&python, args, &output)?;
-        let signer = match &key {
-            Some(k) => Some(xtask::signing::sign_file(&r.out, k)?),
-            None => None,
-        };
+        // Signed in memory before it is written: the output is never an unsigned bundle.
+        let r = compile_with(&python, args, &output, key.as_ref())?;
         println!(
             "wrote {} ({} bytes, {} kernels) in {:.1} s",
             r.out.display(),
@@ -54,7 +51,7 @@ impl Args {
             r.kernels,
             r.seconds
         );
-        if let Some(fp) = signer {
+        if let Some(fp) = &r.signer {
             println!("signed {} (signer {fp})", r.out.display());
         }
         Ok(())
