@@ -24,7 +24,8 @@ signed one is refused by a trust store of its key. A crash of the process (SIGSE
 Only the harness is coverage-instrumented (atheris.instrument_func): the extension is a Rust library without
 SanitizerCoverage, so the feedback is the harness's branches, i.e. which kinds of argument were built.
 
-Environment: MRT_FUZZ_BUNDLE (a CPU bundle with at least one input and output, e.g. targets/assets/demo-x86_64.mrt),
+Environment: MRT_FUZZ_BUNDLE (a CPU bundle with at least one input and output: run.sh gives core/fuzz's small seed
+bundle on x86_64, targets/assets/demo-<arch>.mrt elsewhere),
 MRT_FUZZ_SIGNED (that bundle signed), MRT_FUZZ_KEY (the signer's .pub) and MRT_FUZZ_OTHER_KEY (another key's .pub),
 MRT_FUZZ_SCRATCH (a directory for bundle files). `targets/python/fuzz/run.sh` sets them up; docs/fuzzing.md.
 """
@@ -264,8 +265,8 @@ def build(fdp, x: np.ndarray):
   for _ in range(fdp.ConsumeIntInRange(0, 3)):
     try:
       v = transform(fdp, v)
-    except (TypeError, ValueError):
-      break  # numpy refuses that change of this array (e.g. a view of an object array): keep what was built
+    except (TypeError, ValueError, OverflowError, AttributeError):
+      break  # numpy refuses that change of this array (a view of an object array, a cast that overflows): stop here
   if isinstance(v, np.ndarray) and fdp.ConsumeBool():
     v = np.ndarray.view(v, CLASSES[fdp.ConsumeIntInRange(0, len(CLASSES) - 1)])
   return v

@@ -43,9 +43,18 @@ MODELRT_PYTHON="$py" "$cargo" xtask wheel "${wheel_args[@]}"
 rm -rf "$work/site"
 "$py" -m pip install --no-deps --no-index --quiet --target "$work/site" "$root"/target/wheels/modelrt-*.whl
 
-# The bundle, signed by a fresh key, and another key.
+# The bundle: on x86_64 the small seed bundle of core/fuzz (tinygrad's E_1024_4 kernel on 4096 floats,
+# a copy step and reference data: ~50 us a run, so the fuzzer spends its time at the boundary), else
+# the demo bundle (a conv net, ~5 ms a run). Signed by a fresh key; and another key.
 arch="$(uname -m)"
-bundle="$root/targets/assets/demo-$arch.mrt"
+if [[ "$arch" == x86_64 ]]; then
+    CARGO_TARGET_DIR="$root/core/fuzz/target" "$cargo" build --quiet \
+        --manifest-path "$root/core/fuzz/Cargo.toml" --bin fuzz-seeds
+    "$root/core/fuzz/target/debug/fuzz-seeds" "$work/seeds" load_run_cpu
+    bundle="$work/seeds/cpu_e1024_copy_ref.mrt"
+else
+    bundle="$root/targets/assets/demo-$arch.mrt"
+fi
 "$cargo" xtask keygen "$work/keys" --yes >/dev/null
 "$cargo" xtask keygen "$work/other-key" --yes >/dev/null
 cp "$bundle" "$work/signed.mrt"
