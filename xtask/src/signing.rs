@@ -206,7 +206,7 @@ mod tests {
         v
     }
 
-    /// Issue 37: `--sign` used to write the bundle unsigned to the destination and sign it there
+    /// `--sign` once wrote the bundle unsigned to the destination and signed it there
     /// afterwards. Now, while it is being signed and while the signed bytes are written, the
     /// destination is still absent (or the earlier file), and afterwards it is the signed bundle.
     #[test]

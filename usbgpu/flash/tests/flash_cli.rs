@@ -650,7 +650,7 @@ fn dump_and_read_never_replace_an_existing_file_without_yes() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// Issue 37: `rom dump` replaced an existing file (an older good dump) without asking.
+/// `rom dump` once replaced an existing file (an older good dump) without asking.
 #[test]
 fn rom_dump_never_replaces_an_existing_file_without_yes() {
     let img = image(15);
