@@ -1,9 +1,12 @@
 //! Files replaced whole or not at all: the bytes go to a new temporary file in the same directory
 //! (created exclusively, so no existing file or symlink is followed), which is synced and then
 //! renamed over the destination, and the directory is synced. A failure at any point removes the
-//! temporary file and leaves whatever was at the destination as it was. Every tool that writes a
-//! user's file goes through [`replace_file`] (`.npy` outputs and state dumps, `bench --trace`,
-//! bundles written and signed by `cargo xtask`).
+//! temporary file and leaves whatever was at the destination as it was. The tools that write what
+//! they derive go through [`replace_file`] and replace an earlier result (`modelrt run -o` and
+//! `--dump-state` `.npy` files, `modelrt bench --trace`, bundles written and signed by `cargo
+//! xtask compile/convert/sign`). Files that cannot be made again — flash dumps and reads
+//! (`gpuflash dump`, `read -o`, `rom dump`), signing keys (`cargo xtask keygen`) — are never
+//! replaced without `--yes`, and gpuflash's backups are named by their hash and never replaced.
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io;
