@@ -2,7 +2,8 @@
 //! (`xtask::compile::compile_with`): the vision net compiled for the host CPU with a key lands at the
 //! destination signed — byte for byte the unsigned compile of the same arguments signed with that key
 //! (Ed25519 signatures are deterministic), accepted by a trust store of that key and refused by one of
-//! another key — and an earlier file at the destination is replaced only by the signed bundle.
+//! another key — and an earlier file at the destination is replaced only by the signed bundle: a
+//! watcher thread reads every version of the destination during the compile.
 use std::path::PathBuf;
 
 use modelrt_platform::trust::TrustStore;
@@ -24,7 +25,40 @@ fn compile_with_a_key_writes_the_signed_bundle_only() {
     let out = dir.join("vision.mrt");
     std::fs::write(&out, b"an earlier bundle").unwrap();
     let args = ExportArgs::onnx(&model, target, PathBuf::new());
-    let r = xtask::compile::compile_with(&py, args, &out, Some(&key)).unwrap();
+    // While the compile runs, every version of the destination is read (on each change of its inode,
+    // length or mtime): each must be the earlier file or a bundle the key's trust store accepts —
+    // never an unsigned bundle, which the old `--sign` (write, then sign in place) left there.
+    let store = TrustStore::from_paths(&[&public]).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        let watcher = s.spawn(|| {
+            use std::os::unix::fs::MetadataExt;
+            let mut last = None;
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let stamp = std::fs::metadata(&out)
+                    .ok()
+                    .map(|m| (m.ino(), m.len(), m.mtime_nsec()));
+                if stamp.is_some() && stamp != last {
+                    last = stamp;
+                    if let Ok(bytes) = std::fs::read(&out) {
+                        let ok = bytes == b"an earlier bundle" || store.check(&bytes).is_ok();
+                        seen.push((bytes.len(), ok));
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            seen
+        });
+        let r = xtask::compile::compile_with(&py, args, &out, Some(&key));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let seen = watcher.join().unwrap();
+        assert!(
+            seen.iter().all(|(_, ok)| *ok),
+            "the destination held an unsigned or partial bundle: {seen:?}"
+        );
+        r.unwrap()
+    });
     let signed = std::fs::read(&out).unwrap();
     assert_eq!(r.bytes, signed.len());
     assert_eq!(
@@ -36,7 +70,6 @@ fn compile_with_a_key_writes_the_signed_bundle_only() {
         key.sign(&unsigned).unwrap(),
         "the unsigned compile, signed"
     );
-    let store = TrustStore::from_paths(&[&public]).unwrap();
     assert_eq!(store.check(&signed).unwrap(), key.public());
     let foreign = TrustStore::from_paths(&[&other]).unwrap();
     let e = foreign.check(&signed).unwrap_err().to_string();
