@@ -8,7 +8,7 @@
 # executions per second; the default dev build is the one the Python suite tests). Python: the
 # exporter venv's ($MODELRT_PYTHON, else target/modelrt-venv/bin/python; atheris is pinned in
 # xtask/exporter/requirements.txt, which `cargo xtask compile`/`setup` install). Prints
-# `fuzz: python_api executions=N exit=RC` from libFuzzer's final statistics; exits non-zero on any
+# `fuzz: python_api executions=N corpus=M exit=RC` (libFuzzer's final statistics); exits non-zero on any
 # finding, the input left in target/python-fuzz/artifacts/. See docs/fuzzing.md.
 set -euo pipefail
 
@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --release) wheel_args=(); shift ;;
-        -h|--help) sed -n '2,13p' "$here/run.sh"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$here/run.sh"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
