@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --release) wheel_args=(); shift ;;
-        -h|--help) sed -n '2,11p' "$here/run.sh"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$here/run.sh"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
