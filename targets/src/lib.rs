@@ -13,6 +13,7 @@ pub mod disasm;
 pub mod inspect;
 pub mod npy;
 pub mod registry;
+pub mod replace;
 pub mod runner;
 
 /// The bundle file, mapped or read (`modelrt_platform::bundle_file`).

@@ -2,9 +2,8 @@
 //! little-endian or byte-order-free dtypes, C order only. Errors name the file problem in one line.
 //! Files are written whole or not at all ([`write_file`]): a failed write never leaves a truncated
 //! file, nor damages the file it was meant to replace.
-use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use modelrt_hal::target::DType;
 
@@ -190,58 +189,18 @@ pub fn encode(dtype: DType, shape: &[u64], data: &[u8]) -> Vec<u8> {
 }
 
 /// Write an array as a version 1.0 `.npy` file at `path`, replacing any file there only once the
-/// whole new file is written (see [`replace_file`]).
+/// whole new file is written (see [`crate::replace::replace_file`]).
 pub fn write_file(path: &Path, dtype: DType, shape: &[u64], data: &[u8]) -> io::Result<()> {
-    replace_file(path, |f| {
+    crate::replace::replace_file(path, |f| {
         f.write_all(&header(dtype, shape))?;
         f.write_all(data)
     })
 }
 
-/// Create `path` with the bytes `fill` writes, all or nothing: they go to a new temporary file in
-/// the same directory (created exclusively, so no existing file or symlink is followed), which is
-/// flushed to disk and then renamed over `path`. If `fill`, the flush or the rename fails, the
-/// temporary file is removed and whatever was at `path` before is left as it was. A symlink at
-/// `path` is replaced, not written through.
-pub fn replace_file(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
-    let (tmp, mut file) = create_temp_beside(path)?;
-    let written = fill(&mut file)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
-            drop(file);
-            std::fs::rename(&tmp, path)
-        });
-    if written.is_err() {
-        // Best effort: the error that matters is the write's.
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// A new, empty file next to `path` named `.NAME.PID-K.tmp`, created exclusively.
-fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
-    let dir = path.parent().unwrap_or(Path::new(""));
-    let mut k = 0u32;
-    loop {
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".{}-{k}.tmp", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => return Ok((tmp, f)),
-            // Left over by an earlier run with the same process id: take the next name.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && k < 1000 => k += 1,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     /// Header bytes exactly as numpy 2.x's `np.save` writes them for `np.arange(6, dtype='<f4').reshape(2, 3)`.
     fn numpy_file() -> Vec<u8> {
@@ -316,28 +275,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
-    }
-
-    #[test]
-    fn a_write_failing_midway_leaves_the_old_file_intact() {
-        let dir = scratch("fail");
-        let path = dir.join("y.npy");
-        let old = encode(DType::U8, &[3], &[1, 2, 3]);
-        std::fs::write(&path, &old).unwrap();
-        let e = replace_file(&path, |f| {
-            f.write_all(b"\x93NUMPY partial")?;
-            Err(io::Error::other("injected failure"))
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "injected failure");
-        assert_eq!(std::fs::read(&path).unwrap(), old);
-        // The temporary file is gone too.
-        assert_eq!(listing(&dir), ["y.npy"]);
-        // A new file that fails is not created at all.
-        let fresh = dir.join("z.npy");
-        assert!(replace_file(&fresh, |_| Err(io::Error::other("no"))).is_err());
-        assert_eq!(listing(&dir), ["y.npy"]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Where `modelrt run` writes, driven as a user would: outputs and state buffers whose names map to
 //! the same file name (`a/b` and `a_b`) get distinct files and the mapping is printed — for `run`,
-//! `run --steps` and `--dump-state` — and `-o`/`--dump-state` are checked before the model runs. The
+//! `run --steps` and `--dump-state` — and `-o`/`--dump-state` are checked before the model runs; a
+//! write that fails midway (`.npy` outputs, state dumps, `bench --trace`) keeps the file it would have
+//! replaced and leaves no temporary file. The
 //! expected file contents are the test bundle's input, weight and state initialisers, fixed here.
 mod cli_common;
 
@@ -224,4 +226,30 @@ fn a_write_failing_midway_keeps_the_existing_file() {
         read_npy(&out_dir.join("s.npy")),
         (vec![N as u64], S0.to_vec())
     );
+}
+
+#[test]
+fn a_trace_write_failing_midway_keeps_the_existing_trace() {
+    let dir = scratch("trace-fails");
+    let demo = asset(&format!("demo-{}.mrt", std::env::consts::ARCH));
+    let demo = demo.to_str().unwrap();
+    let trace = dir.join("t.json");
+    let old = b"{\"an earlier\": \"trace\"}".to_vec();
+    std::fs::write(&trace, &old).unwrap();
+    let t = trace.to_str().unwrap();
+    let args = ["bench", demo, "--iters", "1", "--warmup", "0", "--trace", t];
+    // 64 bytes: less than any trace of the demo bundle (its name alone is longer).
+    let o = modelrt_with_file_limit(64, &args);
+    let err = one_line_error(&o);
+    assert!(err.contains(&format!("cannot write {t}")), "{err}");
+    assert_eq!(std::fs::read(&trace).unwrap(), old);
+    assert_eq!(listing(&dir), ["t.json"]);
+    // Without the limit it is replaced whole by a trace-event document.
+    ok(&modelrt(&args));
+    let doc = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        doc.contains("\"traceEvents\"") && doc.trim_end().ends_with('}'),
+        "{doc}"
+    );
+    assert_eq!(listing(&dir), ["t.json"]);
 }

@@ -253,6 +253,13 @@ pub fn run(no_lint: bool) -> Result<()> {
             .args(["core/fuzz/run.sh", "--seconds", "12"])
             .current_dir(workspace_root()),
     )?;
+    step(
+        "Python API fuzzer, 12 s (targets/python/fuzz/run.sh: atheris; docs/fuzzing.md)",
+        Command::new("bash")
+            .args(["targets/python/fuzz/run.sh", "--seconds", "12"])
+            .env("MODELRT_PYTHON", &python)
+            .current_dir(workspace_root()),
+    )?;
     eprintln!("\n==> ONNX conformance, CI subset (fails on WRONG, CRASH or a lost baseline PASS)");
     xtask::conformance::run(&xtask::conformance::Options::ci())?;
     eprintln!("\n==> footprint of the no_std core+hal (budget +10%)");

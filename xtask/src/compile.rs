@@ -1,6 +1,6 @@
 //! `cargo xtask compile` / `convert`: run the exporter into a scratch directory under `target/`, build
-//! the bundle from its manifest and write it atomically (temp file + rename), so a failed compile never
-//! leaves a half-written bundle behind. With `--beam N` the search cache the exporter wrote is moved next to the
+//! the bundle from its manifest, sign it in memory with `--sign`, and write it atomically (temp file + rename),
+//! so a failed compile never leaves a half-written or unsigned bundle behind. With `--beam N` the search cache the exporter wrote is moved next to the
 //! bundle (or to `--beam-cache-out`) only once the bundle is written. Compiles for adreno-a630, amd-gfx1100
 //! and hexagon-v65 first run the bundle on that target's executing model and refuse wrong outputs
 //! ([`crate::emu_check`]): ONNX models against onnxruntime, `--tinygrad` programs against tinygrad's own
@@ -29,6 +29,8 @@ pub struct CompileReport {
     pub emu_check: Option<EmuCheck>,
     /// For a target with an executing model whose check did not run: that model's `--device` name and why.
     pub not_checked: Option<(&'static str, String)>,
+    /// The signer's fingerprint, when the bundle was signed (`--sign`).
+    pub signer: Option<String>,
 }
 
 /// Refuse flags that would only loosen the check: in tinygrad 0.14 FLOAT16 acts only through IMAGE's half
@@ -93,11 +95,18 @@ impl Toolchain {
 
 /// Export `args.source` with this repository's exporter and write the bundle to `out`.
 pub fn compile(python: &Path, args: ExportArgs, out: &Path) -> Result<CompileReport> {
-    compile_with(&Toolchain::repo(python), args, out)
+    compile_with(&Toolchain::repo(python), args, out, None)
 }
 
-/// Export `args.source` with the exporter `tc` names and write the bundle to `out`.
-pub fn compile_with(tc: &Toolchain, mut args: ExportArgs, out: &Path) -> Result<CompileReport> {
+/// Export `args.source` with the exporter `tc` names and write the bundle to `out`, signing it with
+/// `key` (`--sign`) before it is written: `out` never holds it unsigned
+/// ([`crate::signing::write_bundle`]).
+pub fn compile_with(
+    tc: &Toolchain,
+    mut args: ExportArgs,
+    out: &Path,
+    key: Option<&crate::signing::SigningKey>,
+) -> Result<CompileReport> {
     let start = Instant::now();
     check_flags(&args)?;
     let file = args.source.file();
@@ -207,9 +216,7 @@ pub fn compile_with(tc: &Toolchain, mut args: ExportArgs, out: &Path) -> Result<
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    let tmp = out.with_extension("mrt.tmp");
-    std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    let written = crate::signing::write_bundle(out, &bytes, key)?;
     if let Some(dst) = &beam_cache {
         let tmp = dst.with_extension("json.tmp");
         std::fs::copy(scratch.join("beam.json"), &tmp)
@@ -218,13 +225,14 @@ pub fn compile_with(tc: &Toolchain, mut args: ExportArgs, out: &Path) -> Result<
     }
     Ok(CompileReport {
         out: out.to_path_buf(),
-        bytes: bytes.len(),
+        bytes: written,
         kernels: manifest.kernels.len(),
         launches,
         seconds: start.elapsed().as_secs_f64(),
         beam_cache,
         emu_check,
         not_checked,
+        signer: key.map(|k| modelrt_platform::trust::fingerprint(&k.public())),
     })
 }
 

@@ -51,6 +51,7 @@ pub fn compile_multi(
     args: ExportArgs,
     roles: &[(String, TargetName)],
     out: &Path,
+    key: Option<&crate::signing::SigningKey>,
 ) -> Result<MultiReport> {
     let start = Instant::now();
     if !matches!(args.source, Source::Tinygrad(_)) {
@@ -164,9 +165,8 @@ pub fn compile_multi(
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    let tmp = out.with_extension("mrt.tmp");
-    std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
+    // Signed in memory before the one atomic write: the output is never an unsigned bundle.
+    let written = crate::signing::write_bundle(out, &bytes, key)?;
     let crossings = spec
         .hosts
         .iter()
@@ -175,7 +175,7 @@ pub fn compile_multi(
     println!(
         "wrote {} ({} bytes; {} roles: {}; {} cross-device copies per frame) in {:.1} s",
         out.display(),
-        bytes.len(),
+        written,
         roles.len(),
         roles
             .iter()
@@ -188,7 +188,7 @@ pub fn compile_multi(
     );
     Ok(MultiReport {
         out: out.to_path_buf(),
-        bytes: bytes.len(),
+        bytes: written,
         roles: reports,
         check,
         seconds: start.elapsed().as_secs_f64(),

@@ -108,22 +108,32 @@ pub fn read_signing_key(path: &Path) -> Result<SigningKey> {
 /// fingerprint.
 pub fn sign_file(path: &Path, key: &SigningKey) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let signed = key
-        .sign(&bytes)
-        .with_context(|| format!("{}", path.display()))?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.signing-{}", std::process::id()));
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
-    let written = f.write_all(&signed).and_then(|()| f.sync_all());
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
+    write_bundle(path, &bytes, Some(key))?;
     Ok(fingerprint(&key.public()))
+}
+
+/// Write bundle `bytes` to `out`, signed with `key` when there is one: the bytes are signed in
+/// memory first, then written whole to a temporary file beside `out` that is renamed over it
+/// (`modelrt_targets::replace`). So `out` never holds an unsigned or half-written bundle, not even
+/// for a moment: it is the earlier file until the signed one replaces it, and a bundle that cannot
+/// be signed or written leaves it as it was. Returns the number of bytes written.
+pub fn write_bundle(out: &Path, bytes: &[u8], key: Option<&SigningKey>) -> Result<usize> {
+    write_bundle_with(out, bytes, |b| match key {
+        Some(k) => k.sign(b),
+        None => Ok(b.to_vec()),
+    })
+}
+
+/// [`write_bundle`] with the signing step given (tests observe the destination from inside it).
+fn write_bundle_with(
+    out: &Path,
+    bytes: &[u8],
+    sign: impl FnOnce(&[u8]) -> Result<Vec<u8>>,
+) -> Result<usize> {
+    let signed = sign(bytes).with_context(|| format!("{}", out.display()))?;
+    modelrt_targets::replace::replace_with(out, &signed)
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(signed.len())
 }
 
 #[cfg(test)]
@@ -183,6 +193,91 @@ mod tests {
         std::fs::write(&bundle, b"not a bundle").unwrap();
         let e = format!("{:#}", sign_file(&bundle, &key).unwrap_err());
         assert!(e.contains("not a modelrt bundle"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Names in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// `--sign` once wrote the bundle unsigned to the destination and signed it there
+    /// afterwards. Now, while it is being signed and while the signed bytes are written, the
+    /// destination is still absent (or the earlier file), and afterwards it is the signed bundle.
+    #[test]
+    fn the_destination_never_holds_an_unsigned_bundle() {
+        let dir = tmp("never-unsigned");
+        let (secret, public) = keygen(&dir.join("keys"), false).unwrap();
+        let key = read_signing_key(&secret).unwrap();
+        let demo =
+            std::fs::read(crate::setup::workspace_root().join("targets/assets/demo-x86_64.mrt"))
+                .unwrap();
+        let out = dir.join("m.mrt");
+        let store = TrustStore::from_paths(&[&public]).unwrap();
+        for earlier in [None, Some(b"an earlier bundle".to_vec())] {
+            if let Some(e) = &earlier {
+                std::fs::write(&out, e).unwrap();
+            }
+            let seen = |what: &str| {
+                let now = std::fs::read(&out).ok();
+                assert_eq!(
+                    now, earlier,
+                    "{what}: the destination changed before the rename"
+                );
+            };
+            let n = write_bundle_with(&out, &demo, |b| {
+                seen("before signing");
+                let signed = key.sign(b)?;
+                seen("after signing");
+                Ok(signed)
+            })
+            .unwrap();
+            let written = std::fs::read(&out).unwrap();
+            assert_eq!(written.len(), n);
+            assert_eq!(store.check(&written).unwrap(), key.public());
+            assert_eq!(listing(&dir), ["keys", "m.mrt"]);
+            std::fs::remove_file(&out).unwrap();
+        }
+        // The public entry point signs too.
+        write_bundle(&out, &demo, Some(&key)).unwrap();
+        assert!(store.check(&std::fs::read(&out).unwrap()).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A bundle that cannot be signed (not a bundle) or written (the destination is a directory)
+    /// leaves the destination as it was and no temporary file.
+    #[test]
+    fn a_failed_sign_or_write_leaves_the_destination_alone() {
+        let dir = tmp("sign-fails");
+        let (secret, _) = keygen(&dir.join("keys"), false).unwrap();
+        let key = read_signing_key(&secret).unwrap();
+        let out = dir.join("m.mrt");
+        let e = format!(
+            "{:#}",
+            write_bundle(&out, b"not a bundle", Some(&key)).unwrap_err()
+        );
+        assert!(e.contains("not a modelrt bundle"), "{e}");
+        assert_eq!(listing(&dir), ["keys"]);
+        std::fs::write(&out, b"keep").unwrap();
+        assert!(write_bundle(&out, b"not a bundle", Some(&key)).is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"keep");
+        let demo =
+            std::fs::read(crate::setup::workspace_root().join("targets/assets/demo-x86_64.mrt"))
+                .unwrap();
+        let as_dir = dir.join("d.mrt");
+        std::fs::create_dir_all(as_dir.join("inside")).unwrap();
+        let e = format!(
+            "{:#}",
+            write_bundle(&as_dir, &demo, Some(&key)).unwrap_err()
+        );
+        assert!(e.contains("cannot write"), "{e}");
+        assert!(as_dir.join("inside").is_dir());
+        assert_eq!(listing(&dir), ["d.mrt", "keys", "m.mrt"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

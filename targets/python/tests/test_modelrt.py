@@ -399,7 +399,7 @@ class Boundary(unittest.TestCase):
       self.assertEqual(got, self.want)
 
   def test_odd_arrays_are_read_or_refused_never_misread(self):
-    """A seeded randomized property test (in place of hypothesis/atheris, which the venv does not pin): every
+    """A seeded randomized property test (the coverage-guided search is targets/python/fuzz/fuzz_api.py): every
     variant of an input or output array is either used exactly as numpy sees it or refused with TypeError or
     ValueError; a run never reads or writes bytes other than the array's own."""
     rng = np.random.default_rng(2037)

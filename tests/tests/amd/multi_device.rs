@@ -70,7 +70,7 @@ fn compile_case(
     args.emu_check = checked;
     let roles: Vec<(String, TargetName)> = roles.iter().map(|(r, t)| (r.to_string(), *t)).collect();
     let split_out = dir.join("split.mrt");
-    xtask::compile_multi::compile_multi(&py, args.clone(), &roles, &split_out)
+    xtask::compile_multi::compile_multi(&py, args.clone(), &roles, &split_out, None)
         .expect("the split compile (its parts' and its own pre-write checks pass)");
     let cpu_out = dir.join("cpu.mrt");
     xtask::compile::compile(&py, args, &cpu_out).expect("the single-target cpu compile");
@@ -310,7 +310,8 @@ fn a_split_onto_two_cpu_roles_equals_the_single_cpu_bundle_bit_for_bit() {
         ("gpu".to_string(), TargetName::CpuX86_64),
     ];
     let out = dir.join("split-cpu.mrt");
-    xtask::compile_multi::compile_multi(&py, args, &roles, &out).expect("split onto two CPU roles");
+    xtask::compile_multi::compile_multi(&py, args, &roles, &out, None)
+        .expect("split onto two CPU roles");
     let bytes = std::fs::read(&out).unwrap();
     let split = run(&bytes, emulated(&["cpu", "cpu"]), &c.gold);
     let cpu = run(&c.cpu, LoadOptions::on(device("cpu").unwrap()), &c.gold);

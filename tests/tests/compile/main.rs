@@ -6,3 +6,4 @@ mod convert_pickle;
 mod disasm_bundles;
 mod e2e_targets;
 mod emu_check;
+mod signed_compile;

@@ -650,6 +650,46 @@ fn dump_and_read_never_replace_an_existing_file_without_yes() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `rom dump` once replaced an existing file (an older good dump) without asking.
+#[test]
+fn rom_dump_never_replaces_an_existing_file_without_yes() {
+    let img = image(15);
+    let (d, _board, t) = flash_board("rom-noreplace", "emu-direct", &img);
+    let old = b"an older good dump".to_vec();
+    let rom = d.join("rom.bin");
+    std::fs::write(&rom, &old).unwrap();
+    let e = error_line(&gpuflash(&["--transport", &t, "rom", "dump", p(&rom)]));
+    assert!(e.contains(p(&rom)) && e.contains("--yes"), "{e}");
+    assert!(std::fs::read(&rom).unwrap() == old, "kept");
+    // Refused before the transport is opened.
+    let missing = format!("emu-direct:{}", p(&d.join("missing.bin")));
+    let e = error_line(&gpuflash(&[
+        "--transport",
+        &missing,
+        "rom",
+        "dump",
+        p(&rom),
+    ]));
+    assert!(e.contains("--yes"), "{e}");
+    // With --yes it is replaced; a new file needs no --yes; nothing temporary is left.
+    let o = gpuflash(&["--transport", &t, "rom", "dump", p(&rom), "--yes"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::read(&rom).unwrap() == img);
+    let fresh = d.join("fresh-rom.bin");
+    let o = gpuflash(&["--transport", &t, "rom", "dump", p(&fresh)]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(std::fs::read(&fresh).unwrap() == img);
+    let left: Vec<_> = std::fs::read_dir(&d.0)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let (out, _) = text(&gpuflash(&["rom", "dump", "--help"]));
+    assert!(out.contains("--yes") && out.contains("replace"), "{out}");
+}
+
 #[test]
 fn help_names_the_new_safety_flags() {
     let (out, _) = text(&gpuflash(&["write", "--help"]));

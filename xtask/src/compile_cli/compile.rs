@@ -51,19 +51,22 @@ impl Args {
         // --image implies --float16 (IMAGE=1 FLOAT16=1)
         args.float16 = args.float16 || args.image;
         if let Some(roles) = crate::exporter::roles_of(&args.targets)? {
-            let r = crate::compile_multi::compile_multi(&tc.python, args, &roles, &output)?;
+            let r = crate::compile_multi::compile_multi(
+                &tc.python,
+                args,
+                &roles,
+                &output,
+                key.as_ref(),
+            )?;
             if let Some(k) = &key {
-                let fp = crate::signing::sign_file(&r.out, k)?;
+                let fp = modelrt_platform::trust::fingerprint(&k.public());
                 println!("signed {} (signer {fp})", r.out.display());
             }
             return Ok(r.out);
         }
         args.target = args.targets.first().map(|t| t.target);
-        let r = compile_with(tc, args, &output)?;
-        let signer = match &key {
-            Some(k) => Some(crate::signing::sign_file(&r.out, k)?),
-            None => None,
-        };
+        // Signed in memory before it is written: the output is never an unsigned bundle.
+        let r = compile_with(tc, args, &output, key.as_ref())?;
         println!(
             "wrote {} ({} bytes, {} kernels, {} launches) in {:.1} s",
             r.out.display(),
@@ -78,7 +81,7 @@ impl Args {
         if let Some((device, why)) = &r.not_checked {
             println!("outputs NOT checked on {device} ({why}): the outputs are unverified");
         }
-        if let Some(fp) = signer {
+        if let Some(fp) = &r.signer {
             println!("signed {} (signer {fp})", r.out.display());
         }
         Ok(r.out)

@@ -45,11 +45,8 @@ impl Args {
             .transpose()?;
         let mut args = ExportArgs::pickle(pickle, PathBuf::new());
         args.state_init = state_init;
-        let r = compile_with(tc, args, &output)?;
-        let signer = match &key {
-            Some(k) => Some(crate::signing::sign_file(&r.out, k)?),
-            None => None,
-        };
+        // Signed in memory before it is written: the output is never an unsigned bundle.
+        let r = compile_with(tc, args, &output, key.as_ref())?;
         println!(
             "wrote {} ({} bytes, {} kernels) in {:.1} s",
             r.out.display(),
@@ -57,7 +54,7 @@ impl Args {
             r.kernels,
             r.seconds
         );
-        if let Some(fp) = signer {
+        if let Some(fp) = &r.signer {
             println!("signed {} (signer {fp})", r.out.display());
         }
         Ok(r.out)

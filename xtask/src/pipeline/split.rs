@@ -42,7 +42,7 @@ pub fn compile(python: &Path, spec: String, out: &Path) -> Result<Vec<u8>> {
     args.source = Source::Tinygrad(spec);
     args.emu_check = false;
     let roles: Vec<(String, TargetName)> = ROLES.iter().map(|(r, t)| (r.to_string(), *t)).collect();
-    crate::compile_multi::compile_multi(python, args, &roles, out)?;
+    crate::compile_multi::compile_multi(python, args, &roles, out, None)?;
     Ok(std::fs::read(out)?)
 }
 

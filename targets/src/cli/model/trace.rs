@@ -1,5 +1,5 @@
 //! `modelrt bench --trace`: run the bundle once more, step by step, on a second CPU executor and write
-//! the steps as a Chrome trace-event JSON (open in Perfetto).
+//! the steps as a Chrome trace-event JSON (open in Perfetto), to a temporary file renamed over FILE.
 use std::path::Path;
 
 use anyhow::{bail, Context};
@@ -63,6 +63,8 @@ pub(super) fn write_trace(
     let mut doc = String::new();
     write_chrome_trace(&mut doc, &name, &slices)
         .map_err(|_| anyhow::anyhow!("cannot format the trace"))?;
-    std::fs::write(file, doc).with_context(|| format!("cannot write {}", file.display()))?;
+    // Whole or not at all: a failed write leaves an earlier trace at `file` as it was.
+    modelrt_targets::replace::replace_with(file, doc.as_bytes())
+        .with_context(|| format!("cannot write {}", file.display()))?;
     Ok(slices.len())
 }

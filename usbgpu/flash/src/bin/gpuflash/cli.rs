@@ -160,8 +160,14 @@ pub enum PspCmd {
 pub enum RomCmd {
     /// Dump 2 MiB through the aperture; refuses a dump without the AA55AA55 magic or with
     /// mirrored 1 MiB halves.
+    ///
+    /// FILE is written to a temporary file beside it, synced and renamed; an existing FILE (e.g. an
+    /// older good dump) is never replaced without --yes.
     Dump {
         /// Output file.
         file: PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        yes: bool,
     },
 }

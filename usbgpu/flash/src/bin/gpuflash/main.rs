@@ -45,7 +45,10 @@ fn run(cli: &Cli) -> Result<()> {
                 refuse_existing(o, *yes)?;
             }
         }
-        Cmd::Dump { file, yes } => refuse_existing(file, *yes)?,
+        Cmd::Dump { file, yes }
+        | Cmd::Rom {
+            cmd: RomCmd::Dump { file, yes },
+        } => refuse_existing(file, *yes)?,
         Cmd::Psp {
             cmd: PspCmd::IfwiAll { yes: false, .. },
         } => bail!("refusing to stream firmware without --yes"),
@@ -81,8 +84,8 @@ fn run(cli: &Cli) -> Result<()> {
             cmd: PspCmd::IfwiAll { file, .. },
         } => psp::ifwi_all(b, file),
         Cmd::Rom {
-            cmd: RomCmd::Dump { file },
-        } => rom::dump(b, file),
+            cmd: RomCmd::Dump { file, yes },
+        } => rom::dump(b, file, *yes),
     };
     match board.usb_transfers() {
         Some(n) => eprintln!("BAR5 accesses: {}; USB transfers: {n}", board.accesses()),
