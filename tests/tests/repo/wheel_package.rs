@@ -28,7 +28,12 @@ fn the_compile_extra_pins_the_exporter_venv() {
     let mut pins: Vec<String> = reqs
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("ruff=="))
+        // The venv's development tools (the linter, the Python API fuzzer) are not the compiler's.
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('#')
+                && !["ruff==", "atheris=="].iter().any(|t| l.starts_with(t))
+        })
         .map(str::to_string)
         .collect();
     extra.sort();
