@@ -69,11 +69,27 @@ pub fn download<T: UsbTransport, E: From<BridgeError>>(
     bridge: &mut Bridge<T>,
     out: &mut [u8],
     staging: &mut [u8],
+    release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
+) -> Result<usize, E> {
+    download_while(bridge, out, staging, |_| true, release)
+}
+
+/// [`download`] that asks `go_on(offset)` before arming each chunk and stops there, between two chunks (nothing
+/// armed, nothing pending), when it says no: the progress and stop hook of interruptible copies. Returns the
+/// number of chunks received; the first `chunks * DOWNLOAD_CHUNK` bytes of `out` (at most its length) are valid.
+pub fn download_while<T: UsbTransport, E: From<BridgeError>>(
+    bridge: &mut Bridge<T>,
+    out: &mut [u8],
+    staging: &mut [u8],
+    mut go_on: impl FnMut(usize) -> bool,
     mut release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
     check_staging("download staging buffer", staging, DOWNLOAD_CHUNK)?;
     let mut chunks = 0;
     for (i, chunk) in out.chunks_mut(DOWNLOAD_CHUNK).enumerate() {
+        if !go_on(i * DOWNLOAD_CHUNK) {
+            break;
+        }
         bridge.sram_read_arm(chunk.len())?;
         release(bridge, i * DOWNLOAD_CHUNK, chunk.len())?;
         let wire = &mut staging[..sector_padded(chunk.len())];
