@@ -327,7 +327,11 @@ fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
             String::new()
         }
     };
-    print_phase(&format!("host→device{}", of(&r.upload)), &r.upload, r.emulated);
+    print_phase(
+        &format!("host→device{}", of(&r.upload)),
+        &r.upload,
+        r.emulated,
+    );
     match (&r.download, r.download_skipped) {
         (Some(d), _) => print_phase(&format!("device→host{}", of(d)), d, r.emulated),
         (None, Some(why)) => outln!("device→host: skipped: {why}"),

@@ -300,11 +300,7 @@ pub fn copy_bench_with(
         counts: s.counts().since(&c0),
         chunks,
     };
-    if let Some(at) = out[..down_bytes]
-        .iter()
-        .zip(&src)
-        .position(|(a, b)| a != b)
-    {
+    if let Some(at) = out[..down_bytes].iter().zip(&src).position(|(a, b)| a != b) {
         return Err(BenchError::Mismatch {
             phase: "device→host",
             offset: at / DOWNLOAD_CHUNK * DOWNLOAD_CHUNK,
