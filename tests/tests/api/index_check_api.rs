@@ -1,4 +1,4 @@
-//! Index-input range checks (issue 40 item 1) through the C and Python APIs: the Gather bundle of
+//! Index-input range checks through the C and Python APIs: the Gather bundle of
 //! `xtask/exporter/tools/make_index_models.py` (a 50-row table; the CLI and Rust paths are tested in
 //! `tests/tests/cpu/index_inputs.rs`) is run with onnxruntime's refused index values (1000000 at element 1) and
 //! with its accepted ones. `mrt_model_run` must return `MRT_ERR_RUN` with `mrt_last_error` naming the input, the

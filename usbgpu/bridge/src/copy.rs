@@ -9,6 +9,8 @@
 //!   the GPU to have drained that window's previous occupant (fence ≥ seq−1).
 //! - Download (SRAM → host): chunks of up to 512 KiB; 0xF2 read arm, then `release(len)` (on a GPU:
 //!   SDMA copy into 0x200000 + the write of PCIe 0x82200C), then one bulk IN (docs/hw/asm24-bridge.md §5.2).
+//!   `download_while` asks a `go_on(offset)` hook before arming each chunk, so an interruptible copy stops
+//!   between chunks with nothing armed (an upload stops the same way when `before_chunk` returns an error).
 //!
 //! Transfer cost: per 256 KiB uploaded, 1 control + 1 bulk; per 512 KiB downloaded, 1 control + 1 bulk.
 use crate::proto::{sector_padded, SLOT, SRAM_SIZE};
