@@ -274,6 +274,11 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
 }
 
 fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
+    if p.bytes == 0 {
+        // Stopped before the first chunk: no rate to report.
+        outln!("{label}: nothing copied");
+        return;
+    }
     let tag = if emulated {
         " (emulated time — not a hardware measurement)"
     } else {
