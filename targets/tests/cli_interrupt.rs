@@ -188,3 +188,47 @@ fn verify_on_an_emulator_interrupted_reports_the_reference_run_and_exits_130() {
         "interrupted: after the reference run, which matched the embedded reference; the warm timing run was skipped"
     );
 }
+
+#[test]
+fn usb_copy_bench_bridge_only_interrupted_reports_the_bytes_copied_and_exits_130() {
+    // 128 MB each way on the emulated bridge takes over a second even in the test build (making the pattern alone
+    // is a few hundred milliseconds): SIGINT 100 ms after the handler is in stops it at a chunk boundary of the
+    // host→device copy (the first one if it arrives while the pattern is made).
+    let size = 128_000_000u64;
+    let child = spawn(&[
+        "usb",
+        "copy-bench",
+        "--bridge-only",
+        "--transport",
+        "emu",
+        "--size",
+        &size.to_string(),
+    ]);
+    let o = interrupt_after(child, Duration::from_millis(100));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{out}{err}");
+    let up = out
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("host→device (partial: of {size}): ")))
+        .unwrap_or_else(|| panic!("no partial host→device line: {out}"));
+    // Stopped before the first window (while the pattern was made) there is no rate to print, and no NaN.
+    assert!(!out.contains("NaN"), "{out}");
+    let bytes: u64 = if up == "nothing copied" {
+        0
+    } else {
+        up.split(' ').next().unwrap().parse().unwrap()
+    };
+    // Whole 256 KiB windows only, fewer than asked for.
+    assert!(bytes < size && bytes.is_multiple_of(256 << 10), "{out}");
+    assert!(
+        out.contains("device→host: skipped: interrupted during host→device"),
+        "{out}"
+    );
+    assert!(out.contains("verification: "), "{out}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "interrupted: after {bytes} of {size} bytes host→device and 0 device→host; the rates above are partial"
+        )
+    );
+}

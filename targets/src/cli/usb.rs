@@ -10,6 +10,8 @@ use modelrt_asm24::pcie::topology;
 use modelrt_asm24::pcie::PciDevice;
 use modelrt_asm24::session::{self, Session, TransportKind};
 
+use super::progress::{self, Interrupted};
+
 #[derive(Subcommand)]
 pub enum UsbCmd {
     /// List ASM24 bridges (USB ids, product string, firmware version).
@@ -272,6 +274,11 @@ fn lspci(c: &Common) -> anyhow::Result<()> {
 }
 
 fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
+    if p.bytes == 0 {
+        // Stopped before the first chunk: no rate to report.
+        outln!("{label}: nothing copied");
+        return;
+    }
     let tag = if emulated {
         " (emulated time — not a hardware measurement)"
     } else {
@@ -296,8 +303,19 @@ fn print_phase(label: &str, p: &PhaseReport, emulated: bool) {
 
 fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
     let mut s = open(c)?;
-    let r = bench::copy_bench(&mut s, size, seed)
-        .with_context(|| format!("{}: copy-bench", s.name()))?;
+    progress::catch_interrupt()?;
+    // One bar over both directions; Ctrl-C stops at the next chunk boundary (the bridge crate's copy hooks).
+    let bar = progress::byte_bar(2 * size as u64, "copy-bench");
+    let r = bench::copy_bench_with(&mut s, size, seed, |dir, done| {
+        let base = match dir {
+            bench::Direction::Upload => 0,
+            bench::Direction::Download => size as u64,
+        };
+        bar.set_position(base + done);
+        !progress::stop_requested()
+    })
+    .with_context(|| format!("{}: copy-bench", s.name()))?;
+    bar.finish_and_clear();
     outln!(
         "{}{}",
         s.name(),
@@ -307,12 +325,31 @@ fn copy_bench(c: &Common, size: usize, seed: u64) -> anyhow::Result<()> {
             ""
         }
     );
-    print_phase("host→device", &r.upload, r.emulated);
+    let of = |p: &PhaseReport| {
+        if p.bytes < size as u64 {
+            format!(" (partial: of {size})")
+        } else {
+            String::new()
+        }
+    };
+    print_phase(
+        &format!("host→device{}", of(&r.upload)),
+        &r.upload,
+        r.emulated,
+    );
     match (&r.download, r.download_skipped) {
-        (Some(d), _) => print_phase("device→host", d, r.emulated),
+        (Some(d), _) => print_phase(&format!("device→host{}", of(d)), d, r.emulated),
         (None, Some(why)) => outln!("device→host: skipped: {why}"),
         (None, None) => {}
     }
     outln!("verification: {}", r.verification);
+    if r.stopped {
+        let down = r.download.map_or(0, |d| d.bytes);
+        return Err(Interrupted(format!(
+            "after {} of {size} bytes host→device and {} device→host; the rates above are partial",
+            r.upload.bytes, down
+        ))
+        .into());
+    }
     Ok(())
 }

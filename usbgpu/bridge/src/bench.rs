@@ -80,6 +80,34 @@ pub struct BenchReport {
     pub download_skipped: Option<&'static str>,
     /// Every byte was checked on the device side (emulator) / spot check of the XDATA alias (hardware).
     pub verification: &'static str,
+    /// The caller's progress callback asked to stop (Ctrl-C): the phases hold the bytes copied (and checked) up to
+    /// that chunk boundary only.
+    pub stopped: bool,
+}
+
+/// Which copy a [`copy_bench_with`] progress call is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Upload,
+    Download,
+}
+
+/// Why a chunk hook ended a copy early: the caller stopped it, or a real failure.
+enum Halt {
+    Stop,
+    Failed(BenchError),
+}
+
+impl From<BridgeError> for Halt {
+    fn from(e: BridgeError) -> Self {
+        Halt::Failed(e.into())
+    }
+}
+
+impl From<BenchError> for Halt {
+    fn from(e: BenchError) -> Self {
+        Halt::Failed(e)
+    }
 }
 
 /// Deterministic test pattern (xorshift64*).
@@ -149,6 +177,18 @@ fn drain_window(h: &GpuSide, src: &[u8], chunk: usize) -> Result<(), BenchError>
 
 /// Run the benchmark with `size` bytes each way.
 pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport, BenchError> {
+    copy_bench_with(s, size, seed, |_, _| true)
+}
+
+/// [`copy_bench`] with `progress(direction, bytes_done)` called before every chunk (the copy loops of
+/// [`crate::copy`] call their hook there); when it returns `false` the benchmark stops at that chunk boundary and
+/// reports what was copied so far ([`BenchReport::stopped`]).
+pub fn copy_bench_with(
+    s: &mut Session,
+    size: usize,
+    seed: u64,
+    mut progress: impl FnMut(Direction, u64) -> bool,
+) -> Result<BenchReport, BenchError> {
     if size == 0 {
         return Err(BenchError::EmptySize);
     }
@@ -159,29 +199,52 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
 
     // Host → device.
     let (c0, t0) = (s.counts(), s.now_ns());
-    let chunks = copy::upload(&mut s.bridge, &src, &mut staging, |_, _, i| match &emu {
-        // The emulated GPU drains (and checks) the window's previous occupant before reuse.
-        Some(h) if i >= 2 => drain_window(h, &src, i - 2),
-        _ => Ok::<(), BenchError>(()),
-    })?;
+    let mut sent = 0;
+    let done = copy::upload(&mut s.bridge, &src, &mut staging, |_, _, i| {
+        sent = i;
+        if !progress(Direction::Upload, (i * WINDOW) as u64) {
+            return Err(Halt::Stop);
+        }
+        match &emu {
+            // The emulated GPU drains (and checks) the window's previous occupant before reuse.
+            Some(h) if i >= 2 => drain_window(h, &src, i - 2).map_err(Halt::Failed),
+            _ => Ok(()),
+        }
+    });
+    let (chunks, mut stopped) = match done {
+        Ok(n) => (n, false),
+        Err(Halt::Stop) => {
+            // Chunks 0..sent were queued (chunk `sent` was not: the hook stopped before it); let them land.
+            s.bridge.wait_pipelined()?;
+            (sent, true)
+        }
+        Err(Halt::Failed(e)) => return Err(e),
+    };
+    let up_bytes = (chunks * WINDOW).min(size);
     let upload = PhaseReport {
-        bytes: size as u64,
+        bytes: up_bytes as u64,
         ns: s.now_ns() - t0,
         counts: s.counts().since(&c0),
         chunks,
     };
 
     let verification;
-    if let Some(h) = &emu {
+    if chunks == 0 {
+        verification = "nothing was copied";
+    } else if let Some(h) = &emu {
         for i in chunks.saturating_sub(2)..chunks {
             drain_window(h, &src, i)?;
         }
-        verification = "every byte checked by the emulated GPU in both directions";
+        verification = if stopped {
+            "every byte copied checked by the emulated GPU (partial)"
+        } else {
+            "every byte checked by the emulated GPU in both directions"
+        };
     } else {
         // Spot check: the last chunk sent to window 0 starts at SRAM 0, aliased at XDATA 0xF000.
         let last0 = (chunks - 1) & !1;
         let start = last0 * WINDOW;
-        let n = (size - start).min(256);
+        let n = (up_bytes - start).min(256);
         let mut got = vec![0u8; n];
         s.bridge.xdata_read(XDATA_SRAM, &mut got)?;
         if got != src[start..start + n] {
@@ -204,20 +267,40 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
                 "device→host needs the GPU (AMD driver SDMA) to fill SRAM and write the completion dword; not available in this tool",
             ),
             verification,
+            stopped,
         });
     };
+    if stopped {
+        return Ok(BenchReport {
+            emulated: true,
+            upload,
+            download: None,
+            download_skipped: Some("interrupted during host→device"),
+            verification,
+            stopped,
+        });
+    }
     let mut out = vec![0u8; size];
     let (c0, t0) = (s.counts(), s.now_ns());
-    let chunks = copy::download(&mut s.bridge, &mut out, &mut staging, |_, offset, len| {
-        fill_window(&h, &src[offset..offset + len])
-    })?;
+    let chunks = copy::download_while(
+        &mut s.bridge,
+        &mut out,
+        &mut staging,
+        |offset| {
+            let go_on = progress(Direction::Download, offset as u64);
+            stopped |= !go_on;
+            go_on
+        },
+        |_, offset, len| fill_window(&h, &src[offset..offset + len]),
+    )?;
+    let down_bytes = (chunks * DOWNLOAD_CHUNK).min(size);
     let download = PhaseReport {
-        bytes: size as u64,
+        bytes: down_bytes as u64,
         ns: s.now_ns() - t0,
         counts: s.counts().since(&c0),
         chunks,
     };
-    if let Some(at) = out.iter().zip(&src).position(|(a, b)| a != b) {
+    if let Some(at) = out[..down_bytes].iter().zip(&src).position(|(a, b)| a != b) {
         return Err(BenchError::Mismatch {
             phase: "device→host",
             offset: at / DOWNLOAD_CHUNK * DOWNLOAD_CHUNK,
@@ -229,5 +312,6 @@ pub fn copy_bench(s: &mut Session, size: usize, seed: u64) -> Result<BenchReport
         download: Some(download),
         download_skipped: None,
         verification,
+        stopped,
     })
 }

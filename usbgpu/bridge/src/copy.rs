@@ -9,6 +9,8 @@
 //!   the GPU to have drained that window's previous occupant (fence ≥ seq−1).
 //! - Download (SRAM → host): chunks of up to 512 KiB; 0xF2 read arm, then `release(len)` (on a GPU:
 //!   SDMA copy into 0x200000 + the write of PCIe 0x82200C), then one bulk IN (docs/hw/asm24-bridge.md §5.2).
+//!   `download_while` asks a `go_on(offset)` hook before arming each chunk, so an interruptible copy stops
+//!   between chunks with nothing armed (an upload stops the same way when `before_chunk` returns an error).
 //!
 //! Transfer cost: per 256 KiB uploaded, 1 control + 1 bulk; per 512 KiB downloaded, 1 control + 1 bulk.
 use crate::proto::{sector_padded, SLOT, SRAM_SIZE};
@@ -69,11 +71,27 @@ pub fn download<T: UsbTransport, E: From<BridgeError>>(
     bridge: &mut Bridge<T>,
     out: &mut [u8],
     staging: &mut [u8],
+    release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
+) -> Result<usize, E> {
+    download_while(bridge, out, staging, |_| true, release)
+}
+
+/// [`download`] that asks `go_on(offset)` before arming each chunk and stops there, between two chunks (nothing
+/// armed, nothing pending), when it says no: the progress and stop hook of interruptible copies. Returns the
+/// number of chunks received; the first `chunks * DOWNLOAD_CHUNK` bytes of `out` (at most its length) are valid.
+pub fn download_while<T: UsbTransport, E: From<BridgeError>>(
+    bridge: &mut Bridge<T>,
+    out: &mut [u8],
+    staging: &mut [u8],
+    mut go_on: impl FnMut(usize) -> bool,
     mut release: impl FnMut(&mut Bridge<T>, usize, usize) -> Result<(), E>,
 ) -> Result<usize, E> {
     check_staging("download staging buffer", staging, DOWNLOAD_CHUNK)?;
     let mut chunks = 0;
     for (i, chunk) in out.chunks_mut(DOWNLOAD_CHUNK).enumerate() {
+        if !go_on(i * DOWNLOAD_CHUNK) {
+            break;
+        }
         bridge.sram_read_arm(chunk.len())?;
         release(bridge, i * DOWNLOAD_CHUNK, chunk.len())?;
         let wire = &mut staging[..sector_padded(chunk.len())];
