@@ -75,12 +75,22 @@ pub struct MultiModel<'b> {
     report: FrameReport,
 }
 
-/// The device for role `i`: `opts.roles[i]` when devices are given per role, else `opts.device`.
-fn role_device(opts: &LoadOptions, i: usize, n: usize) -> anyhow::Result<DeviceChoice> {
+/// The device for role `i` of `names`: `opts.roles[i]` when devices are given per role, else
+/// `opts.device`. A list of the wrong length is refused naming the roles (the first one without a
+/// device, when too few are given).
+fn role_device(opts: &LoadOptions, i: usize, names: &[&str]) -> anyhow::Result<DeviceChoice> {
+    let n = names.len();
+    let all = names.join(", ");
     match opts.roles.len() {
         0 => Ok(opts.device),
         k if k == n => Ok(opts.roles[i]),
-        k => bail!("this bundle has {n} device roles but {k} devices were given (one per role, comma-separated)"),
+        k if k < n => bail!(
+            "no device given for role {} (this bundle has {n} device roles: {all}; give one device per role, comma-separated)",
+            names[k]
+        ),
+        k => bail!(
+            "{k} devices given but this bundle has {n} device roles ({all}): give one device per role, comma-separated"
+        ),
     }
 }
 
@@ -96,10 +106,13 @@ pub fn load_multi<'b>(
     let m = *bundle.multi().context("not a multi-device bundle")?;
     let n = m.roles.len();
     // Resolve every role first, so that a wrong device is reported before any device is opened.
+    let role_names = (0..n)
+        .map(|i| Ok(bundle.part(i)?.0.name))
+        .collect::<anyhow::Result<Vec<&str>>>()?;
     let mut chosen = Vec::with_capacity(n);
     for i in 0..n {
         let (role, part) = bundle.part(i)?;
-        let choice = role_device(opts, i, n)?;
+        let choice = role_device(opts, i, &role_names)?;
         let spec = registry
             .resolve(choice, &part.body().target)
             .with_context(|| format!("role {}", role.name))?;

@@ -343,7 +343,10 @@ fn a_device_list_must_name_one_device_per_role() {
             .err()
             .unwrap()
     );
-    assert!(three.contains("2 device roles but 3 devices"), "{three}");
+    assert!(
+        three.contains("3 devices given but this bundle has 2 device roles ("),
+        "{three}"
+    );
     let single = Bundle::parse(&c.cpu).unwrap();
     let two = format!(
         "{:#}",
