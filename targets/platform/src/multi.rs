@@ -15,7 +15,7 @@ use modelrt_core::{StateInfo, Timing};
 use crate::bundle_file::FileMap;
 use crate::device::DeviceChoice;
 use crate::frame::{FrameInput, InputPath};
-use crate::loaded::{LoadedModel, UsbCounts};
+use crate::loaded::{LoadedModel, PhaseCounts, UsbCounts};
 use crate::options::LoadOptions;
 use crate::registry::Registry;
 
@@ -33,6 +33,8 @@ pub struct RoleFrame {
     /// USB transfers of the role's frame (devices behind a USB bridge; `None` for others): the
     /// part's input copy-in, launches and output copy-out together.
     pub usb: Option<UsbCounts>,
+    /// The same transfers by phase (copy-in, launch, copy-out), for the same devices.
+    pub phases: Option<PhaseCounts>,
 }
 
 /// One cross-device copy of the last frame: a part output stored into a host staging buffer that a
@@ -46,6 +48,21 @@ pub struct CrossCopy {
     pub to: String,
     /// Bytes moved (once off the source device, once onto the destination).
     pub bytes: u64,
+    /// The USB transfers of its way off the source role: that role's copy-out phase, when the
+    /// source is behind a USB bridge (`None` otherwise).
+    pub usb_out: Option<CopyCounts>,
+    /// The USB transfers of its way onto the destination role: that role's copy-in phase, when
+    /// the destination is behind a USB bridge (`None` otherwise).
+    pub usb_in: Option<CopyCounts>,
+}
+
+/// One side of a cross-device copy on a USB link: the phase that carries it, and how many
+/// tensors that phase moves in all (the device uploads or downloads a run's tensors in one phase,
+/// so with `tensors > 1` the counts are the copy's together with the others').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyCounts {
+    pub usb: UsbCounts,
+    pub tensors: usize,
 }
 
 /// What the last frame of a multi-device bundle did, per role and per crossing.
@@ -182,6 +199,10 @@ impl<'b> MultiModel<'b> {
         let start = Instant::now();
         let mut roles = Vec::new();
         let mut copies = Vec::new();
+        // Per role: its run's phase counts and its input and output counts.
+        let mut by_role: Vec<Option<(PhaseCounts, usize, usize)>> = vec![None; self.parts.len()];
+        // Per copy: its source and destination role.
+        let mut ends = Vec::new();
         for i in 0..self.plan.len() {
             match self.plan[i] {
                 // Loads are gathered by `run` of their role (the part copies its inputs in).
@@ -195,19 +216,17 @@ impl<'b> MultiModel<'b> {
                     let mut outs: Vec<&mut [u8]> =
                         self.outs[r].iter_mut().map(Vec::as_mut_slice).collect();
                     let part = &mut self.parts[r];
-                    let before = part.usb_counts();
-                    let timing = part
-                        .run(&ins, &mut outs)
+                    let (timing, phases) = part
+                        .run_phased(&ins, &mut outs)
                         .with_context(|| format!("role {}", self.names[r]))?;
-                    let usb = part
-                        .usb_counts()
-                        .map(|a| a.since(&before.unwrap_or_default()));
+                    by_role[r] = phases.map(|p| (p, ins.len(), outs.len()));
                     roles.push(RoleFrame {
                         role: self.names[r].to_string(),
                         device: part.device_name(),
                         emulated: self.emulated[r],
                         timing,
-                        usb,
+                        usb: phases.map(|p| p.total()),
+                        phases,
                     });
                 }
                 Xfer::Store { role, output, host } => {
@@ -227,10 +246,24 @@ impl<'b> MultiModel<'b> {
                             from: self.names[r].to_string(),
                             to: self.names[t].to_string(),
                             bytes: self.hosts[h].len() as u64,
+                            usb_out: None,
+                            usb_in: None,
                         });
+                        ends.push((r, t));
                     }
                 }
             }
+        }
+        // The destination's run comes after the store: attribute the phases once every role ran.
+        for (c, &(from, to)) in copies.iter_mut().zip(&ends) {
+            c.usb_out = by_role[from].map(|(p, _, outs)| CopyCounts {
+                usb: p.copy_out,
+                tensors: outs,
+            });
+            c.usb_in = by_role[to].map(|(p, ins, _)| CopyCounts {
+                usb: p.copy_in,
+                tensors: ins,
+            });
         }
         self.report = FrameReport {
             roles,

@@ -272,6 +272,24 @@ fn modeld_split_on_qcom_emu_and_usb_emu_matches_the_cpu_bundle() {
             usb.bytes_out >= x.bytes,
             "the crossing's bytes reach VRAM over USB ({usb:?})"
         );
+        // The crossing's own transfers: the model role's copy-in phase, apart from its launch.
+        let phases = r.roles[1].phases.expect("phases on the USB device");
+        assert_eq!(phases.total(), usb, "the phases add up to the role's frame");
+        assert!(
+            x.usb_out.is_none(),
+            "it leaves the Adreno, not a USB device"
+        );
+        let onto = x.usb_in.expect("it enters the AMD GPU over USB");
+        assert_eq!(onto.usb, phases.copy_in);
+        assert_eq!(onto.tensors, part.body().inputs.len());
+        assert!(
+            onto.usb.bytes_out >= x.bytes && onto.usb.transfers() > 0,
+            "the copy-in carries the crossing ({onto:?})"
+        );
+        eprintln!(
+            "modeld split: crossing {} B onto the model role: {:?} ({} inputs in that copy-in); launch {:?}; copy-out {:?}",
+            x.bytes, onto.usb, onto.tensors, phases.launch, phases.copy_out
+        );
     }
 }
 
@@ -294,6 +312,23 @@ fn two_role_script_split_matches_its_cpu_bundle_over_20_frames() {
             ("cross:sensor.x:0".to_string(), 2 * 8 * 16),
             ("cross:sensor.x:1".to_string(), 4)
         ]
+    );
+    // Both crossings enter the USB role in its copy-in phase, counted apart from its launch.
+    let phases = r.roles[1].phases.expect("phases on the USB device");
+    for x in &r.copies {
+        let onto = x.usb_in.expect("onto the AMD GPU over USB");
+        assert_eq!(onto.usb, phases.copy_in);
+        assert!(x.usb_out.is_none());
+    }
+    let crossing: u64 = r.copies.iter().map(|x| x.bytes).sum();
+    assert!(
+        phases.copy_in.bytes_out >= crossing,
+        "{crossing} crossing bytes in the copy-in {:?}",
+        phases.copy_in
+    );
+    eprintln!(
+        "two_roles split: {crossing} B cross onto the gpu role; copy-in {:?}; launch {:?}; copy-out {:?}",
+        phases.copy_in, phases.launch, phases.copy_out
     );
 }
 

@@ -5,8 +5,8 @@
 //! does not know the (unsigned) container refuses it before any part is opened.
 use modelrt_core::bundle::writer::f32_bytes;
 use modelrt_core::Bundle;
-use modelrt_tests::multi_fixture::{copy_chain as container, N};
 use modelrt_targets::runner::{device, is_refusal, load, LoadOptions, TrustStore};
+use modelrt_tests::multi_fixture::{copy_chain as container, N};
 
 fn cpu_cpu() -> LoadOptions {
     let cpu = device("cpu").unwrap();

@@ -1,6 +1,6 @@
 //! `modelrt bench` of a multi-device bundle: per frame, each role's device time and USB transfers,
 //! the bytes of every cross-device copy, and the total — summarised over the timed frames.
-use modelrt_targets::runner::FrameReport;
+use modelrt_targets::runner::{FrameReport, UsbCounts};
 use serde_json::json;
 
 use crate::cli::units;
@@ -9,8 +9,56 @@ use crate::cli::units;
 pub struct RoleSummary {
     frames: usize,
     roles: Vec<RoleLine>,
-    copies: Vec<(String, String, String, u64)>,
+    copies: Vec<CopyLine>,
     total_median_ns: u64,
+}
+
+struct CopyLine {
+    label: String,
+    from: String,
+    to: String,
+    bytes: u64,
+    /// Per frame, averaged: the source role's copy-out and the destination role's copy-in on a
+    /// USB link, with the number of tensors that phase moves (see `CopyCounts`).
+    out: Option<(Usb, usize)>,
+    inn: Option<(Usb, usize)>,
+}
+
+/// Per frame: (control, bulk, bytes out, bytes in), averaged.
+type Usb = (f64, f64, f64, f64);
+
+fn mean(each: impl Iterator<Item = UsbCounts>, n: f64) -> Usb {
+    each.fold((0.0, 0.0, 0.0, 0.0), |a, c| {
+        (
+            a.0 + c.control as f64 / n,
+            a.1 + c.bulk as f64 / n,
+            a.2 + c.bytes_out as f64 / n,
+            a.3 + c.bytes_in as f64 / n,
+        )
+    })
+}
+
+/// `N transfers (C control, B bulk; X KiB out, Y KiB in)`.
+fn usb_text((c, b, o, i): Usb) -> String {
+    format!(
+        "{:.0} transfers ({c:.0} control, {b:.0} bulk; {:.1} KiB out, {:.1} KiB in)",
+        c + b,
+        o / 1024.0,
+        i / 1024.0
+    )
+}
+
+fn usb_json(u: Option<(Usb, usize)>) -> serde_json::Value {
+    match u {
+        Some(((c, b, o, i), tensors)) => json!({
+            "usb_control_per_frame": c,
+            "usb_bulk_per_frame": b,
+            "usb_bytes_out_per_frame": o,
+            "usb_bytes_in_per_frame": i,
+            "tensors_in_phase": tensors,
+        }),
+        None => serde_json::Value::Null,
+    }
 }
 
 struct RoleLine {
@@ -19,7 +67,7 @@ struct RoleLine {
     emulated: bool,
     median_ns: u64,
     /// Per frame: (control, bulk, bytes out, bytes in), averaged.
-    usb: Option<(f64, f64, f64, f64)>,
+    usb: Option<Usb>,
 }
 
 fn median(mut v: Vec<u64>) -> u64 {
@@ -38,18 +86,7 @@ impl RoleSummary {
             .enumerate()
             .map(|(i, r)| {
                 let each = frames.iter().filter_map(|f| f.roles.get(i));
-                let usb = r.usb.map(|_| {
-                    each.clone()
-                        .filter_map(|x| x.usb)
-                        .fold((0.0, 0.0, 0.0, 0.0), |a, c| {
-                            (
-                                a.0 + c.control as f64 / n,
-                                a.1 + c.bulk as f64 / n,
-                                a.2 + c.bytes_out as f64 / n,
-                                a.3 + c.bytes_in as f64 / n,
-                            )
-                        })
-                });
+                let usb = r.usb.map(|_| mean(each.clone().filter_map(|x| x.usb), n));
                 RoleLine {
                     role: r.role.clone(),
                     device: r.device.clone(),
@@ -62,7 +99,28 @@ impl RoleSummary {
         let copies = first
             .copies
             .iter()
-            .map(|c| (c.label.clone(), c.from.clone(), c.to.clone(), c.bytes))
+            .enumerate()
+            .map(|(i, c)| {
+                let each = frames.iter().filter_map(move |f| f.copies.get(i));
+                CopyLine {
+                    label: c.label.clone(),
+                    from: c.from.clone(),
+                    to: c.to.clone(),
+                    bytes: c.bytes,
+                    out: c.usb_out.map(|o| {
+                        (
+                            mean(each.clone().filter_map(|x| x.usb_out).map(|x| x.usb), n),
+                            o.tensors,
+                        )
+                    }),
+                    inn: c.usb_in.map(|o| {
+                        (
+                            mean(each.clone().filter_map(|x| x.usb_in).map(|x| x.usb), n),
+                            o.tensors,
+                        )
+                    }),
+                }
+            })
             .collect();
         Some(RoleSummary {
             frames: frames.len(),
@@ -97,10 +155,25 @@ impl RoleSummary {
                 }
             ));
         }
-        for (label, from, to, bytes) in &self.copies {
+        for c in &self.copies {
+            let side = |u: Option<(Usb, usize)>, way: &str, role: &str| {
+                match u {
+                Some((u, 1)) => format!("; {way} {role}: usb {} per {unit}", usb_text(u)),
+                Some((u, k)) => format!(
+                    "; {way} {role}: usb {} per {unit} for all {k} of its tensors (the device moves them in one phase)",
+                    usb_text(u)
+                ),
+                None => String::new(),
+            }
+            };
             out.push(format!(
-                "copy        {label}: {from} → host → {to}, {} per {unit}",
-                units::size(*bytes)
+                "copy        {}: {} → host → {}, {} per {unit}{}{}",
+                c.label,
+                c.from,
+                c.to,
+                units::size(c.bytes),
+                side(c.out, "off", &c.from),
+                side(c.inn, "onto", &c.to),
             ));
         }
         out.push(format!(
@@ -125,8 +198,10 @@ impl RoleSummary {
                 "usb_bytes_out_per_frame": r.usb.map(|u| u.2),
                 "usb_bytes_in_per_frame": r.usb.map(|u| u.3),
             })).collect::<Vec<_>>(),
-            "copies": self.copies.iter().map(|(l, f, t, b)| json!({
-                "label": l, "from": f, "to": t, "bytes_per_frame": b,
+            "copies": self.copies.iter().map(|c| json!({
+                "label": c.label, "from": c.from, "to": c.to, "bytes_per_frame": c.bytes,
+                "usb_off_source": usb_json(c.out),
+                "usb_onto_destination": usb_json(c.inn),
             })).collect::<Vec<_>>(),
         })
     }
