@@ -160,10 +160,31 @@ where
             return Ok((self.run(inputs, outputs)?, None));
         };
         // `run` is `run_with` of copied inputs and the device's own submit: the counters are read
-        // around the submit, so uploads, launch and downloads fall apart.
+        // around the submit, so uploads, launch and downloads fall apart. Without index checks
+        // (which read copied inputs), the inputs are uploaded here one by one, each counted, and
+        // passed on as bound — what `run` would have uploaded, in the same order.
         let c0 = counts(self.exec.device_mut());
+        let mut per_input = Vec::new();
+        let sources: Vec<InputSource<'_>> = if self.exec.bundle().index_checks().is_empty() {
+            for (i, data) in inputs.iter().enumerate() {
+                let range = self
+                    .exec
+                    .input_range(i)
+                    .with_context(|| format!("no input {i} (the bundle has fewer)"))?;
+                if range.len != data.len() as u64 {
+                    anyhow::bail!("input {i} is {} bytes, expected {}", data.len(), range.len);
+                }
+                let d = self.exec.device_mut();
+                let before = counts(d);
+                d.upload(range.offset, data)
+                    .map_err(|e| anyhow::anyhow!("cannot upload input {i}: {e}"))?;
+                per_input.push(counts(d).since(&before));
+            }
+            vec![InputSource::Bound; inputs.len()]
+        } else {
+            inputs.iter().map(|d| InputSource::Copy(d)).collect()
+        };
         let mut around = (c0, c0);
-        let sources: Vec<InputSource<'_>> = inputs.iter().map(|d| InputSource::Copy(d)).collect();
         let r = self.exec.run_with(&sources, outputs, |d, q| {
             let before = counts(d);
             let t = d.submit(q);
@@ -178,6 +199,7 @@ where
                 copy_in: around.0.since(&c0),
                 launch: around.1.since(&around.0),
                 copy_out: c3.since(&around.1),
+                per_input,
             }),
         ))
     }

@@ -89,7 +89,7 @@ impl UsbCounts {
 }
 
 /// The USB transfers of one run, by phase ([`LoadedModel::run_phased`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PhaseCounts {
     /// Uploading every input (the device's `upload`s, before the launch).
     pub copy_in: UsbCounts,
@@ -97,6 +97,9 @@ pub struct PhaseCounts {
     pub launch: UsbCounts,
     /// Downloading every output (after the launch).
     pub copy_out: UsbCounts,
+    /// `copy_in` input by input (bundle input order) when the device counted each upload apart;
+    /// empty when it could not (a bundle with index checks uploads its inputs in one go).
+    pub per_input: Vec<UsbCounts>,
 }
 
 impl PhaseCounts {

@@ -200,7 +200,7 @@ impl<'b> MultiModel<'b> {
         let mut roles = Vec::new();
         let mut copies = Vec::new();
         // Per role: its run's phase counts and its input and output counts.
-        let mut by_role: Vec<Option<(PhaseCounts, usize, usize)>> = vec![None; self.parts.len()];
+        let mut by_role: Vec<Option<(PhaseCounts, usize)>> = vec![None; self.parts.len()];
         // Per copy: its source and destination role.
         let mut ends = Vec::new();
         for i in 0..self.plan.len() {
@@ -219,13 +219,13 @@ impl<'b> MultiModel<'b> {
                     let (timing, phases) = part
                         .run_phased(&ins, &mut outs)
                         .with_context(|| format!("role {}", self.names[r]))?;
-                    by_role[r] = phases.map(|p| (p, ins.len(), outs.len()));
+                    by_role[r] = phases.clone().map(|p| (p, outs.len()));
                     roles.push(RoleFrame {
                         role: self.names[r].to_string(),
                         device: part.device_name(),
                         emulated: self.emulated[r],
                         timing,
-                        usb: phases.map(|p| p.total()),
+                        usb: phases.as_ref().map(PhaseCounts::total),
                         phases,
                     });
                 }
@@ -235,11 +235,13 @@ impl<'b> MultiModel<'b> {
                     // A crossing when a later step loads this buffer into another role.
                     let to = self.plan[i + 1..].iter().find_map(|x| match *x {
                         Xfer::Load {
-                            role: t, host: hh, ..
-                        } if hh == host && t != role => Some(t as usize),
+                            role: t,
+                            host: hh,
+                            input,
+                        } if hh == host && t != role => Some((t as usize, input as usize)),
                         _ => None,
                     });
-                    if let Some(t) = to {
+                    if let Some((t, input)) = to {
                         let label = self.bundle.body().buffers.get(h)?.label;
                         copies.push(CrossCopy {
                             label: label.to_string(),
@@ -249,21 +251,30 @@ impl<'b> MultiModel<'b> {
                             usb_out: None,
                             usb_in: None,
                         });
-                        ends.push((r, t));
+                        ends.push((r, t, input));
                     }
                 }
             }
         }
         // The destination's run comes after the store: attribute the phases once every role ran.
-        for (c, &(from, to)) in copies.iter_mut().zip(&ends) {
-            c.usb_out = by_role[from].map(|(p, _, outs)| CopyCounts {
+        // Onto a device that counted each upload, the copy's own input; else the whole copy-in.
+        for (c, &(from, to, input)) in copies.iter_mut().zip(&ends) {
+            c.usb_out = by_role[from].as_ref().map(|(p, outs)| CopyCounts {
                 usb: p.copy_out,
-                tensors: outs,
+                tensors: *outs,
             });
-            c.usb_in = by_role[to].map(|(p, ins, _)| CopyCounts {
-                usb: p.copy_in,
-                tensors: ins,
-            });
+            c.usb_in = by_role[to]
+                .as_ref()
+                .map(|(p, _)| match p.per_input.get(input) {
+                    Some(&own) => CopyCounts {
+                        usb: own,
+                        tensors: 1,
+                    },
+                    None => CopyCounts {
+                        usb: p.copy_in,
+                        tensors: self.loads[to].len(),
+                    },
+                });
         }
         self.report = FrameReport {
             roles,

@@ -1,5 +1,8 @@
 //! `modelrt bench` of a multi-device bundle: per frame, each role's device time and USB transfers,
-//! the bytes of every cross-device copy, and the total — summarised over the timed frames.
+//! the bytes of every cross-device copy with the USB transfers of its way off and onto a USB device
+//! (the role's copy-out or copy-in phase, counted apart from its launch; that phase carries all of
+//! the role's outputs or inputs, and the line says how many), and the total — summarised over the
+//! timed frames.
 use modelrt_targets::runner::{FrameReport, UsbCounts};
 use serde_json::json;
 
