@@ -337,18 +337,23 @@ fn two_role_script_split_matches_its_cpu_bundle_over_20_frames() {
         let onto = x.usb_in.expect("onto the AMD GPU over USB");
         assert_eq!(onto.tensors, 1);
         assert!(phases.per_input.contains(&onto.usb), "{onto:?}");
+        // Its upload carries it, or (a small tensor the driver holds) it issues no transfer and
+        // goes out with the launch's commands.
         assert!(
-            onto.usb.bytes_out >= x.bytes,
-            "{onto:?} carries {} B",
-            x.bytes
+            onto.usb.bytes_out >= x.bytes
+                || (onto.usb.transfers() == 0 && phases.launch.bytes_out >= x.bytes),
+            "{onto:?} carries {} B (launch {:?})",
+            x.bytes,
+            phases.launch
         );
         assert!(x.usb_out.is_none());
     }
     let crossing: u64 = r.copies.iter().map(|x| x.bytes).sum();
     assert!(
-        phases.copy_in.bytes_out >= crossing,
-        "{crossing} crossing bytes in the copy-in {:?}",
-        phases.copy_in
+        phases.copy_in.bytes_out + phases.launch.bytes_out >= crossing,
+        "{crossing} crossing bytes in the copy-in {:?} and launch {:?}",
+        phases.copy_in,
+        phases.launch
     );
     eprintln!(
         "two_roles split: {crossing} B cross onto the gpu role: {:?}; copy-in {:?}; launch {:?}; copy-out {:?}",

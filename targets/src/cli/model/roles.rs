@@ -161,6 +161,9 @@ impl RoleSummary {
         for c in &self.copies {
             let side = |u: Option<(Usb, usize)>, way: &str, role: &str| {
                 match u {
+                Some((u, 1)) if u.0 + u.1 == 0.0 => format!(
+                    "; {way} {role}: no USB transfer of its own (the device sends it with the launch's commands)"
+                ),
                 Some((u, 1)) => format!("; {way} {role}: usb {} per {unit}", usb_text(u)),
                 Some((u, k)) => format!(
                     "; {way} {role}: usb {} per {unit} for all {k} of its tensors (the device moves them in one phase)",
