@@ -212,3 +212,87 @@ impl RoleSummary {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use modelrt_platform::{CopyCounts, CrossCopy, RoleFrame};
+
+    fn copy(label: &str, usb_in: Option<CopyCounts>) -> CrossCopy {
+        CrossCopy {
+            label: label.into(),
+            from: "warp".into(),
+            to: "model".into(),
+            bytes: 24576,
+            usb_out: None,
+            usb_in,
+        }
+    }
+
+    #[test]
+    fn each_copy_line_names_its_own_transfers_or_why_not() {
+        let usb = |control, bulk, bytes_out| UsbCounts {
+            control,
+            bulk,
+            bytes_out,
+            bytes_in: 0,
+        };
+        let frame = FrameReport {
+            roles: vec![RoleFrame {
+                role: "model".into(),
+                device: "usb-emu".into(),
+                emulated: true,
+                timing: Default::default(),
+                usb: Some(usb(12, 12, 25000)),
+                phases: None,
+            }],
+            copies: vec![
+                copy(
+                    "own",
+                    Some(CopyCounts {
+                        usb: usb(3, 3, 24652),
+                        tensors: 1,
+                    }),
+                ),
+                copy(
+                    "inline",
+                    Some(CopyCounts {
+                        usb: usb(0, 0, 0),
+                        tensors: 1,
+                    }),
+                ),
+                copy(
+                    "shared",
+                    Some(CopyCounts {
+                        usb: usb(3, 3, 24652),
+                        tensors: 3,
+                    }),
+                ),
+                copy("none", None),
+            ],
+            total_ns: 1,
+        };
+        let s = RoleSummary::of(&[frame.clone(), frame]).unwrap();
+        let lines = s.lines("step");
+        let line = |label: &str| {
+            lines
+                .iter()
+                .find(|l| l.contains(&format!("copy        {label}:")))
+                .unwrap()
+                .clone()
+        };
+        assert!(
+            line("own").ends_with("; onto model: usb 6 transfers (3 control, 3 bulk; 24.1 KiB out, 0.0 KiB in) per step"),
+            "{lines:?}"
+        );
+        assert!(line("inline").contains("no USB transfer of its own"));
+        assert!(line("shared").contains("for all 3 of its tensors"));
+        assert!(line("none").ends_with("24.00 KiB per step"), "{lines:?}");
+        let j = s.json();
+        let own = &j["copies"][0]["usb_onto_destination"];
+        assert_eq!(own["usb_control_per_frame"], 3.0);
+        assert_eq!(own["usb_bytes_out_per_frame"], 24652.0);
+        assert_eq!(own["tensors_in_phase"], 1);
+        assert!(j["copies"][3]["usb_onto_destination"].is_null());
+    }
+}
