@@ -11,7 +11,7 @@ pub use modelrt_platform::bundle_file::FileMap;
 pub use modelrt_platform::trust::{fingerprint, is_refusal};
 pub use modelrt_platform::{
     Caller, DeviceChoice, DeviceOptions, FrameReport, LoadOptions, LoadedModel, MemoryReport,
-    TrustStore, UsbCounts,
+    PhaseCounts, TrustStore, UsbCounts,
 };
 
 use crate::registry::REGISTRY;

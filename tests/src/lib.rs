@@ -15,6 +15,7 @@ use modelrt_targets::runner::{load, LoadOptions};
 use xtask::exporter::ExportArgs;
 
 pub mod hexagon;
+pub mod multi_fixture;
 pub mod skip;
 
 /// The workspace root.

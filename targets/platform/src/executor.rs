@@ -3,11 +3,11 @@
 //! device. A backend sets how it runs frames and which reports it adds; nothing else differs.
 use anyhow::Context;
 use modelrt_core::bundle::Bundle;
-use modelrt_core::{ExecError, Executor, StateInfo, Timing};
+use modelrt_core::{ExecError, Executor, InputSource, StateInfo, Timing};
 use modelrt_hal::device::Device;
 
 use crate::frame::{copy_frame, FrameInput, InputPath};
-use crate::loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
+use crate::loaded::{LoadedModel, MemoryReport, PhaseCounts, UsbCounts, WeightBinding};
 
 /// How a backend runs a frame (the CPU binds borrowed inputs in place; others copy).
 pub type FrameFn<D> =
@@ -150,6 +150,58 @@ where
     }
     fn usb_counts(&mut self) -> Option<UsbCounts> {
         self.usb.map(|f| f(self.exec.device_mut()))
+    }
+    fn run_phased(
+        &mut self,
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+    ) -> anyhow::Result<(Timing, Option<PhaseCounts>)> {
+        let Some(counts) = self.usb else {
+            return Ok((self.run(inputs, outputs)?, None));
+        };
+        // `run` is `run_with` of copied inputs and the device's own submit: the counters are read
+        // around the submit, so uploads, launch and downloads fall apart. Without index checks
+        // (which read copied inputs), the inputs are uploaded here one by one, each counted, and
+        // passed on as bound — what `run` would have uploaded, in the same order.
+        let c0 = counts(self.exec.device_mut());
+        let mut per_input = Vec::new();
+        let sources: Vec<InputSource<'_>> = if self.exec.bundle().index_checks().is_empty() {
+            for (i, data) in inputs.iter().enumerate() {
+                let range = self
+                    .exec
+                    .input_range(i)
+                    .with_context(|| format!("no input {i} (the bundle has fewer)"))?;
+                if range.len != data.len() as u64 {
+                    anyhow::bail!("input {i} is {} bytes, expected {}", data.len(), range.len);
+                }
+                let d = self.exec.device_mut();
+                let before = counts(d);
+                d.upload(range.offset, data)
+                    .map_err(|e| anyhow::anyhow!("cannot upload input {i}: {e}"))?;
+                per_input.push(counts(d).since(&before));
+            }
+            vec![InputSource::Bound; inputs.len()]
+        } else {
+            inputs.iter().map(|d| InputSource::Copy(d)).collect()
+        };
+        let mut around = (c0, c0);
+        let r = self.exec.run_with(&sources, outputs, |d, q| {
+            let before = counts(d);
+            let t = d.submit(q);
+            around = (before, counts(d));
+            t
+        });
+        let timing = r.map_err(|e| run_error(self.exec.bundle(), e))?;
+        let c3 = counts(self.exec.device_mut());
+        Ok((
+            timing,
+            Some(PhaseCounts {
+                copy_in: around.0.since(&c0),
+                launch: around.1.since(&around.0),
+                copy_out: c3.since(&around.1),
+                per_input,
+            }),
+        ))
     }
     fn memory(&mut self) -> Option<MemoryReport> {
         let (f, w) = self.memory.as_ref()?;

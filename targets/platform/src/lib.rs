@@ -37,8 +37,8 @@ pub mod trust;
 
 pub use device::{DeviceChoice, DeviceSpec, OpenFn, OpenRequest};
 pub use executor::Loaded;
-pub use loaded::{LoadedModel, MemoryReport, UsbCounts, WeightBinding};
-pub use multi::{CrossCopy, FrameReport, RoleFrame};
+pub use loaded::{LoadedModel, MemoryReport, PhaseCounts, UsbCounts, WeightBinding};
+pub use multi::{CopyCounts, CrossCopy, FrameReport, RoleFrame};
 pub use options::{Caller, DeviceOptions, LoadOptions};
 pub use registry::Registry;
 pub use trust::TrustStore;

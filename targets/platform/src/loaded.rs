@@ -35,6 +35,16 @@ pub trait LoadedModel<'b> {
     fn usb_counts(&mut self) -> Option<UsbCounts> {
         None
     }
+    /// [`run`](Self::run), with the USB transfers of its three phases counted apart (devices
+    /// behind a USB bridge; `None` for others): the inputs' copy-in, the launch, the outputs'
+    /// copy-out (what a multi-device frame reports per cross-device copy).
+    fn run_phased(
+        &mut self,
+        inputs: &[&[u8]],
+        outputs: &mut [&mut [u8]],
+    ) -> anyhow::Result<(Timing, Option<PhaseCounts>)> {
+        Ok((self.run(inputs, outputs)?, None))
+    }
     /// Where the device keeps the model's buffers, for devices that report it (the CPU); `None`
     /// for others.
     fn memory(&mut self) -> Option<MemoryReport> {
@@ -74,6 +84,33 @@ impl UsbCounts {
             bulk: self.bulk.saturating_sub(earlier.bulk),
             bytes_out: self.bytes_out.saturating_sub(earlier.bytes_out),
             bytes_in: self.bytes_in.saturating_sub(earlier.bytes_in),
+        }
+    }
+}
+
+/// The USB transfers of one run, by phase ([`LoadedModel::run_phased`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseCounts {
+    /// Uploading every input (the device's `upload`s, before the launch).
+    pub copy_in: UsbCounts,
+    /// The recorded queue's submission and wait (kernels, on-device copies, completion polls).
+    pub launch: UsbCounts,
+    /// Downloading every output (after the launch).
+    pub copy_out: UsbCounts,
+    /// `copy_in` input by input (bundle input order) when the device counted each upload apart;
+    /// empty when it could not (a bundle with index checks uploads its inputs in one go).
+    pub per_input: Vec<UsbCounts>,
+}
+
+impl PhaseCounts {
+    /// The three phases together (what [`LoadedModel::usb_counts`] moves by over the run).
+    pub fn total(&self) -> UsbCounts {
+        let (a, b, c) = (self.copy_in, self.launch, self.copy_out);
+        UsbCounts {
+            control: a.control + b.control + c.control,
+            bulk: a.bulk + b.bulk + c.bulk,
+            bytes_out: a.bytes_out + b.bytes_out + c.bytes_out,
+            bytes_in: a.bytes_in + b.bytes_in + c.bytes_in,
         }
     }
 }

@@ -15,7 +15,7 @@ use modelrt_core::{StateInfo, Timing};
 use crate::bundle_file::FileMap;
 use crate::device::DeviceChoice;
 use crate::frame::{FrameInput, InputPath};
-use crate::loaded::{LoadedModel, UsbCounts};
+use crate::loaded::{LoadedModel, PhaseCounts, UsbCounts};
 use crate::options::LoadOptions;
 use crate::registry::Registry;
 
@@ -33,6 +33,8 @@ pub struct RoleFrame {
     /// USB transfers of the role's frame (devices behind a USB bridge; `None` for others): the
     /// part's input copy-in, launches and output copy-out together.
     pub usb: Option<UsbCounts>,
+    /// The same transfers by phase (copy-in, launch, copy-out), for the same devices.
+    pub phases: Option<PhaseCounts>,
 }
 
 /// One cross-device copy of the last frame: a part output stored into a host staging buffer that a
@@ -46,6 +48,21 @@ pub struct CrossCopy {
     pub to: String,
     /// Bytes moved (once off the source device, once onto the destination).
     pub bytes: u64,
+    /// The USB transfers of its way off the source role: that role's copy-out phase, when the
+    /// source is behind a USB bridge (`None` otherwise).
+    pub usb_out: Option<CopyCounts>,
+    /// The USB transfers of its way onto the destination role: that role's copy-in phase, when
+    /// the destination is behind a USB bridge (`None` otherwise).
+    pub usb_in: Option<CopyCounts>,
+}
+
+/// One side of a cross-device copy on a USB link: the phase that carries it, and how many
+/// tensors that phase moves in all (the device uploads or downloads a run's tensors in one phase,
+/// so with `tensors > 1` the counts are the copy's together with the others').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyCounts {
+    pub usb: UsbCounts,
+    pub tensors: usize,
 }
 
 /// What the last frame of a multi-device bundle did, per role and per crossing.
@@ -75,12 +92,22 @@ pub struct MultiModel<'b> {
     report: FrameReport,
 }
 
-/// The device for role `i`: `opts.roles[i]` when devices are given per role, else `opts.device`.
-fn role_device(opts: &LoadOptions, i: usize, n: usize) -> anyhow::Result<DeviceChoice> {
+/// The device for role `i` of `names`: `opts.roles[i]` when devices are given per role, else
+/// `opts.device`. A list of the wrong length is refused naming the roles (the first one without a
+/// device, when too few are given).
+fn role_device(opts: &LoadOptions, i: usize, names: &[&str]) -> anyhow::Result<DeviceChoice> {
+    let n = names.len();
+    let all = names.join(", ");
     match opts.roles.len() {
         0 => Ok(opts.device),
         k if k == n => Ok(opts.roles[i]),
-        k => bail!("this bundle has {n} device roles but {k} devices were given (one per role, comma-separated)"),
+        k if k < n => bail!(
+            "no device given for role {} (this bundle has {n} device roles: {all}; give one device per role, comma-separated)",
+            names[k]
+        ),
+        k => bail!(
+            "{k} devices given but this bundle has {n} device roles ({all}): give one device per role, comma-separated"
+        ),
     }
 }
 
@@ -96,10 +123,13 @@ pub fn load_multi<'b>(
     let m = *bundle.multi().context("not a multi-device bundle")?;
     let n = m.roles.len();
     // Resolve every role first, so that a wrong device is reported before any device is opened.
+    let role_names = (0..n)
+        .map(|i| Ok(bundle.part(i)?.0.name))
+        .collect::<anyhow::Result<Vec<&str>>>()?;
     let mut chosen = Vec::with_capacity(n);
     for i in 0..n {
         let (role, part) = bundle.part(i)?;
-        let choice = role_device(opts, i, n)?;
+        let choice = role_device(opts, i, &role_names)?;
         let spec = registry
             .resolve(choice, &part.body().target)
             .with_context(|| format!("role {}", role.name))?;
@@ -169,6 +199,10 @@ impl<'b> MultiModel<'b> {
         let start = Instant::now();
         let mut roles = Vec::new();
         let mut copies = Vec::new();
+        // Per role: its run's phase counts and its input and output counts.
+        let mut by_role: Vec<Option<(PhaseCounts, usize)>> = vec![None; self.parts.len()];
+        // Per copy: its source and destination role.
+        let mut ends = Vec::new();
         for i in 0..self.plan.len() {
             match self.plan[i] {
                 // Loads are gathered by `run` of their role (the part copies its inputs in).
@@ -182,19 +216,17 @@ impl<'b> MultiModel<'b> {
                     let mut outs: Vec<&mut [u8]> =
                         self.outs[r].iter_mut().map(Vec::as_mut_slice).collect();
                     let part = &mut self.parts[r];
-                    let before = part.usb_counts();
-                    let timing = part
-                        .run(&ins, &mut outs)
+                    let (timing, phases) = part
+                        .run_phased(&ins, &mut outs)
                         .with_context(|| format!("role {}", self.names[r]))?;
-                    let usb = part
-                        .usb_counts()
-                        .map(|a| a.since(&before.unwrap_or_default()));
+                    by_role[r] = phases.clone().map(|p| (p, outs.len()));
                     roles.push(RoleFrame {
                         role: self.names[r].to_string(),
                         device: part.device_name(),
                         emulated: self.emulated[r],
                         timing,
-                        usb,
+                        usb: phases.as_ref().map(PhaseCounts::total),
+                        phases,
                     });
                 }
                 Xfer::Store { role, output, host } => {
@@ -203,21 +235,46 @@ impl<'b> MultiModel<'b> {
                     // A crossing when a later step loads this buffer into another role.
                     let to = self.plan[i + 1..].iter().find_map(|x| match *x {
                         Xfer::Load {
-                            role: t, host: hh, ..
-                        } if hh == host && t != role => Some(t as usize),
+                            role: t,
+                            host: hh,
+                            input,
+                        } if hh == host && t != role => Some((t as usize, input as usize)),
                         _ => None,
                     });
-                    if let Some(t) = to {
+                    if let Some((t, input)) = to {
                         let label = self.bundle.body().buffers.get(h)?.label;
                         copies.push(CrossCopy {
                             label: label.to_string(),
                             from: self.names[r].to_string(),
                             to: self.names[t].to_string(),
                             bytes: self.hosts[h].len() as u64,
+                            usb_out: None,
+                            usb_in: None,
                         });
+                        ends.push((r, t, input));
                     }
                 }
             }
+        }
+        // The destination's run comes after the store: attribute the phases once every role ran.
+        // Onto a device that counted each upload, the copy's own input; else the whole copy-in.
+        for (c, &(from, to, input)) in copies.iter_mut().zip(&ends) {
+            c.usb_out = by_role[from].as_ref().map(|(p, outs)| CopyCounts {
+                usb: p.copy_out,
+                tensors: *outs,
+            });
+            c.usb_in = by_role[to]
+                .as_ref()
+                .map(|(p, _)| match p.per_input.get(input) {
+                    Some(&own) => CopyCounts {
+                        usb: own,
+                        tensors: 1,
+                    },
+                    None => CopyCounts {
+                        usb: p.copy_in,
+                        tensors: self.loads[to].len(),
+                    },
+                });
         }
         self.report = FrameReport {
             roles,

@@ -16,6 +16,8 @@ The Rust test prepares the expected values with tools independent of this API an
   MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
                        state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
                        digits and -_. replaced by _)
+  MRT_MULTI_DIR    multi.mrt (a multi-device container: roles a and b, copy-only CPU parts x -> y -> z), x.npy (frames
+                   stacked), z.npy (`modelrt run --device cpu,cpu --steps N` outputs)
 """
 
 import os
@@ -529,6 +531,26 @@ class Pipeline(unittest.TestCase):
     for s in m.states:
       file = d / "state" / (re.sub(r"[^A-Za-z0-9_.-]", "_", s.name) + ".npy")
       self.assertEqual(m.read_state(s.name).tobytes(), np.load(file).tobytes(), f"state {s.name} after {n} frames")
+
+
+class MultiDevice(unittest.TestCase):
+  def test_a_device_list_loads_one_device_per_role_like_modelrt_run(self):
+    d = Path(os.environ["MRT_MULTI_DIR"])
+    m = modelrt.load(str(d / "multi.mrt"), device="cpu,cpu")
+    self.assertEqual([t.name for t in m.inputs], ["x"])
+    self.assertEqual([t.name for t in m.outputs], ["z"])
+    x, want = np.load(d / "x.npy"), np.load(d / "z.npy")
+    self.assertEqual(len(x), 3)
+    for i in range(len(x)):
+      z = m.run({"x": x[i]})["z"]
+      self.assertEqual(z.tobytes(), want[i].tobytes(), f"frame {i}: z differs from `modelrt run --device cpu,cpu`")
+      self.assertEqual(z.tobytes(), x[i].tobytes(), f"frame {i}: the copy-only parts carry x to z")
+
+  def test_more_devices_than_roles_is_refused_naming_the_roles(self):
+    d = Path(os.environ["MRT_MULTI_DIR"])
+    with self.assertRaises(modelrt.Error) as cm:
+      modelrt.load(str(d / "multi.mrt"), device="cpu,cpu,cpu")
+    self.assertIn("3 devices given but this bundle has 2 device roles (a, b)", str(cm.exception))
 
 
 if __name__ == "__main__":

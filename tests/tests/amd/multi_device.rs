@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use modelrt_core::Bundle;
 use modelrt_hal::target::{DType, TargetName};
-use modelrt_targets::runner::{device, load, FrameReport, LoadOptions, LoadedModel};
+use modelrt_targets::runner::{device, load, FrameReport, LoadOptions, LoadedModel, UsbCounts};
 use modelrt_tests::{python, root};
 use xtask::exporter::{ExportArgs, Source};
 use xtask::pipeline::{self, split, steps};
@@ -33,6 +33,16 @@ struct Case {
     split: Vec<u8>,
     cpu: Vec<u8>,
     gold: PathBuf,
+}
+
+/// The transfers of several counters together.
+fn sum(c: &[UsbCounts]) -> UsbCounts {
+    c.iter().fold(UsbCounts::default(), |a, x| UsbCounts {
+        control: a.control + x.control,
+        bulk: a.bulk + x.bulk,
+        bytes_out: a.bytes_out + x.bytes_out,
+        bytes_in: a.bytes_in + x.bytes_in,
+    })
 }
 
 fn spec(script: &str) -> String {
@@ -272,6 +282,31 @@ fn modeld_split_on_qcom_emu_and_usb_emu_matches_the_cpu_bundle() {
             usb.bytes_out >= x.bytes,
             "the crossing's bytes reach VRAM over USB ({usb:?})"
         );
+        // The crossing's own transfers: its upload in the model role's copy-in, counted apart from
+        // the other inputs' uploads and from the launch.
+        let phases = r.roles[1].phases.clone().expect("phases on the USB device");
+        assert_eq!(phases.total(), usb, "the phases add up to the role's frame");
+        assert_eq!(phases.per_input.len(), part.body().inputs.len());
+        assert_eq!(
+            sum(&phases.per_input),
+            phases.copy_in,
+            "the uploads are the copy-in"
+        );
+        assert!(
+            x.usb_out.is_none(),
+            "it leaves the Adreno, not a USB device"
+        );
+        let onto = x.usb_in.expect("it enters the AMD GPU over USB");
+        assert_eq!(onto.tensors, 1, "counted on its own");
+        assert!(phases.per_input.contains(&onto.usb));
+        assert!(
+            onto.usb.bytes_out >= x.bytes && onto.usb.transfers() > 0,
+            "its upload carries the crossing ({onto:?})"
+        );
+        eprintln!(
+            "modeld split: crossing {} B onto the model role: {:?}; whole copy-in {:?}; launch {:?}; copy-out {:?}",
+            x.bytes, onto.usb, phases.copy_in, phases.launch, phases.copy_out
+        );
     }
 }
 
@@ -294,6 +329,35 @@ fn two_role_script_split_matches_its_cpu_bundle_over_20_frames() {
             ("cross:sensor.x:0".to_string(), 2 * 8 * 16),
             ("cross:sensor.x:1".to_string(), 4)
         ]
+    );
+    // Both crossings enter the USB role as uploads of its copy-in, each counted on its own.
+    let phases = r.roles[1].phases.clone().expect("phases on the USB device");
+    assert_eq!(sum(&phases.per_input), phases.copy_in);
+    for x in &r.copies {
+        let onto = x.usb_in.expect("onto the AMD GPU over USB");
+        assert_eq!(onto.tensors, 1);
+        assert!(phases.per_input.contains(&onto.usb), "{onto:?}");
+        // Its upload carries it, or (a small tensor the driver holds) it issues no transfer and
+        // goes out with the launch's commands.
+        assert!(
+            onto.usb.bytes_out >= x.bytes
+                || (onto.usb.transfers() == 0 && phases.launch.bytes_out >= x.bytes),
+            "{onto:?} carries {} B (launch {:?})",
+            x.bytes,
+            phases.launch
+        );
+        assert!(x.usb_out.is_none());
+    }
+    let crossing: u64 = r.copies.iter().map(|x| x.bytes).sum();
+    assert!(
+        phases.copy_in.bytes_out + phases.launch.bytes_out >= crossing,
+        "{crossing} crossing bytes in the copy-in {:?} and launch {:?}",
+        phases.copy_in,
+        phases.launch
+    );
+    eprintln!(
+        "two_roles split: {crossing} B cross onto the gpu role: {:?}; copy-in {:?}; launch {:?}; copy-out {:?}",
+        r.copies.iter().map(|x| x.usb_in).collect::<Vec<_>>(), phases.copy_in, phases.launch, phases.copy_out
     );
 }
 
@@ -343,7 +407,10 @@ fn a_device_list_must_name_one_device_per_role() {
             .err()
             .unwrap()
     );
-    assert!(three.contains("2 device roles but 3 devices"), "{three}");
+    assert!(
+        three.contains("3 devices given but this bundle has 2 device roles ("),
+        "{three}"
+    );
     let single = Bundle::parse(&c.cpu).unwrap();
     let two = format!(
         "{:#}",

@@ -9,7 +9,8 @@
 //! `cargo xtask firmware`), a small stateless net on `dsp-emu` (hexagon-v65 under qemu-hexagon) against the CLI and its embedded reference, and the modeld
 //! pipeline bundle
 //! (`xtask/models/modeld_pipeline.py`) stepped `PIPELINE_FRAMES` frames against `modelrt run --steps`
-//! with frames drawn by the pipeline script's own sampler.
+//! with frames drawn by the pipeline script's own sampler, and a two-role multi-device container
+//! (`modelrt_tests::multi_fixture`) loaded with `device="cpu,cpu"` against `modelrt run --device cpu,cpu`.
 use modelrt_hal::target::TargetName;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -120,6 +121,36 @@ fn state_fixture(bin: &Path, bundle: &Path, device: &str, dir: &Path) {
     let dumped: Vec<_> = std::fs::read_dir(&state).unwrap().collect();
     assert_eq!(dumped.len(), 1, "one state buffer dumped");
     std::fs::rename(dumped[0].as_ref().unwrap().path(), dir.join("acc.npy")).unwrap();
+}
+
+/// `MRT_MULTI_DIR`: `multi.mrt` (the two-role copy-only container of `modelrt_tests::multi_fixture`,
+/// written with `write_multi`), `x.npy` (`FRAMES` frames of its input, stacked) and `z.npy` (what
+/// `modelrt run --device cpu,cpu --steps FRAMES` outputs for them).
+fn multi_fixture(bin: &Path, dir: &Path) -> PathBuf {
+    const FRAMES: u64 = 3;
+    let n = modelrt_tests::multi_fixture::N;
+    let bundle = dir.join("multi.mrt");
+    std::fs::write(&bundle, modelrt_tests::multi_fixture::copy_chain()).unwrap();
+    let x: Vec<f32> = (0..FRAMES * n).map(|i| i as f32 * 0.75 - 3.0).collect();
+    let x_file = dir.join("x.npy");
+    std::fs::write(
+        &x_file,
+        npy::encode(
+            DType::F32,
+            &[FRAMES, n],
+            &modelrt_core::bundle::writer::f32_bytes(&x),
+        ),
+    )
+    .unwrap();
+    run(Command::new(bin)
+        .arg("run")
+        .arg(&bundle)
+        .args(["--device", "cpu,cpu", "--steps", &FRAMES.to_string(), "-i"])
+        .arg(format!("x={}", x_file.display()))
+        .arg("-o")
+        .arg(dir.join("cli")));
+    std::fs::rename(dir.join("cli/z.npy"), dir.join("z.npy")).unwrap();
+    bundle
 }
 
 /// The modeld pipeline bundle (CPU), `PIPELINE_FRAMES` frames of its inputs drawn by the pipeline
@@ -269,6 +300,8 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     let pipeline_dir = fresh(&scratch.join("pipeline"));
     let pipeline = pipeline_fixture(&py, &bin, &pipeline_dir);
     let signed_dir = signed_fixture(&demo, &fresh(&scratch.join("signed")));
+    let multi_dir = fresh(&scratch.join("multi"));
+    multi_fixture(&bin, &multi_dir);
 
     let o = Command::new(&py)
         .current_dir(root().join("targets/python/tests"))
@@ -285,6 +318,7 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("MRT_PIPELINE_BUNDLE", &pipeline)
         .env("MRT_PIPELINE_DIR", &pipeline_dir)
         .env("MRT_SIGNED_DIR", &signed_dir)
+        .env("MRT_MULTI_DIR", &multi_dir)
         .env_remove("MODELRT_TRUSTED_KEYS")
         .env("MODELRT_AMD_FIRMWARE_DIR", &firmware)
         .output()
@@ -296,5 +330,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 21 tests"), "{text}");
+    assert!(text.contains("Ran 23 tests"), "{text}");
 }
