@@ -377,16 +377,18 @@ def capture(
   written by mrt/layout.py); the model's own graph is what the checks below read."""
   model = load_onnx(onnx_path)  # before tinygrad, so a file that is not ONNX is not blamed on tinygrad
   onnx_path = tinygrad_path or onnx_path  # from here on: the graph tinygrad runs
+  from mrt.baked import random_index_inputs, refuse_baked_inputs, refuse_random_ops
+
+  # The refusals with their own reason (non-tensor outputs, random draws) before tinygrad loads the graph, whose
+  # unsupported-op scan would otherwise name those ops without saying why.
+  outs = output_specs(model, compile3_dtypes)
+  refuse_random_ops(model)
   runner = _load_runner(onnx_path)
   specs = input_specs(runner, compile3_dtypes, dims, log)
-  outs = output_specs(model, compile3_dtypes)
   output_names = list(runner.graph_outputs)
   if output_names != [o.name for o in outs]:
     raise ExportError("tinygrad and onnx disagree on the model's outputs")
-  from mrt.baked import random_index_inputs, refuse_baked_inputs, refuse_random_ops
-
   refuse_baked_inputs(model, [s.name for s in specs])
-  refuse_random_ops(model)
   if not trust_tinygrad:
     from mrt.known_wrong import refuse_known_wrong
 
