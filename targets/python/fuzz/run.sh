@@ -18,12 +18,12 @@ cd "$root"
 
 seconds=25
 runs=""
-wheel_args=(--debug)
+wheel_args=(--debug --arch x86_64)
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
-        --release) wheel_args=(); shift ;;
+        --release) wheel_args=(--arch x86_64); shift ;;
         -h|--help) sed -n '2,12p' "$here/run.sh"; exit 0 ;;
         *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
