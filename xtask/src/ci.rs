@@ -105,10 +105,71 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
+/// Which tests `cargo test` runs: heavy tests carry `#[ignore = "heavy: ..."]` (docs/testing.md lists them and their
+/// last full run); CI runs the rest, `--full` both, `--heavy-only` just those.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tests {
+    Subset,
+    Full,
+    HeavyOnly,
+}
+
+/// The workspace's `cargo test` with the environment every test expects (the venv's Python, no skips allowed).
+fn cargo_test(
+    python: &Path,
+    skip_log: &Path,
+    aarch64_modelrt: Option<&Path>,
+    tests: Tests,
+) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace", "--no-fail-fast"])
+        .env("MODELRT_PYTHON", python)
+        .env("MODELRT_REQUIRE_PYTHON", "1")
+        .env(SKIP_LOG_ENV, skip_log);
+    if let Some(bin) = aarch64_modelrt {
+        cmd.env("MODELRT_AARCH64_BIN", bin);
+    }
+    match tests {
+        Tests::Subset => {}
+        Tests::Full => {
+            cmd.args(["--", "--include-ignored"]);
+        }
+        Tests::HeavyOnly => {
+            cmd.args(["--", "--ignored"]);
+        }
+    }
+    cmd
+}
+
+/// Only the heavy tests (`cargo xtask ci --heavy-only`).
+fn heavy_only(python: &Path) -> Result<()> {
+    let t = Instant::now();
+    eprintln!("\n==> cargo xtask dist --target aarch64-unknown-linux-gnu");
+    let dist = xtask::dist::dist("aarch64-unknown-linux-gnu")?;
+    let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
+    let skip_log = workspace_root().join("target/test-skips.log");
+    let _ = std::fs::remove_file(&skip_log);
+    let tests = step(
+        "cargo test --workspace --no-fail-fast -- --ignored (the heavy tests)",
+        &mut cargo_test(python, &skip_log, Some(&aarch64_modelrt), Tests::HeavyOnly),
+    );
+    let skips = skip_summary(&skip_log);
+    tests?;
+    skips?;
+    eprintln!(
+        "\nthe heavy tests passed in {:.0} s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// The whole suite.
-pub fn run(no_lint: bool) -> Result<()> {
+pub fn run(no_lint: bool, which: Tests) -> Result<()> {
     let t = Instant::now();
     let python = xtask::setup::ensure_all()?;
+    if which == Tests::HeavyOnly {
+        return heavy_only(&python);
+    }
     if !no_lint {
         step(
             "cargo fmt --check",
@@ -222,14 +283,14 @@ pub fn run(no_lint: bool) -> Result<()> {
     let aarch64_modelrt = dist.dir.join("bin").join("modelrt");
     let skip_log = workspace_root().join("target/test-skips.log");
     let _ = std::fs::remove_file(&skip_log);
+    let name = if which == Tests::Full {
+        "cargo test --workspace --no-fail-fast -- --include-ignored (with the heavy tests)"
+    } else {
+        "cargo test --workspace --no-fail-fast (heavy tests left to `cargo xtask ci --full`: docs/testing.md)"
+    };
     let tests = step(
-        "cargo test --workspace --no-fail-fast",
-        cargo()
-            .args(["test", "--workspace", "--no-fail-fast"])
-            .env("MODELRT_PYTHON", &python)
-            .env("MODELRT_REQUIRE_PYTHON", "1")
-            .env(SKIP_LOG_ENV, &skip_log)
-            .env("MODELRT_AARCH64_BIN", &aarch64_modelrt),
+        name,
+        &mut cargo_test(&python, &skip_log, Some(&aarch64_modelrt), which),
     );
     let skips = skip_summary(&skip_log);
     tests?;

@@ -175,6 +175,7 @@ fn light_zoo_squeezenet_fp32_matches_onnxruntime_on_qcom_emu() {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn light_zoo_squeezenet_image_fp16_matches_onnxruntime_on_qcom_emu() {
     let Some(_) = python() else { return };
     let (_, _, private, shared) = check("squeezenet", Some(64), true);
@@ -189,6 +190,7 @@ fn light_zoo_squeezenet_image_fp16_matches_onnxruntime_on_qcom_emu() {
 /// high-half-of-src2 reading of `madsh.m16` (docs/hw/adreno-kgsl-pm4.md §16.4) writes channels 128 and up; the
 /// other reading left them unwritten, which is how vgg19 fp32 once failed on qcom-emu.
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn wide_convolution_channel_blocks_match_onnxruntime_on_qcom_emu() {
     let Some(py) = python() else { return };
     let dir = root().join("target/e2e/zoo-rand");

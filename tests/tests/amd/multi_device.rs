@@ -251,6 +251,7 @@ fn within_tolerance(split: &Run, cpu: &Run) -> (f64, usize) {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn modeld_split_on_qcom_emu_and_usb_emu_matches_the_cpu_bundle() {
     let Some(c) = modeld() else { return };
     let b = Bundle::parse(&c.split).unwrap();

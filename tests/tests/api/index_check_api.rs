@@ -112,6 +112,7 @@ assert y.dtype == ref.dtype and y.shape == ref.shape and y.tobytes() == ref.toby
 "#;
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn python_api_raises_modelrt_error_naming_input_element_and_range() {
     let Some(py) = python() else { return };
     let (dir, bundle) = gather_bundle(&py);

@@ -98,6 +98,7 @@ fn link_hsa_code_object(k: &modelrt_core::bundle::KernelDesc<'_>) {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn adreno_bundles_decode_and_their_streams_validate() {
     let Some(py) = python() else { return };
     for (model, image) in [
@@ -128,6 +129,7 @@ fn adreno_bundles_decode_and_their_streams_validate() {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn adreno_compiles_are_deterministic() {
     let Some(py) = python() else { return };
     let a = build(&py, "policy", "adreno-a630", true);

@@ -70,6 +70,7 @@ fn tools_present(tools: &[&str]) -> bool {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn aarch64_winograd_kernels_match_onnxruntime_in_the_replayer_under_qemu() {
     let Some(py) = python() else { return };
     let path = bundle(&py);

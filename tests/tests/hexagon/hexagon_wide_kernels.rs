@@ -179,6 +179,7 @@ fn concat_of_twelve_gemm_heads_runs_on_dsp_emu_like_cpu_and_onnxruntime() {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn the_heads_graph_matches_onnxruntime_on_qcom_emu_and_usb_emu_too() {
     let Some(py) = tools() else { return };
     let Some(()) = amd_firmware() else { return };

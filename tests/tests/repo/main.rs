@@ -8,6 +8,7 @@ mod crate_map;
 mod doc_paths;
 mod golden_independent;
 mod hw_refs;
+mod ignored_tests;
 mod layout;
 mod msrv;
 mod skip_report;

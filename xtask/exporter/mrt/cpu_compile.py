@@ -70,7 +70,22 @@ def resolve_baseline(target: str, baseline: str | None, log=None) -> str:
     return picked
   if baseline not in allowed:
     raise ExportError(f"--cpu-baseline for {target} must be one of {', '.join(allowed)} or host, got '{baseline}'")
+  _check_host_runs(target, baseline)
   return baseline
+
+
+def _check_host_runs(target: str, baseline: str) -> None:
+  """A cpu-x86_64 compile captures and verifies its kernels by running them on this host: refuse a baseline this CPU
+  cannot execute before anything runs (it would die of SIGILL mid-capture)."""
+  if target != "cpu-x86_64" or platform.machine().lower() not in ("x86_64", "amd64"):
+    return
+  need = _V4_FLAGS if baseline == "x86-64-v4" else _V3_FLAGS
+  missing = [f for f in need if f not in _cpuinfo_flags()]
+  if missing:
+    raise ExportError(
+      f"--cpu-baseline {baseline}: this CPU lacks {', '.join(missing)}, and a compile runs its kernels on the host to "
+      f"capture and verify them; compile on a CPU with {baseline} (or pick --cpu-baseline host)"
+    )
 
 
 def cflags(arch: str, baseline: str) -> list[str]:

@@ -87,6 +87,24 @@ class Baselines(unittest.TestCase):
     with self.assertRaises(ExportError):
       resolve_baseline("cpu-aarch64", "x86-64-v4")
 
+  def test_a_baseline_this_cpu_cannot_run_is_refused_before_the_capture(self):
+    from unittest import mock
+
+    from mrt import cpu_compile
+
+    v3 = set(cpu_compile._V3_FLAGS)
+    with mock.patch.object(cpu_compile.platform, "machine", return_value="x86_64"):
+      with mock.patch.object(cpu_compile, "_cpuinfo_flags", return_value=v3):
+        with self.assertRaises(ExportError) as e:
+          resolve_baseline("cpu-x86_64", "x86-64-v4")
+        self.assertIn("lacks avx512f", str(e.exception))
+        self.assertEqual(resolve_baseline("cpu-x86_64", "x86-64-v3"), "x86-64-v3")
+      with mock.patch.object(cpu_compile, "_cpuinfo_flags", return_value=v3 | set(cpu_compile._V4_FLAGS)):
+        self.assertEqual(resolve_baseline("cpu-x86_64", "x86-64-v4"), "x86-64-v4")
+      with mock.patch.object(cpu_compile, "_cpuinfo_flags", return_value={"sse2"}):
+        with self.assertRaises(ExportError):
+          resolve_baseline("cpu-x86_64", "x86-64-v3")
+
   def test_host_names_a_supported_baseline(self):
     said = []
     got = resolve_baseline("cpu-x86_64", "host", said.append) if os.uname().machine == "x86_64" else "x86-64-v3"
