@@ -66,6 +66,9 @@ pub fn build_for(arch: &str, release: bool, python: Option<&Path>) -> Result<Whe
     let bin = tools()?;
     let out = target_dir().join("wheels");
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    // ... and one build per target directory across processes (a test run and `cargo xtask wheel` at once would
+    // share maturin's scratch files and each other's output directory).
+    let _lock = lock(&out)?;
     let python = python
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("MODELRT_PYTHON").map(PathBuf::from))
@@ -74,6 +77,23 @@ pub fn build_for(arch: &str, release: bool, python: Option<&Path>) -> Result<Whe
     let path = maturin::build_wheel(&bin, triple, release, host.then_some(&*python), &out)?;
     let tag = audit::check(&bin, &path, arch)?;
     Ok(Wheel { path, arch, tag })
+}
+
+/// An exclusive lock on `out/.lock`, held until the returned file is dropped (waits for another process's build).
+fn lock(out: &Path) -> Result<std::fs::File> {
+    let path = out.join(".lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if f.try_lock().is_err() {
+        eprintln!("[wheel] waiting for another wheel build in {}", out.display());
+        f.lock()
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+    }
+    Ok(f)
 }
 
 /// The wheel for this machine (tests and the bench install it).
@@ -85,7 +105,10 @@ pub fn build(release: bool, python: Option<&Path>) -> Result<PathBuf> {
 /// package with the exporter; `pip install` of it builds the extension from source with cargo.
 pub fn sdist() -> Result<PathBuf> {
     let bin = tools()?;
-    maturin::build_sdist(&bin, &target_dir().join("wheels"))
+    let out = target_dir().join("wheels");
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let _lock = lock(&out)?;
+    maturin::build_sdist(&bin, &out)
 }
 
 /// Check that the sdist builds: `pip wheel` of it (with maturin from the registry in pip's build isolation) into
