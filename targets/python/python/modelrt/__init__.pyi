@@ -99,6 +99,8 @@ def convert(
   output: str | PathLike[str],
   *,
   state_init: dict[str, str | PathLike[str]] | None = None,
+  metadata: str | PathLike[str] | None = None,
   sign: str | PathLike[str] | None = None,
 ) -> Path:
-  """Turn a tinygrad compile3 pickle into the bundle `output` (`modelrt convert`) and return its path."""
+  """Turn a tinygrad compile3 pickle into the bundle `output` (`modelrt convert`) and return its path; `metadata`
+  (openpilot's `*_metadata.pkl`) as `--metadata`."""
