@@ -19,6 +19,7 @@ Manifest fields written: `output_slices` = [{"output": name, "name", "start", "s
 
 import gzip
 import io
+import zlib
 
 from mrt.targets import ExportError
 
@@ -59,7 +60,7 @@ def read(path: str) -> dict:
   if data[:2] == b"\x1f\x8b":
     try:
       data = gzip.GzipFile(fileobj=io.BytesIO(data)).read(MAX_BYTES + 1)
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:
       _fail(path, f"not a valid gzip file ({e})")
   if len(data) > MAX_BYTES:
     _fail(path, f"more than {MAX_BYTES} bytes; openpilot's metadata pickles are under 1 KiB — is this the model pickle?")

@@ -258,6 +258,14 @@ class Crafted(unittest.TestCase):
     line = self.refused(lambda m: data)
     self.assertIn("references tinygrad.tensor.Tensor; a metadata pickle holds only", line)
 
+  def test_damaged_gzip(self):
+    with open(os.path.join(DATA, "0.11.1_driving_policy_metadata.pkl.gz"), "rb") as f:
+      real = f.read()
+    line = self.refused(lambda m: real[:100])  # truncated
+    self.assertIn("not a valid gzip file", line)
+    line = self.refused(lambda m: real[:10] + b"garbage" * 4)  # a gzip header over a damaged deflate stream
+    self.assertIn("not a valid gzip file", line)
+
   def test_not_a_dict(self):
     line = self.refused(lambda m: pickle.dumps([1, 2]))
     self.assertIn("holds a list, not openpilot's metadata dict", line)
