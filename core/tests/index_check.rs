@@ -7,7 +7,7 @@ use common::{Fixture, MockDevice, N};
 use ed25519_compact::{KeyPair, Seed};
 use modelrt_core::bundle::writer::{sign_bundle, write_bundle, BundleSpec, WriteError};
 use modelrt_core::bundle::{
-    BufferKind, Bundle, IndexCheck, INDEX_CHECK_MINOR, SCHEMA_HASH, UNSIGNED_MINOR,
+    BufferKind, Bundle, IndexCheck, INDEX_CHECK_MINOR, SCHEMA_2_3_HASH, UNSIGNED_MINOR,
 };
 use modelrt_core::index_check::Value;
 use modelrt_core::{ExecError, Executor};
@@ -51,7 +51,7 @@ fn a_bundle_with_checks_is_2_3_and_one_without_stays_2_1() {
     assert_eq!(minor(&with), INDEX_CHECK_MINOR);
     assert_eq!(
         u64::from_le_bytes(with[16..24].try_into().unwrap()),
-        SCHEMA_HASH
+        SCHEMA_2_3_HASH
     );
     let parsed = Bundle::parse(&with).unwrap();
     assert_eq!(parsed.index_checks().len(), 1);

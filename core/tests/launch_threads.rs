@@ -8,7 +8,7 @@ mod common;
 use common::{Fixture, MockDevice};
 use modelrt_core::bundle::writer::{sign_bundle, write_bundle, WriteError};
 use modelrt_core::bundle::{
-    Bundle, BundleError, Step, LAUNCH_THREADS_MINOR, SCHEMA_HASH, UNSIGNED_MINOR,
+    Bundle, BundleError, Step, LAUNCH_THREADS_MINOR, SCHEMA_2_3_HASH, UNSIGNED_MINOR,
 };
 use modelrt_core::{ExecError, Executor};
 
@@ -44,7 +44,7 @@ fn a_partial_launch_makes_a_2_3_file() {
     let b = with_threads([3, 1, 1], [4, 1, 1], [10, 1, 1]).unwrap();
     assert_eq!(minor(&b), LAUNCH_THREADS_MINOR);
     assert_eq!(LAUNCH_THREADS_MINOR, 3);
-    assert_eq!(&b[16..24], &SCHEMA_HASH.to_le_bytes());
+    assert_eq!(&b[16..24], &SCHEMA_2_3_HASH.to_le_bytes());
     let parsed = Bundle::parse(&b).unwrap();
     assert_eq!(
         parsed.body().run.get(1).unwrap(),

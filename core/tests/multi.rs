@@ -6,7 +6,7 @@ use modelrt_core::bundle::writer::{reseal, write_bundle, BundleSpec};
 use modelrt_core::bundle::writer_multi::{plan_by_name, write_multi, MultiSpec};
 use modelrt_core::bundle::{
     BufRef, BufferKind, Bundle, BundleError, Producer, Step, Xfer, FLAG_MULTI, MULTI_MINOR,
-    SCHEMA_HASH,
+    SCHEMA_2_3_HASH,
 };
 use modelrt_hal::target::{CpuArch, DType, Target};
 use proptest::prelude::*;
@@ -118,7 +118,7 @@ fn a_container_reads_back_with_its_parts_unchanged() {
     );
     assert_eq!(
         u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
-        SCHEMA_HASH
+        SCHEMA_2_3_HASH
     );
     let m = Bundle::parse(&bytes).unwrap();
     let multi = m.multi().expect("a multi-device bundle");

@@ -45,6 +45,8 @@ fn huge_output(elems: u64) -> Vec<u8> {
         outputs: vec![io("y", 1, elems)],
         reference: None,
         index_checks: vec![],
+        output_slices: vec![],
+        checkpoint: "",
     };
     write_bundle(&spec).expect("valid bundle")
 }

@@ -119,6 +119,8 @@ fn io_bundle(copies: usize) -> Vec<u8> {
         outputs: vec![io("ya", 2), io("yb", 3)],
         reference: None,
         index_checks: vec![],
+        output_slices: vec![],
+        checkpoint: "",
     })
     .unwrap()
 }

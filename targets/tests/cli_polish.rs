@@ -148,6 +148,8 @@ fn int_bool_bundle() -> Vec<u8> {
         outputs: vec![io("n", 2, DType::I32), io("b", 3, DType::Bool)],
         reference: None,
         index_checks: vec![],
+        output_slices: vec![],
+        checkpoint: "",
     })
     .expect("int/bool test bundle is valid")
 }

@@ -3,7 +3,7 @@
 
   export.py --onnx MODEL.onnx --target cpu-x86_64|cpu-aarch64|adreno-a630|amd-gfx1100|amd-gfx1201 --out DIR
             [--reference] [--seed N] [--threads N] [--float16] [--image] [--cpu-baseline x86-64-v3|x86-64-v4|host]
-  export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy]
+  export.py --pickle MODEL.pkl --out DIR [--state-init NAME=zeros|FILE.npy] [--metadata FILE_metadata.pkl[.gz]]
   export.py --tinygrad SCRIPT.py:FN --target ... --out DIR [--reference] [--seed N]   (a tinygrad program, mrt/script.py)
   cpu-* only: [--beam N [--beam-cache-out FILE]] searches the kernels, [--beam-cache FILE] applies a search (mrt/beam.py)
   cpu-* only: [--winograd auto|on|off] stride-1 3x3 convs as Winograd F(4x4,3x3) (mrt/winograd.py; default auto)
@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     metavar="NAME=zeros|FILE.npy",
     help="initial contents of input NAME, which the program advances in place (a queue passed in on every "
     "call) and the bundle keeps as state (repeatable)",
+  )
+  ap.add_argument(
+    "--metadata",
+    metavar="FILE",
+    default=None,
+    help="--pickle: openpilot's *_metadata.pkl (plain or gzipped), checked against the program; its output slices and "
+    "checkpoint go into the bundle (format 2.4; mrt/op_metadata.py)",
   )
   ap.add_argument(
     "--compile3-dtypes", action="store_true", help="compile3's dtypes: feed float16 inputs as float32 and return float outputs as float32"
@@ -195,9 +202,11 @@ def main(argv) -> int:
       from mrt.pickle_import import export_pickle
       from mrt.state import parse_state_init
 
-      export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []))
+      export_pickle(ap.pickle, ap.out, log, parse_state_init(ap.state_init or []), ap.metadata)
       log(f"done in {time.monotonic() - t0:.1f}s -> {ap.out}")
       return 0
+    if ap.metadata is not None:
+      raise ExportError("--metadata applies to --pickle (openpilot's *_metadata.pkl next to a model pickle)")
     if ap.target is None:
       raise ExportError(f"--target is required (one of {', '.join(TARGETS)})")
     if ap.cpu_baseline == "host" and ap.target in ("cpu-x86_64", "cpu-aarch64"):

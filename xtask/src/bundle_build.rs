@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use modelrt_core::bundle::writer::{write_bundle, BufferSpec, BundleSpec, ReferenceSpec};
 use modelrt_core::bundle::{
-    ArgRef, BufRef, BufferKind, IndexCheck, KernelDesc, Producer, Step, TensorDesc,
+    ArgRef, BufRef, BufferKind, IndexCheck, KernelDesc, OutputSlice, Producer, Step, TensorDesc,
 };
 use modelrt_hal::target::{
     CpuArch, DType, Ir3KernelMeta, KernelMeta, ParamDesc, ParamKind, Target,
@@ -301,6 +301,29 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let output_slices = man
+        .output_slices
+        .iter()
+        .map(|s| {
+            let output = man
+                .outputs
+                .iter()
+                .position(|t| t.name == s.output)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "output slice '{}' of '{}', which is not an output",
+                        s.name,
+                        s.output
+                    )
+                })?;
+            Ok(OutputSlice {
+                output: u32_of(output as u64, "output index")?,
+                name: &s.name,
+                start: s.start,
+                stop: s.stop,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let spec = BundleSpec {
         target: target(&man.target)?,
         producer: Producer {
@@ -318,6 +341,8 @@ pub fn build(man: &Manifest) -> Result<Vec<u8>> {
         outputs,
         reference,
         index_checks,
+        output_slices,
+        checkpoint: man.checkpoint.as_deref().unwrap_or(""),
     };
     write_bundle(&spec).map_err(|e| anyhow::anyhow!("{e}"))
 }

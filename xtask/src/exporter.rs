@@ -71,6 +71,9 @@ pub struct ExportArgs {
     /// Pickles: initial contents of inputs the program advances in place (`NAME`, `zeros` or a `.npy` path).
     #[arg(skip)]
     pub state_init: Vec<(String, String)>,
+    /// Pickles: openpilot's `*_metadata.pkl` (plain or gzipped) whose output slices go into the bundle.
+    #[arg(skip)]
+    pub metadata: Option<PathBuf>,
     /// The device the bundle is for: cpu (= this host's arch), cpu-x86_64, cpu-aarch64, adreno-a630 (comma
     /// three GPU; emulated: qcom-emu), amd-gfx1100 (RX 7900 over USB; emulated: usb-emu), amd-gfx1201,
     /// hexagon-v65 (comma three DSP; emulated: dsp-emu). With --tinygrad, ROLE=TARGET (repeatable) compiles
@@ -179,6 +182,7 @@ impl ExportArgs {
             compile3_dtypes: false,
             trust_tinygrad: false,
             state_init: Vec::new(),
+            metadata: None,
             beam: None,
             beam_cache: None,
             beam_cache_out: None,
@@ -354,14 +358,17 @@ pub const EXPORT_OPTIONS: &[ExportOption] = &[
 ];
 
 /// The options export.py takes for pickles, in argv order.
-pub const PICKLE_OPTIONS: &[ExportOption] = &[("--state-init", |a| {
-    Value::Each(
-        a.state_init
-            .iter()
-            .map(|(name, init)| format!("{name}={init}"))
-            .collect(),
-    )
-})];
+pub const PICKLE_OPTIONS: &[ExportOption] = &[
+    ("--state-init", |a| {
+        Value::Each(
+            a.state_init
+                .iter()
+                .map(|(name, init)| format!("{name}={init}"))
+                .collect(),
+        )
+    }),
+    ("--metadata", |a| path(&a.metadata)),
+];
 
 /// [`ExportArgs`] options of `cargo xtask compile` that are not export.py's (they steer what xtask does).
 pub const XTASK_ONLY_OPTIONS: &[&str] = &["--no-emu-check"];
@@ -660,6 +667,7 @@ mod tests {
         assert_eq!(p.to_argv(), ["--pickle", "m.pkl", "--out", "o"]);
         let st = ExportArgs {
             state_init: vec![("feat_q".into(), "zeros".into())],
+            metadata: Some("m_metadata.pkl".into()),
             ..ExportArgs::pickle("m.pkl", "o")
         };
         assert_eq!(
@@ -669,6 +677,8 @@ mod tests {
                 "m.pkl",
                 "--state-init",
                 "feat_q=zeros",
+                "--metadata",
+                "m_metadata.pkl",
                 "--out",
                 "o"
             ]

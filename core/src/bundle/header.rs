@@ -34,10 +34,17 @@ use crate::crc32::crc32;
 pub const MAGIC: [u8; 8] = *b"\x89MRT\r\n\x1a\n";
 /// Format major version this crate writes (it also reads [`LEGACY_MAJOR`]).
 pub const FORMAT_MAJOR: u16 = 2;
-/// Newest format minor version this crate reads and writes: 2.3, which adds range checks on index
-/// inputs (`Bundle::index_checks`), bundles spanning several devices (see `multi`) and
+/// Newest format minor version this crate reads and writes: 2.4, which adds named output slices and
+/// a model checkpoint (`Bundle::output_slices`); 2.3 added range checks on index inputs
+/// (`Bundle::index_checks`), bundles spanning several devices (see `multi`) and
 /// `Step::LaunchThreads` (partial work groups); 2.2 is a signed bundle (see `signature`).
-pub const FORMAT_MINOR: u16 = 3;
+pub const FORMAT_MINOR: u16 = 4;
+/// The minor version that added the output-slice record after the index-check table (2.4; in every
+/// 2.4 file, stamped only on a file with slices or a checkpoint).
+pub const OUTPUT_SLICE_MINOR: u16 = 4;
+/// Schema hash of format 2.3 files: FNV-1a-64 of [`SCHEMA`] with its first line `modelrt bundle 2.3`
+/// and without the `OutputSlices` and `OutputSlice` lines format 2.4 appended (a unit test derives it).
+pub const SCHEMA_2_3_HASH: u64 = 0x92ee_9e27_52e1_d040;
 /// The minor version that added the index-check table after the body (2.3; in every 2.3 file,
 /// empty when the bundle has no checks).
 pub const INDEX_CHECK_MINOR: u16 = 3;
@@ -73,7 +80,7 @@ const HEADER_CRC_AT: usize = HEADER_LEN - 4;
 
 /// The textual schema of the body for this minor version; its hash goes into every header.
 /// Edit it together with any change to `schema.rs` or the `modelrt_hal::target` types.
-pub const SCHEMA: &str = "modelrt bundle 2.3
+pub const SCHEMA: &str = "modelrt bundle 2.4
 Body{target:Target,producer:Producer,arena_size:u64,buffers:Table<BufferDesc>,kernels:Table<KernelDesc>,\
 init:Table<Step>,run:Table<Step>,inputs:Table<TensorDesc>,outputs:Table<TensorDesc>,reference:Option<Reference>}
 Table{count:u32,index:bytes(u32le*count),data:bytes}
@@ -98,6 +105,8 @@ IndexCheck{input:u32,period:u32,phase:u32,min:i64,max:i64,what:str}
 Multi(after IndexChecks, header flag 1)={roles:Table<Role>,plan:Table<Xfer>}
 Role{name:str,target:Target,part:(u64,u64)}
 Xfer=Load{role:u32,input:u32,host:u32}|Run{role:u32}|Store{role:u32,output:u32,host:u32}
+OutputSlices(2.4: always, after IndexChecks, before Multi)={slices:Table<OutputSlice>,checkpoint:str}
+OutputSlice{output:u32,name:str,start:u64,stop:u64}
 ";
 
 /// FNV-1a-64 of [`SCHEMA`].
@@ -178,6 +187,7 @@ pub(crate) fn schema_2(minor: u16) -> Option<u64> {
     match minor {
         UNSIGNED_MINOR => Some(SCHEMA_2_1_HASH),
         2 => Some(SCHEMA_2_2_HASH),
+        3 => Some(SCHEMA_2_3_HASH),
         FORMAT_MINOR => Some(SCHEMA_HASH),
         _ => None,
     }
@@ -306,23 +316,45 @@ mod tests {
         // Changing the schema text must be a deliberate act: update this value and FORMAT_MINOR/MAJOR
         // according to the evolution rules in `bundle`'s module doc.
         // The value was computed independently (a Python FNV-1a over the schema text).
-        assert_eq!(SCHEMA_HASH, SCHEMA_2_3_PINNED);
-        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.3"));
+        assert_eq!(SCHEMA_HASH, SCHEMA_2_4_PINNED);
+        assert_eq!(SCHEMA.lines().next(), Some("modelrt bundle 2.4"));
     }
 
-    /// SCHEMA_HASH of format 2.3, computed independently (a Python FNV-1a over the schema text).
-    const SCHEMA_2_3_PINNED: u64 = 0x92ee_9e27_52e1_d040;
+    /// SCHEMA_HASH of format 2.4, computed independently (a Python FNV-1a over the schema text).
+    const SCHEMA_2_4_PINNED: u64 = 0xf203_1291_c2ec_b3cc;
+
+    /// Format 2.3's schema text: today's with the first line `modelrt bundle 2.3` and without the
+    /// `OutputSlices`/`OutputSlice` lines format 2.4 appended.
+    fn schema_2_3() -> alloc::string::String {
+        let body: alloc::vec::Vec<&str> = SCHEMA
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("OutputSlice"))
+            .collect();
+        alloc::format!("modelrt bundle 2.3\n{}\n", body.join("\n"))
+    }
+
+    #[test]
+    fn schema_2_3_hash_is_the_2_3_schema() {
+        // The value 2.3 files carry: it was `SCHEMA_HASH` (pinned as 0x92ee_9e27_52e1_d040) until 2.4.
+        assert_eq!(
+            fnv1a64(FNV_OFFSET, schema_2_3().as_bytes()),
+            SCHEMA_2_3_HASH
+        );
+        assert_eq!(SCHEMA_2_3_HASH, 0x92ee_9e27_52e1_d040);
+    }
 
     /// The `LaunchThreads` variant format 2.3 appended to `Step`.
     const LAUNCH_THREADS: &str =
         "|LaunchThreads{kernel:u32,args:Vec<ArgRef;64>,global:[u32;3],local:[u32;3],threads:[u32;3]}";
 
-    /// Format 2.2's schema text: today's with the first line `modelrt bundle 2.2` and without what
+    /// Format 2.2's schema text: 2.3's with the first line `modelrt bundle 2.2` and without what
     /// format 2.3 appended (the `IndexChecks`, `IndexCheck`, `Multi`, `Role`, `Xfer` lines and the
     /// `LaunchThreads` variant).
     fn schema_2_2() -> alloc::string::String {
-        assert!(SCHEMA.contains(LAUNCH_THREADS));
-        let body: alloc::vec::Vec<&str> = SCHEMA
+        let s23 = schema_2_3();
+        assert!(s23.contains(LAUNCH_THREADS));
+        let body: alloc::vec::Vec<&str> = s23
             .lines()
             .skip(1)
             .filter(|l| {

@@ -10,6 +10,8 @@
 //! (2.3, flag 1) the body is followed by a `Multi` record, and the weights blob holds one complete
 //!            single-target bundle per device role (see `multi`)
 //! ```
+//! In detail, after the postcard `Body`: (2.3 on) the `Table<IndexCheck>`, (2.4 on) the
+//! `OutputMeta` record (output slices, checkpoint), (flag 1) the `Multi` record, then zero padding.
 //! The body CRC-32 (IEEE, [`crate::crc32`]) in the header covers every byte after the header; the
 //! header CRC-32 in its last 4 bytes covers the header itself (format 2.0 on). Nothing is copied
 //! when a bundle is parsed: every string, kernel binary and weight slice borrows the input bytes.
@@ -61,6 +63,16 @@
 //!     2.3 refuse the flag ("unknown header flags").
 //!
 //!   A 2.2 reader reads a 2.3 file without those three and ignores its (empty) check table.
+//! - 2.4: named output slices (openpilot's `*_metadata.pkl` `output_slices`, `cargo xtask convert
+//!   --metadata`, docs/openpilot-pickles.md) and the model checkpoint they belong to. In every 2.4 file
+//!   an `OutputMeta` record follows the 2.3 index-check table (before the `Multi` record of a
+//!   multi-device file): a `Table<OutputSlice>` — output index, name, `start..stop` elements along
+//!   that output's last dimension ([`OutputSlice`], [`Bundle::output_slices`]) — then the checkpoint
+//!   string ([`Bundle::checkpoint`], empty when none). Stamped only on a file that has slices or a
+//!   checkpoint (every other bundle is written as before, 2.1/2.2/2.3 byte for byte; older files read
+//!   unchanged with no slices). A 2.3 reader reads a single-target 2.4 file and ignores the record
+//!   (it does not check a later minor's schema hash); the writer never puts slices in a multi-device
+//!   container (only its parts could carry them), so no 2.3 reader meets a 2.4 `Multi` record.
 //!
 //! Only the `writer` module (behind the `alloc` feature, used by `xtask`) produces bundles.
 mod decode;
@@ -80,14 +92,15 @@ pub mod writer_multi;
 pub use error::BundleError;
 pub use header::{
     Header, FLAG_MULTI, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, INDEX_CHECK_MINOR,
-    LAUNCH_THREADS_MINOR, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, MULTI_MINOR, SCHEMA,
-    SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
+    LAUNCH_THREADS_MINOR, LEGACY_HEADER_LEN, LEGACY_MAJOR, MAGIC, MULTI_MINOR, OUTPUT_SLICE_MINOR,
+    SCHEMA, SCHEMA_2_1_HASH, SCHEMA_2_2_HASH, SCHEMA_2_3_HASH, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 pub use in_place::NotInPlace;
 pub use multi::{Multi, Role, Xfer};
 pub use schema::{
-    ArgRef, Body, BufRef, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor,
-    Reference, Step, TensorDesc, MAX_DIMS, MAX_IO,
+    ArgRef, Body, BufRef, BufferDesc, BufferKind, IndexCheck, KernelDesc, OutputMeta, OutputSlice,
+    Producer, RefTensor, Reference, Step, TensorDesc, MAX_CHECKPOINT, MAX_DIMS, MAX_IO, MAX_SLICES,
+    MAX_SLICE_NAME,
 };
 pub use signature::SignatureBlock;
 pub use table::{Table, TableIter};
@@ -103,6 +116,7 @@ pub struct Bundle<'a> {
     header: Header,
     body: Body<'a>,
     index_checks: Table<'a, IndexCheck<'a>>,
+    output_meta: OutputMeta<'a>,
     weights: &'a [u8],
     bytes: &'a [u8],
     multi: Option<Multi<'a>>,
@@ -179,6 +193,19 @@ impl<'a> Bundle<'a> {
             } else {
                 (Table::from_parts(0, &[], &[]), trailing)
             };
+        let (output_meta, trailing) =
+            if header.major == FORMAT_MAJOR && header.minor >= OUTPUT_SLICE_MINOR {
+                decode::take_from_bytes::<OutputMeta<'a>>(trailing)
+                    .map_err(|_| BundleError::BodyDecode)?
+            } else {
+                (
+                    OutputMeta {
+                        slices: Table::from_parts(0, &[], &[]),
+                        checkpoint: "",
+                    },
+                    trailing,
+                )
+            };
         let multi = if is_multi {
             Some(decode_multi(trailing)?)
         } else {
@@ -188,6 +215,7 @@ impl<'a> Bundle<'a> {
             header,
             body,
             index_checks,
+            output_meta,
             weights,
             bytes,
             multi,
@@ -240,6 +268,17 @@ impl<'a> Bundle<'a> {
     /// Range checks on index inputs (format 2.3; empty for older files and bundles without any).
     pub fn index_checks(&self) -> Table<'a, IndexCheck<'a>> {
         self.index_checks
+    }
+
+    /// Named slices of the outputs (format 2.4; empty for older files and bundles without any): each
+    /// is elements `start..stop` along the last dimension of output `output`.
+    pub fn output_slices(&self) -> Table<'a, OutputSlice<'a>> {
+        self.output_meta.slices
+    }
+
+    /// The model checkpoint the output slices describe (format 2.4), `None` when the bundle has none.
+    pub fn checkpoint(&self) -> Option<&'a str> {
+        Some(self.output_meta.checkpoint).filter(|c| !c.is_empty())
     }
 
     /// Every byte of the file the bundle was parsed from (what a signature covers).

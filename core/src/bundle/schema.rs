@@ -185,6 +185,39 @@ pub struct IndexCheck<'a> {
     pub what: &'a str,
 }
 
+/// Longest output-slice name (bytes, format 2.4).
+pub const MAX_SLICE_NAME: usize = 128;
+/// Most output slices one bundle holds (format 2.4).
+pub const MAX_SLICES: usize = 256;
+/// Longest checkpoint string (bytes, format 2.4).
+pub const MAX_CHECKPOINT: usize = 256;
+
+/// A named part of an output (format 2.4; openpilot's `output_slices`): the elements
+/// `start..stop` along the **last** dimension of output `output`, for every index of the dimensions
+/// before it. For an output of shape `(1, 1000)`, `plan 0..990` is elements 0..990 of the flat output;
+/// for `(2, 1000)` it is those of each of the two rows. Always `start < stop <= last dimension`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputSlice<'a> {
+    /// Index into the bundle's outputs.
+    pub output: u32,
+    /// The slice's name: non-empty, at most [`MAX_SLICE_NAME`] bytes, unique in the bundle.
+    pub name: &'a str,
+    /// First element along the last dimension.
+    pub start: u64,
+    /// One past the last element along the last dimension.
+    pub stop: u64,
+}
+
+/// What follows the index checks in every format 2.4 file: the output slices and the model
+/// checkpoint they describe (openpilot's `model_checkpoint`; empty when none was given), at most
+/// [`MAX_CHECKPOINT`] bytes.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct OutputMeta<'a> {
+    #[serde(borrow)]
+    pub slices: Table<'a, OutputSlice<'a>>,
+    pub checkpoint: &'a str,
+}
+
 /// Reference inputs and expected outputs, so a bundle can check itself.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Reference<'a> {

@@ -2,7 +2,10 @@
 //! launch, so that the executor and backends can trust the bundle afterwards.
 use modelrt_hal::target::{DType, KernelMeta, ParamKind, Target};
 
-use super::schema::{ArgRef, BufferDesc, BufferKind, Step, TensorDesc, MAX_IO};
+use super::schema::{
+    ArgRef, BufferDesc, BufferKind, Step, TensorDesc, MAX_CHECKPOINT, MAX_IO, MAX_SLICES,
+    MAX_SLICE_NAME,
+};
 use super::{Bundle, BundleError, Table};
 
 fn invalid(what: &'static str, index: usize) -> BundleError {
@@ -90,6 +93,7 @@ pub(crate) fn validate(b: &Bundle<'_>) -> Result<(), BundleError> {
     check_tensors(b, body.inputs, "inputs", true)?;
     check_tensors(b, body.outputs, "outputs", false)?;
     check_index_checks(b)?;
+    check_output_slices(b)?;
     if let Some(r) = body.reference {
         r.inputs.check_index("reference inputs")?;
         r.outputs.check_index("reference outputs")?;
@@ -474,6 +478,43 @@ fn check_index_checks(b: &Bundle<'_>) -> Result<(), BundleError> {
         }
         if c.period == 0 || c.phase >= c.period || c.min > c.max {
             return Err(invalid("index check has an empty range or period", i));
+        }
+    }
+    Ok(())
+}
+
+/// Format 2.4's output slices: each names an output and a non-empty range inside its last
+/// dimension; names are non-empty, bounded and unique; the checkpoint is bounded.
+fn check_output_slices(b: &Bundle<'_>) -> Result<(), BundleError> {
+    let slices = b.output_slices();
+    slices.raw().check("output slices")?;
+    if slices.len() > MAX_SLICES {
+        return Err(invalid("too many output slices", 0));
+    }
+    if b.checkpoint().is_some_and(|c| c.len() > MAX_CHECKPOINT) {
+        return Err(invalid("checkpoint string is too long", 0));
+    }
+    for (i, s) in slices.iter().enumerate() {
+        let s = s?;
+        let t = b
+            .body()
+            .outputs
+            .get(s.output as usize)
+            .map_err(|_| invalid("output slice names no output", i))?;
+        let last = t.shape.last().copied().unwrap_or(1);
+        if s.start >= s.stop || s.stop > last {
+            return Err(invalid(
+                "output slice is empty or outside its output's last dimension",
+                i,
+            ));
+        }
+        if s.name.is_empty() || s.name.len() > MAX_SLICE_NAME {
+            return Err(invalid("output slice name is empty or too long", i));
+        }
+        for other in slices.iter().take(i) {
+            if other?.name == s.name {
+                return Err(invalid("duplicate output slice name", i));
+            }
         }
     }
     Ok(())

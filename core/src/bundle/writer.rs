@@ -16,11 +16,11 @@ use serde::Serialize;
 
 use super::header::{
     schema_2, Header, FORMAT_MAJOR, HEADER_LEN, INDEX_CHECK_MINOR, LAUNCH_THREADS_MINOR,
-    SCHEMA_HASH, UNSIGNED_MINOR,
+    OUTPUT_SLICE_MINOR, SCHEMA_HASH, UNSIGNED_MINOR,
 };
 use super::schema::{
-    ArgRef, Body, BufferDesc, BufferKind, IndexCheck, KernelDesc, Producer, RefTensor, Reference,
-    Step, TensorDesc,
+    ArgRef, Body, BufferDesc, BufferKind, IndexCheck, KernelDesc, OutputMeta, OutputSlice,
+    Producer, RefTensor, Reference, Step, TensorDesc,
 };
 use super::signature::{
     signed_message, ALG_ED25519, SIGNATURE_BLOCK_LEN, SIGNATURE_MAGIC, SIGNED_MINOR,
@@ -104,6 +104,11 @@ pub struct BundleSpec<'a> {
     pub reference: Option<ReferenceSpec<'a>>,
     /// Range checks on index inputs (format 2.3; a bundle with none is written as before).
     pub index_checks: Vec<IndexCheck<'a>>,
+    /// Named slices of the outputs (format 2.4; a bundle with none and no checkpoint is written as
+    /// before).
+    pub output_slices: Vec<OutputSlice<'a>>,
+    /// The model checkpoint the slices describe (format 2.4; empty: none).
+    pub checkpoint: &'a str,
 }
 
 impl<'a> BundleSpec<'a> {
@@ -121,6 +126,8 @@ impl<'a> BundleSpec<'a> {
             outputs: Vec::new(),
             reference: None,
             index_checks: Vec::new(),
+            output_slices: Vec::new(),
+            checkpoint: "",
         }
     }
 
@@ -336,11 +343,21 @@ pub fn write_bundle(spec: &BundleSpec<'_>) -> Result<Vec<u8>, WriteError> {
         reference,
     };
     let checks = TableBuilder::of(&spec.index_checks)?;
-    let out = if spec.index_checks.is_empty() {
-        seal(&body, &weights)?
-    } else {
-        seal_with_checks(&body, checks.view(), &weights)?
-    };
+    let slices = TableBuilder::of(&spec.output_slices)?;
+    let meta =
+        (!spec.output_slices.is_empty() || !spec.checkpoint.is_empty()).then(|| OutputMeta {
+            slices: slices.view(),
+            checkpoint: spec.checkpoint,
+        });
+    let out = seal_as(
+        &body,
+        Some(checks.view()),
+        meta,
+        &[],
+        &weights,
+        UNSIGNED_MINOR,
+        0,
+    )?;
     if out.len() as u64 > MAX_FILE_BYTES {
         return Err(WriteError::FileTooLarge {
             bytes: weights.len() as u64,
@@ -370,7 +387,7 @@ pub fn reseal(bytes: &mut [u8]) {
 /// to build bundles that are well formed but invalid.
 pub fn seal(body: &Body<'_>, weights: &[u8]) -> Result<Vec<u8>, WriteError> {
     // The lowest minor this file needs (an unsigned bundle is a 2.1 file, byte for byte).
-    seal_as(body, None, &[], weights, UNSIGNED_MINOR, 0)
+    seal_as(body, None, None, &[], weights, UNSIGNED_MINOR, 0)
 }
 
 /// [`seal`] for a format 2.3 bundle: `checks` (its index checks) follow the body.
@@ -379,15 +396,17 @@ pub fn seal_with_checks(
     checks: Table<'_, IndexCheck<'_>>,
     weights: &[u8],
 ) -> Result<Vec<u8>, WriteError> {
-    seal_as(body, Some(checks), &[], weights, INDEX_CHECK_MINOR, 0)
+    seal_as(body, Some(checks), None, &[], weights, INDEX_CHECK_MINOR, 0)
 }
 
 /// [`seal`] stamped at least `minor` with header `flags`: a 2.3 file gets its index-check table
-/// (`checks`, or an empty one) right after the body, then `record` (postcard bytes: a multi-device
+/// (`checks`, or an empty one) right after the body, a 2.4 file (stamped when `meta` is given) its
+/// output slices and checkpoint after that, then `record` (postcard bytes: a multi-device
 /// container's `Multi` record, `writer_multi`).
 pub(crate) fn seal_as(
     body: &Body<'_>,
     checks: Option<Table<'_, IndexCheck<'_>>>,
+    meta: Option<OutputMeta<'_>>,
     record: &[u8],
     weights: &[u8],
     minor: u16,
@@ -407,11 +426,21 @@ pub(crate) fn seal_as(
     if checks.is_some_and(|c| !c.is_empty()) {
         minor = minor.max(INDEX_CHECK_MINOR);
     }
+    if meta.is_some() {
+        minor = minor.max(OUTPUT_SLICE_MINOR);
+    }
     let mut out = vec![0u8; HEADER_LEN];
     out.extend(postcard::to_allocvec(body).map_err(|_| WriteError::Encode)?);
     if minor >= INDEX_CHECK_MINOR {
         let checks = checks.unwrap_or(Table::from_parts(0, &[], &[]));
         out.extend(postcard::to_allocvec(&checks).map_err(|_| WriteError::Encode)?);
+    }
+    if minor >= OUTPUT_SLICE_MINOR {
+        let meta = meta.unwrap_or(OutputMeta {
+            slices: Table::from_parts(0, &[], &[]),
+            checkpoint: "",
+        });
+        out.extend(postcard::to_allocvec(&meta).map_err(|_| WriteError::Encode)?);
     }
     out.extend_from_slice(record);
     pad_to(&mut out, WEIGHTS_ALIGN);
@@ -437,7 +466,7 @@ fn schema_hash_of(minor: u16) -> u64 {
 }
 
 /// Sign bundle `bytes` as the holder of Ed25519 public key `key`: the bundle is checked to parse,
-/// becomes format 2.2 (2.3 if it carries index checks; minor, schema hash, a signature block appended after the weights, replacing
+/// becomes format 2.2 (or the file's own later minor: 2.3 with index checks, 2.4 with output slices; minor, schema hash, a signature block appended after the weights, replacing
 /// an earlier signature) and `sign` is called with the message to sign (see
 /// `bundle::signature::signed_message`); it returns the 64-byte Ed25519 signature. The CRCs are
 /// sealed last. The result parses and carries `key`.

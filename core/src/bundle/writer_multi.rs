@@ -226,7 +226,15 @@ pub fn write_multi(spec: &MultiSpec<'_>) -> Result<Vec<u8>, WriteError> {
         plan: plan.view(),
     })
     .map_err(|_| WriteError::Encode)?;
-    let out = seal_as(&body, None, &record, &weights, MULTI_MINOR, FLAG_MULTI)?;
+    let out = seal_as(
+        &body,
+        None,
+        None,
+        &record,
+        &weights,
+        MULTI_MINOR,
+        FLAG_MULTI,
+    )?;
     Bundle::parse(&out).map_err(WriteError::Invalid)?;
     Ok(out)
 }

@@ -140,6 +140,54 @@ impl Model {
         info_list(py, &self.outputs)
     }
 
+    /// The named parts of the outputs (bundle format 2.4, e.g. openpilot's output slices from
+    /// `convert --metadata`): {name: (output name, start, stop)}, elements start:stop along that
+    /// output's last dimension. Empty for a bundle without any.
+    #[getter]
+    fn output_slices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let core = self.core.borrow("output_slices")?;
+        let d = PyDict::new(py);
+        for (name, output, start, stop) in core.inner.output_slices() {
+            // The parse checked every slice's output index.
+            let Some(t) = self.outputs.get(output) else {
+                continue;
+            };
+            d.set_item(name, (t.get().name_obj(py), start, stop))?;
+        }
+        Ok(d)
+    }
+
+    /// The model checkpoint the output slices describe (bundle format 2.4), or None.
+    #[getter]
+    fn checkpoint(&self) -> PyResult<Option<String>> {
+        Ok(self.core.borrow("checkpoint")?.inner.checkpoint())
+    }
+
+    /// The output slices of `outputs` (a dict as `run` returns): {slice name: view of
+    /// outputs[output][..., start:stop]} (numpy views, no copies).
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        outputs: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let core = self.core.borrow("split")?;
+        let d = PyDict::new(py);
+        for (name, output, start, stop) in core.inner.output_slices() {
+            let Some(t) = self.outputs.get(output) else {
+                continue;
+            };
+            let out_name = t.get().name_obj(py);
+            let arr = outputs.get_item(out_name)?.ok_or_else(|| {
+                PyKeyError::new_err(format!(
+                    "outputs has no '{out_name}', which slice '{name}' cuts"
+                ))
+            })?;
+            let cut = pyo3::types::PySlice::new(py, start as isize, stop as isize, 1);
+            d.set_item(name, arr.get_item((py.Ellipsis(), cut))?)?;
+        }
+        Ok(d)
+    }
+
     /// The state buffers that persist across runs (empty for a stateless bundle), as TensorInfo
     /// with a flat shape.
     #[getter]

@@ -185,6 +185,8 @@ pub fn copy_bundle_with(
             outputs: vec![leak(&X), leak(&W)],
         }),
         index_checks: vec![],
+        output_slices: vec![],
+        checkpoint: "",
     };
     write_bundle(&spec).expect("copy test bundle is valid")
 }

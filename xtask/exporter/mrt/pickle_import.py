@@ -141,7 +141,7 @@ def _read_program(path: str, opcodes: bytes, bufs, log):
   return obj, layout, cj
 
 
-def _qcom_cl_pickle(path: str, layout, cj, out_dir: str, log) -> bool:
+def _qcom_cl_pickle(path: str, layout, cj, out_dir: str, log, metadata=None) -> bool:
   """Convert a Qualcomm-compiled (DEV=QCOM) pickle of any layout from its records; False when it is not one."""
   from mrt import pickle_program, qcom_cl
 
@@ -160,6 +160,7 @@ def _qcom_cl_pickle(path: str, layout, cj, out_dir: str, log) -> bool:
   from mrt.export import write_out
 
   manifest, blobs = qcom_cl.convert(prog, qcom_cl.sha256_of(path), log, tg)
+  _apply_metadata(metadata, manifest, log)
   write_out(out_dir, manifest, blobs)
   log(f"{len(manifest['kernels'])} kernels, {len(manifest['ops'])} run ops, {len(manifest['buffers'])} buffers")
   return True
@@ -185,12 +186,28 @@ def _refuse_other(prog, layout):
   )
 
 
-def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
+def _apply_metadata(metadata, manifest: dict, log):
+  """Check openpilot metadata (`metadata` = (path, op_metadata.read result), or None) against the manifest and add
+  its output slices (mrt/op_metadata.py)."""
+  if metadata is not None:
+    from mrt import op_metadata
+
+    op_metadata.apply(metadata[1], manifest, metadata[0], log)
+
+
+def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None, metadata_path: str | None = None):
   from importlib.metadata import version
+
+  from mrt.op_metadata import MetadataError
 
   tg = version("tinygrad")
   if tg != TINYGRAD_VERSION:
     raise ExportError(f"tinygrad {tg} is installed but the exporter supports only {TINYGRAD_VERSION}")
+  metadata = None
+  if metadata_path is not None:  # read and checked for itself before the pickle is converted
+    from mrt import op_metadata
+
+    metadata = (metadata_path, op_metadata.read(metadata_path))
   opcodes, bufs = _read(path)
   log(
     f"pickle {os.path.basename(path)}: {'PICKLE_OOB' if bufs is not None else 'plain'} layout"
@@ -198,8 +215,10 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   )
   records, layout, cj = _read_program(path, opcodes, bufs, log)
   try:
-    if _qcom_cl_pickle(path, layout, cj, out_dir, log):
+    if _qcom_cl_pickle(path, layout, cj, out_dir, log, metadata):
       return
+  except MetadataError:
+    raise
   except ExportError as e:  # name the layout the refusal is about
     raise ExportError(f"{e} (a pickle of the {layout.describe()})") from None
   if layout.key != "linear-014":
@@ -261,6 +280,7 @@ def export_pickle(path: str, out_dir: str, log, state_init: dict | None = None):
   }
   if target["kind"] == "adreno":
     manifest["producer"]["tinymesa"] = version("tinymesa")
+  _apply_metadata(metadata, manifest, log)
   write_out(out_dir, manifest, blobs)
   log(f"{len(body['kernels'])} kernels, {len(body['ops'])} run ops, {len(body['buffers'])} buffers")
   log_state(body["buffers"], log)

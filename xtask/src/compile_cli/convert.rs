@@ -14,6 +14,9 @@ use crate::exporter::ExportArgs;
 /// kept as they are. Every pickle is read without executing any code from it: only allow-listed tinygrad class
 /// names, read as plain records (tinygrad never unpickles it); anything else is refused with one line. The log names
 /// the layout detected (docs/openpilot-pickles.md).
+///
+/// With --metadata, openpilot's `*_metadata.pkl` next to the model names the parts of its output: the slices are
+/// checked against the converted program and kept in the bundle (format 2.4; `modelrt info` lists them).
 #[derive(clap::Args)]
 pub struct Args {
     /// The pickle.
@@ -25,6 +28,13 @@ pub struct Args {
     /// as openpilot's compile_modeld.py does); the bundle keeps it as state. VALUE is `zeros` or a .npy file.
     #[arg(long = "state-init", value_name = "NAME=zeros|FILE.npy", value_parser = parse_state_init)]
     pub state_init: Vec<(String, String)>,
+    /// openpilot's metadata pickle for this model (`*_metadata.pkl`, plain or gzipped), read with the restricted
+    /// reader. Its `input_shapes` must be inputs of the program with those shapes and its `output_shapes` outputs of
+    /// those shapes (an output of another name is renamed to openpilot's when exactly one output has the shape);
+    /// each `output_slices` entry (Python `slice.indices` over the output's last dimension, step 1) is kept in the
+    /// bundle as NAME: OUTPUT[..., START:STOP] with the `model_checkpoint`. Any mismatch is refused, nothing written.
+    #[arg(long, value_name = "FILE")]
+    pub metadata: Option<PathBuf>,
     /// Sign the bundle with this Ed25519 private key (from `cargo xtask keygen`; read before converting).
     #[arg(long, value_name = "KEY")]
     pub sign: Option<PathBuf>,
@@ -37,6 +47,7 @@ impl Args {
             pickle,
             output,
             state_init,
+            metadata,
             sign,
         } = self;
         let key = sign
@@ -45,6 +56,7 @@ impl Args {
             .transpose()?;
         let mut args = ExportArgs::pickle(pickle, PathBuf::new());
         args.state_init = state_init;
+        args.metadata = metadata;
         // Signed in memory before it is written: the output is never an unsigned bundle.
         let r = compile_with(tc, args, &output, key.as_ref())?;
         println!(

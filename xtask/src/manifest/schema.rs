@@ -264,6 +264,13 @@ pub struct Manifest {
     /// Range checks on index inputs (absent: none); become the bundle's format 2.3 index checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub index_checks: Vec<IndexCheck>,
+    /// Named slices of the outputs (openpilot metadata, `convert --metadata`; absent: none); become the
+    /// bundle's format 2.4 output slices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_slices: Vec<OutputSlice>,
+    /// The model checkpoint the slices describe (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
     #[serde(skip)]
     pub blobs: BTreeMap<String, Vec<u8>>,
 }
@@ -278,4 +285,14 @@ pub struct IndexCheck {
     pub min: i64,
     pub max: i64,
     pub what: String,
+}
+
+/// Elements `start..stop` along the last dimension of output `output` (by name), called `name` (core's
+/// `OutputSlice`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputSlice {
+    pub output: String,
+    pub name: String,
+    pub start: u64,
+    pub stop: u64,
 }

@@ -147,6 +147,25 @@ impl OwnedModel {
         self.model.read_state(i)
     }
 
+    /// The bundle's named output slices (format 2.4) as (name, output index, start, stop): elements
+    /// `start..stop` along the output's last dimension; empty for a bundle without any.
+    pub fn output_slices(&self) -> Vec<(String, usize, u64, u64)> {
+        self.model
+            .bundle()
+            .output_slices()
+            .iter()
+            .filter_map(|s| {
+                let s = s.ok()?;
+                Some((s.name.to_string(), s.output as usize, s.start, s.stop))
+            })
+            .collect()
+    }
+
+    /// The model checkpoint the output slices describe (format 2.4), if the bundle names one.
+    pub fn checkpoint(&self) -> Option<String> {
+        self.model.bundle().checkpoint().map(str::to_string)
+    }
+
     /// The element types of the inputs and the outputs, in table order.
     pub fn dtypes(&self) -> (Vec<DType>, Vec<DType>) {
         let body = self.model.bundle().body();

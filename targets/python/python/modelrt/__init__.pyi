@@ -36,6 +36,15 @@ class Model:
   @property
   def states(self) -> list[TensorInfo]: ...
   @property
+  def output_slices(self) -> dict[str, tuple[str, int, int]]:
+    """Named parts of the outputs (bundle format 2.4, `convert --metadata`): {name: (output name, start, stop)},
+    elements start:stop along that output's last dimension; empty when the bundle has none."""
+  @property
+  def checkpoint(self) -> str | None:
+    """The model checkpoint the output slices describe (format 2.4), or None."""
+  def split(self, outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """{slice name: outputs[output][..., start:stop]} for the dict `run` returned (numpy views, no copies)."""
+  @property
   def device(self) -> str: ...
   @property
   def last_timing(self) -> dict[str, float] | None: ...
@@ -90,6 +99,8 @@ def convert(
   output: str | PathLike[str],
   *,
   state_init: dict[str, str | PathLike[str]] | None = None,
+  metadata: str | PathLike[str] | None = None,
   sign: str | PathLike[str] | None = None,
 ) -> Path:
-  """Turn a tinygrad compile3 pickle into the bundle `output` (`modelrt convert`) and return its path."""
+  """Turn a tinygrad compile3 pickle into the bundle `output` (`modelrt convert`) and return its path; `metadata`
+  (openpilot's `*_metadata.pkl`) as `--metadata`."""

@@ -71,11 +71,12 @@ def compile(model, output, *, target: str = "cpu", **options) -> Path:
   return Path(native_call("_compile", args))
 
 
-def convert(pickle, output, *, state_init: dict | None = None, sign=None) -> Path:
+def convert(pickle, output, *, state_init: dict | None = None, metadata=None, sign=None) -> Path:
   """Turn a tinygrad compile3 pickle into the bundle ``output`` (``modelrt convert``) and return its path.
-  ``state_init={"NAME": "zeros" or "FILE.npy"}`` as ``--state-init``; errors as for ``compile``."""
+  ``state_init={"NAME": "zeros" or "FILE.npy"}`` as ``--state-init``; ``metadata`` (openpilot's ``*_metadata.pkl``)
+  as ``--metadata``: its output slices go into the bundle (``Model.output_slices``); errors as for ``compile``."""
   missing = missing_compile_extra()
   if missing:
     raise ImportError(f"modelrt.convert needs the compiler ({', '.join(missing)} missing): pip install 'modelrt[compile]'")
-  args = ["convert", os.fspath(pickle), "--output", os.fspath(output), *_flag_args({"state_init": state_init, "sign": sign})]
+  args = ["convert", os.fspath(pickle), "--output", os.fspath(output), *_flag_args({"state_init": state_init, "metadata": metadata, "sign": sign})]
   return Path(native_call("_compile", args))

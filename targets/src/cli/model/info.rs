@@ -1,5 +1,5 @@
 //! `modelrt info`: describe a bundle — header, target, producer, arena, buffers, schedule, kernels,
-//! inputs/outputs, state buffers, reference — and check that every kernel binary decodes for the bundle's target
+//! inputs/outputs, output slices and checkpoint (format 2.4), state buffers, reference — and check that every kernel binary decodes for the bundle's target
 //! (a bundle whose kernels do not decode is an error).
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -293,6 +293,20 @@ pub fn info(path: &Path, verbose: bool) -> anyhow::Result<()> {
             c.min,
             c.max,
             c.what
+        );
+    }
+    if let Some(c) = b.checkpoint() {
+        outln!("checkpoint  {c}");
+    }
+    for s in b.output_slices().iter() {
+        let s = s?;
+        let out = body.outputs.get(s.output as usize)?;
+        outln!(
+            "slice       {}: {}[..., {}:{}]",
+            s.name,
+            out.name,
+            s.start,
+            s.stop
         );
     }
     let states = body
