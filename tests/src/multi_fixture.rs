@@ -3,7 +3,7 @@
 //! `write_multi`. Every frame's `z` is its `x`, carried through the planned host buffer `cross:a.y`.
 use modelrt_core::bundle::writer::{write_bundle, BundleSpec};
 use modelrt_core::bundle::writer_multi::{plan_by_name, write_multi};
-use modelrt_core::bundle::{BufRef, BufferKind, Producer, Step};
+use modelrt_core::bundle::{BufRef, BufferKind, OutputSlice, Producer, Step};
 use modelrt_core::Bundle;
 use modelrt_hal::target::{CpuArch, DType, Target};
 
@@ -12,6 +12,16 @@ pub const N: u64 = 6;
 
 /// One role's part: input `inp` copied to output `out`.
 fn part(inp: &'static str, out: &'static str) -> Vec<u8> {
+    part_with(inp, out, &[], "")
+}
+
+/// A copy-only part whose output carries named slices (format 2.4) and a checkpoint.
+fn part_with(
+    inp: &'static str,
+    out: &'static str,
+    slices: &[(&'static str, u64, u64)],
+    checkpoint: &'static str,
+) -> Vec<u8> {
     let producer = Producer {
         tinygrad: "0.14.0",
         tinymesa: None,
@@ -40,8 +50,29 @@ fn part(inp: &'static str, out: &'static str) -> Vec<u8> {
         },
         size: N * 4,
     });
+    s.output_slices = slices
+        .iter()
+        .map(|&(name, start, stop)| OutputSlice {
+            output: 0,
+            name,
+            start,
+            stop,
+        })
+        .collect();
+    s.checkpoint = checkpoint;
     write_bundle(&s).expect("a copy-only part")
 }
+
+/// A single-device copy bundle `x` → `y` (N floats) whose output `y` is described by the slices [`SLICES`] and the
+/// checkpoint [`CHECKPOINT`] (what `convert --metadata` writes; the Python suite checks `Model.output_slices`).
+pub fn sliced_copy() -> Vec<u8> {
+    part_with("x", "y", SLICES, CHECKPOINT)
+}
+
+/// The slices of [`sliced_copy`]'s output: (name, start, stop) along its last dimension.
+pub const SLICES: &[(&str, u64, u64)] = &[("head", 0, 2), ("tail", 2, 6)];
+/// The checkpoint [`sliced_copy`] names.
+pub const CHECKPOINT: &str = "test-checkpoint/1";
 
 /// The container: roles `a` and `b`, one input `x`, one output `z`.
 pub fn copy_chain() -> Vec<u8> {

@@ -16,6 +16,8 @@ The Rust test prepares the expected values with tools independent of this API an
   MRT_PIPELINE_DIR     NAME.npy per input (frames stacked), cli/OUTPUT.npy (`modelrt run --steps N` outputs, stacked),
                        state/LABEL.npy (`--dump-state` after the last frame; LABEL with characters other than letters,
                        digits and -_. replaced by _)
+  MRT_SLICED_BUNDLE  a copy bundle x -> y (6 float32) whose output carries the slices head 0:2, tail 2:6 and the
+                     checkpoint "test-checkpoint/1" (format 2.4; tests/src/multi_fixture.rs `sliced_copy`)
   MRT_MULTI_DIR    multi.mrt (a multi-device container: roles a and b, copy-only CPU parts x -> y -> z), x.npy (frames
                    stacked), z.npy (`modelrt run --device cpu,cpu --steps N` outputs)
 """
@@ -531,6 +533,27 @@ class Pipeline(unittest.TestCase):
     for s in m.states:
       file = d / "state" / (re.sub(r"[^A-Za-z0-9_.-]", "_", s.name) + ".npy")
       self.assertEqual(m.read_state(s.name).tobytes(), np.load(file).tobytes(), f"state {s.name} after {n} frames")
+
+
+class OutputSlices(unittest.TestCase):
+  """Format 2.4's named output slices (`convert --metadata`), from a bundle the Rust side wrote by hand."""
+
+  def test_slices_checkpoint_and_split_views(self):
+    m = modelrt.load(os.environ["MRT_SLICED_BUNDLE"], device="cpu")
+    self.assertEqual(m.output_slices, {"head": ("y", 0, 2), "tail": ("y", 2, 6)})
+    self.assertEqual(m.checkpoint, "test-checkpoint/1")
+    x = np.arange(6, dtype=np.float32) * 1.5 - 2.0
+    out = m.run({"x": x})
+    parts = m.split(out)
+    self.assertEqual(sorted(parts), ["head", "tail"])
+    np.testing.assert_array_equal(parts["head"], x[0:2])
+    np.testing.assert_array_equal(parts["tail"], x[2:6])
+    self.assertTrue(np.shares_memory(parts["tail"], out["y"]), "split returns views of the outputs")
+
+  def test_a_bundle_without_slices_has_none(self):
+    m = modelrt.load(DEMO, device="cpu")
+    self.assertEqual(m.output_slices, {})
+    self.assertIsNone(m.checkpoint)
 
 
 class MultiDevice(unittest.TestCase):

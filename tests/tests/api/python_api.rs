@@ -297,6 +297,9 @@ fn the_wheel_installs_and_its_python_suite_passes() {
     }
     let emu_file = scratch.join("emulated.tsv");
     std::fs::write(&emu_file, emu_list).unwrap();
+    // format 2.4: a copy bundle whose output carries named slices (tests/src/multi_fixture.rs)
+    let sliced = scratch.join("sliced.mrt");
+    std::fs::write(&sliced, modelrt_tests::multi_fixture::sliced_copy()).unwrap();
     let pipeline_dir = fresh(&scratch.join("pipeline"));
     let pipeline = pipeline_fixture(&py, &bin, &pipeline_dir);
     let signed_dir = signed_fixture(&demo, &fresh(&scratch.join("signed")));
@@ -309,6 +312,7 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         .env("PYTHONPATH", &site)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("MRT_DEMO_BUNDLE", &demo)
+        .env("MRT_SLICED_BUNDLE", &sliced)
         .env("MRT_DEMO_DIR", &demo_dir)
         .env("MRT_STATE_BUNDLE", &stateful)
         .env("MRT_STATE_DIR", &state_dir)
