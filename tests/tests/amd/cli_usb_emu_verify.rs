@@ -79,6 +79,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn verify_through_usb_emu_passes_for_vision_policy_dmonitor() {
     let Some((fw, py)) = setup() else {
         return;

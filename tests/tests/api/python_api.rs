@@ -334,5 +334,5 @@ fn the_wheel_installs_and_its_python_suite_passes() {
         !text.contains("skipped"),
         "the Python suite skipped tests:\n{text}"
     );
-    assert!(text.contains("Ran 23 tests"), "{text}");
+    assert!(text.contains("Ran 25 tests"), "{text}");
 }

@@ -34,6 +34,7 @@ fn qemu(bin: &PathBuf, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn aarch64_modelrt_matches_onnxruntime_under_qemu() {
     let Some(bin) = aarch64_modelrt() else { return };
     let Some(py) = python() else { return };

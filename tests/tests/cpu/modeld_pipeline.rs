@@ -129,6 +129,7 @@ fn replays_tinygrad(bytes: &[u8]) {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn tinygrad_script_bundle_replays_20_frames_like_tinygrad() {
     let Some(f) = fixture() else { return };
     replays_tinygrad(&f.script_bundle);

@@ -201,6 +201,7 @@ fn float_small_net_matches_onnxruntime() {
 }
 
 #[test]
+#[ignore = "heavy: run by `cargo xtask ci --full` (docs/testing.md)"]
 fn two_compiles_give_identical_bundles() {
     let Some(py) = tools() else { return };
     // the depthwise 3x3 over 576 channels at 7x7 (MobileNetV2's last stage shape): small, so cheap to compile twice

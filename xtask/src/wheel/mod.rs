@@ -89,7 +89,10 @@ fn lock(out: &Path) -> Result<std::fs::File> {
         .open(&path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     if f.try_lock().is_err() {
-        eprintln!("[wheel] waiting for another wheel build in {}", out.display());
+        eprintln!(
+            "[wheel] waiting for another wheel build in {}",
+            out.display()
+        );
         f.lock()
             .with_context(|| format!("cannot lock {}", path.display()))?;
     }
