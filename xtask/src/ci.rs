@@ -295,18 +295,22 @@ pub fn run(no_lint: bool, which: Tests) -> Result<()> {
     let skips = skip_summary(&skip_log);
     tests?;
     skips?;
-    // Two processes (the exporter's compiles are single-threaded Python): the compile-correctness class alone,
-    // everything else `unittest discover` finds in the other. Each log is printed whole when both have finished.
-    let shard = |name: &str| {
+    // Two processes (the exporter's compiles are single-threaded Python) sharing the test classes: each claims the
+    // next class from one list, the heaviest first (xtask/exporter/tests/shard.py). Each log is printed whole when
+    // both have finished.
+    let claims = workspace_root().join("target/ci-logs/shard-claims");
+    let _ = std::fs::remove_dir_all(&claims);
+    let worker = || {
         let mut cmd = xtask::exporter_python::command(&python);
-        cmd.args(["-m", "tests.shard", name])
+        cmd.args(["-m", "tests.shard", "claim"])
+            .arg(&claims)
             .current_dir(workspace_root().join("xtask/exporter"))
             .env("MODELRT_REQUIRE_PYTHON", "1");
         cmd
     };
     parallel_steps(
-        "exporter unit tests (xtask/exporter/tests/shard.py: 2 processes)",
-        vec![shard("heavy"), shard("rest")],
+        "exporter unit tests (xtask/exporter/tests/shard.py: 2 processes sharing the classes)",
+        vec![worker(), worker()],
     )?;
     step(
         "fuzz targets, 12 s each (core/fuzz/run.sh: stable libFuzzer; docs/fuzzing.md)",
