@@ -18,6 +18,19 @@ pub mod hexagon;
 pub mod multi_fixture;
 pub mod skip;
 
+/// This workspace's xtask binary (built on demand, dev profile), next to `modelrt` in the target directory.
+pub fn xtask_bin(modelrt: &Path) -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let ok = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "-p", "xtask", "--bin", "xtask"])
+        .current_dir(root())
+        .status()
+        .expect("cargo runs")
+        .success();
+    assert!(ok, "building the xtask binary failed");
+    modelrt.with_file_name("xtask")
+}
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     xtask::setup::workspace_root()

@@ -44,15 +44,7 @@ fn metadata(name: &str) -> PathBuf {
 /// This workspace's xtask and modelrt binaries (built on demand, dev profile).
 fn binaries() -> (PathBuf, PathBuf) {
     let modelrt = xtask::bench::build_modelrt(&root(), false).unwrap();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let ok = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "xtask", "--bin", "xtask"])
-        .current_dir(root())
-        .status()
-        .expect("cargo runs")
-        .success();
-    assert!(ok, "building the xtask binary failed");
-    (modelrt.with_file_name("xtask"), modelrt)
+    (modelrt_tests::xtask_bin(&modelrt), modelrt)
 }
 
 fn convert(xtask: &Path, pkl: &Path, meta: &Path, out: &Path) -> Output {

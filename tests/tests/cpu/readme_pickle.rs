@@ -11,7 +11,7 @@ use std::process::Command;
 use modelrt_core::bundle::Bundle;
 use modelrt_hal::target::DType;
 use modelrt_targets::npy;
-use modelrt_tests::{python, root};
+use modelrt_tests::{python, root, xtask_bin};
 
 const STEPS: u64 = 20;
 
@@ -43,19 +43,6 @@ fn readme_commands() -> Vec<String> {
         pending.clear();
     }
     out
-}
-
-/// This workspace's xtask binary (built on demand, dev profile), next to `modelrt` in the target directory.
-fn xtask_bin(modelrt: &Path) -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let ok = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "xtask", "--bin", "xtask"])
-        .current_dir(root())
-        .status()
-        .expect("cargo runs")
-        .success();
-    assert!(ok, "building the xtask binary failed");
-    modelrt.with_file_name("xtask")
 }
 
 fn run(dir: &Path, line: &str, xtask: &Path, modelrt: &Path) -> String {
