@@ -42,7 +42,12 @@ pub fn reseal(data: &[u8]) -> Option<Vec<u8>> {
 
 /// True if running `b` on the CPU backend executes only known kernels within their known extents:
 /// every kernel is [`E_1024_4`] with its exact parameter list and one thread, and every launch
-/// passes it buffer views of at least [`E_1024_4_EXTENT`] bytes at 16-byte-aligned arena offsets.
+/// passes it buffer views of at least [`E_1024_4_EXTENT`] bytes at 16-byte-aligned arena offsets,
+/// its first (the one it stores to) in a buffer the backend keeps writable: not a weight the bundle
+/// allows to be read in place ([`Bundle::in_place_weight`]), which a backend given the file mapping
+/// serves from read-only pages — the kernel's store would fault there, as `modelrt_core::bundle::in_place`
+/// says, because the format does not record which parameters a kernel writes (found by
+/// `capi_load_run`, docs/fuzzing.md).
 pub fn runnable(b: &Bundle<'_>) -> bool {
     let body = b.body();
     let known = body.kernels.iter().all(|k| {
@@ -65,19 +70,24 @@ fn launch_in_extent(b: &Bundle<'_>, step: &Step) -> bool {
     let (Step::Launch { args, .. } | Step::LaunchThreads { args, .. }) = step else {
         return true; // copies are fully bounds-checked by the validator and the backend
     };
-    args.iter().all(|a| match *a {
-        ArgRef::Buffer {
-            buffer,
-            offset,
-            size,
-        } => b.body().buffers.get(buffer as usize).is_ok_and(|d| {
-            size >= E_1024_4_EXTENT
-                && d.arena_offset
-                    .checked_add(offset)
-                    .is_some_and(|at| at % E_1024_4_ALIGN == 0)
-        }),
-        ArgRef::Int(_) => false,
-    })
+    let stores_to_in_place_weight = match args.first() {
+        Some(ArgRef::Buffer { buffer, .. }) => b.in_place_weight(*buffer).is_ok(),
+        _ => false,
+    };
+    !stores_to_in_place_weight
+        && args.iter().all(|a| match *a {
+            ArgRef::Buffer {
+                buffer,
+                offset,
+                size,
+            } => b.body().buffers.get(buffer as usize).is_ok_and(|d| {
+                size >= E_1024_4_EXTENT
+                    && d.arena_offset
+                        .checked_add(offset)
+                        .is_some_and(|at| at % E_1024_4_ALIGN == 0)
+            }),
+            ArgRef::Int(_) => false,
+        })
 }
 
 fn e_1024_4_params() -> [ParamDesc; 3] {

@@ -52,3 +52,39 @@ fn a_changed_kernel_object_is_not_runnable() {
         "a changed kernel object must not be executed"
     );
 }
+
+/// `capi_load_run`'s finding of 2026-12-03 (docs/fuzzing.md), the input as libFuzzer saved it: argument
+/// bytes, then a bundle whose `E_1024_4` launch stores (its first parameter) into a weight the CPU
+/// backend may serve in place from the read-only file mapping. The C API maps the file, so running it
+/// faulted (SIGSEGV at the kernel's first store); the run rule must turn such a bundle away.
+#[test]
+fn a_launch_storing_to_an_in_place_weight_is_not_runnable() {
+    let data = include_bytes!("data/capi_store_to_in_place_weight.bin");
+    let bundle = &data[modelrt_core_fuzz::CAPI_ARGS..];
+    let sealed = reseal(bundle).unwrap();
+    let mut parsed = 0;
+    for bytes in [bundle, &sealed[..]] {
+        let Ok(b) = Bundle::parse(bytes) else {
+            continue;
+        };
+        parsed += 1;
+        let body = b.body();
+        let stores_to_weight = body.run.iter().chain(body.init.iter()).any(|s| {
+            let Ok(
+                modelrt_core::bundle::Step::Launch { args, .. }
+                | modelrt_core::bundle::Step::LaunchThreads { args, .. },
+            ) = s
+            else {
+                return false;
+            };
+            matches!(args.first(), Some(modelrt_core::bundle::ArgRef::Buffer { buffer, .. })
+                if b.in_place_weight(*buffer).is_ok())
+        });
+        assert!(stores_to_weight, "the saved input is the case described");
+        assert!(
+            !runnable(&b),
+            "a kernel storing to read-only weight pages must not be run"
+        );
+    }
+    assert!(parsed > 0, "the saved bundle parses (as is or resealed)");
+}

@@ -41,7 +41,8 @@ mkdir -p "$work/corpus" "$work/artifacts" "$work/scratch"
 # The wheel, installed into a private directory.
 MODELRT_PYTHON="$py" "$cargo" xtask wheel "${wheel_args[@]}"
 rm -rf "$work/site"
-"$py" -m pip install --no-deps --no-index --quiet --target "$work/site" "$root"/target/wheels/modelrt-*.whl
+# Only this architecture's wheel: a release build for another (`cargo xtask wheel --arm64-root`) may sit beside it.
+"$py" -m pip install --no-deps --no-index --quiet --target "$work/site" "$root"/target/wheels/modelrt-*_x86_64.whl
 
 # The bundle: on x86_64 the small seed bundle of core/fuzz (tinygrad's E_1024_4 kernel on 4096 floats,
 # a copy step and reference data: ~50 us a run, so the fuzzer spends its time at the boundary), else
