@@ -8,6 +8,10 @@ Models:
   vision.onnx   openpilot-vision-like conv net: input `img` 1x12x128x256 float32 -> `features` 1x32
   policy.onnx   MLP + softmax, inputs `features` 1x512, `desire` 1x8, `traffic` 1x2 -> `plan_prob` 1x16
   dmonitor.onnx driver-monitoring-like conv net: input `input_img` 1x1x160x320 -> `dm_out` 1x8 (sigmoid)
+  policy_op.onnx a policy net shaped like openpilot 0.11's driving_policy (its inputs and output as its metadata,
+                ../shared/data/openpilot-0.11/0.11.1_driving_policy_metadata.pkl, names them): `features_buffer`
+                1x25x512, `desire_pulse` 1x25x8, `traffic_convention` 1x2 -> `outputs` 1x1000; per-step layers over
+                the 25-step history are matrix-matrix products (25 rows), then a matrix-vector head (1.9 MB of weights)
 """
 import argparse
 import pathlib
@@ -111,6 +115,43 @@ def make_dmonitor(out: pathlib.Path):
   _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), out / "dmonitor.onnx")
 
 
+def make_policy_op(out: pathlib.Path):
+  rng = np.random.default_rng(4)
+  inits = [_init(rng, "step1.weight", (512, 256)), _init(rng, "step1.bias", (256,), 0.1),
+           _init(rng, "desire.weight", (8, 256)),
+           _init(rng, "step2.weight", (256, 64)), _init(rng, "step2.bias", (64,), 0.1),
+           _init(rng, "temporal.weight", (25 * 64, 128)), _init(rng, "temporal.bias", (128,), 0.1),
+           _init(rng, "traffic.weight", (2, 128)),
+           _init(rng, "head.weight", (128, 1000)), _init(rng, "head.bias", (1000,), 0.1),
+           numpy_helper.from_array(np.array([1, 25 * 64], dtype=np.int64), "flat_shape")]
+  nodes = [
+    # per history step (M = 25 rows): features and desire into 256, then 64
+    helper.make_node("MatMul", ["features_buffer", "step1.weight"], ["s1a"], name="step1"),
+    helper.make_node("MatMul", ["desire_pulse", "desire.weight"], ["s1d"], name="desire_fc"),
+    helper.make_node("Add", ["s1a", "s1d"], ["s1b"], name="add_desire"),
+    helper.make_node("Add", ["s1b", "step1.bias"], ["s1c"], name="step1_bias"),
+    helper.make_node("Relu", ["s1c"], ["s1"], name="step1_relu"),
+    helper.make_node("MatMul", ["s1", "step2.weight"], ["s2a"], name="step2"),
+    helper.make_node("Add", ["s2a", "step2.bias"], ["s2b"], name="step2_bias"),
+    helper.make_node("Relu", ["s2b"], ["s2"], name="step2_relu"),
+    # the whole history into 128 features, with the traffic convention (matrix-vector)
+    helper.make_node("Reshape", ["s2", "flat_shape"], ["flat"], name="flatten"),
+    helper.make_node("MatMul", ["flat", "temporal.weight"], ["t1a"], name="temporal"),
+    helper.make_node("MatMul", ["traffic_convention", "traffic.weight"], ["t1t"], name="traffic_fc"),
+    helper.make_node("Add", ["t1a", "t1t"], ["t1b"], name="add_traffic"),
+    helper.make_node("Add", ["t1b", "temporal.bias"], ["t1c"], name="temporal_bias"),
+    helper.make_node("Relu", ["t1c"], ["t1"], name="temporal_relu"),
+    helper.make_node("MatMul", ["t1", "head.weight"], ["h1"], name="head"),
+    helper.make_node("Add", ["h1", "head.bias"], ["outputs"], name="head_bias"),
+  ]
+  graph = helper.make_graph(nodes, "policy_op",
+                            [helper.make_tensor_value_info("features_buffer", TensorProto.FLOAT, [1, 25, 512]),
+                             helper.make_tensor_value_info("desire_pulse", TensorProto.FLOAT, [1, 25, 8]),
+                             helper.make_tensor_value_info("traffic_convention", TensorProto.FLOAT, [1, 2])],
+                            [helper.make_tensor_value_info("outputs", TensorProto.FLOAT, [1, 1000])], inits)
+  _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), out / "policy_op.onnx")
+
+
 def main():
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent))
@@ -119,6 +160,7 @@ def main():
   make_vision(out)
   make_policy(out)
   make_dmonitor(out)
+  make_policy_op(out)
 
 
 if __name__ == "__main__":

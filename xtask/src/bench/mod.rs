@@ -50,7 +50,17 @@ pub use stats::{steps_for, summarize, Stats};
 /// Models of the full benchmark: (name, where to find the ONNX file).
 pub const MODELS: &[(&str, ModelSource)] = &[
     ("policy", ModelSource::Repo("xtask/models/policy.onnx")),
+    // shaped like openpilot 0.11's driving_policy: 25-step histories, matrix-matrix products (make_models.py)
+    (
+        "policy_op",
+        ModelSource::Repo("xtask/models/policy_op.onnx"),
+    ),
     ("dmonitor", ModelSource::Repo("xtask/models/dmonitor.onnx")),
+    // openpilot 0.8.5's real driver-monitoring network (xtask/models/README.md)
+    (
+        "dmonitor085",
+        ModelSource::Repo("xtask/models/dmonitoring_model_0.8.5.onnx"),
+    ),
     ("vision", ModelSource::Repo("xtask/models/vision.onnx")),
     ("squeezenet", ModelSource::OnnxZoo("light_squeezenet.onnx")),
     ("resnet50", ModelSource::OnnxZoo("light_resnet50.onnx")),

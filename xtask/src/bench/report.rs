@@ -485,7 +485,7 @@ mod tests {
         // median 1.0/0.5 and 1.0/4.0 ms; min 0.999/0.499 and 0.999/3.999; the goal judged as recorded
         assert!(
             md.contains(
-                "| m | 2.000 | 2.002 | ≤ 1.8: **missed** | - | - | - | - | 0.250 | 0.250 |"
+                "| m | 2.000 | 2.002 | ≤ 1.5: **missed** | - | - | - | - | 0.250 | 0.250 |"
             ),
             "{md}"
         );

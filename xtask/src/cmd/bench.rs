@@ -19,8 +19,9 @@ pub struct Args {
     /// CI smoke mode: policy only, one round, few iterations (checks the harness runs).
     #[arg(long)]
     pub quick: bool,
-    /// Only these models (policy, dmonitor, vision, squeezenet, resnet50, and the stateful
-    /// modeld_pipeline, timed frame by frame); repeatable.
+    /// Only these models (policy, policy_op — openpilot driving_policy's shape —, dmonitor,
+    /// dmonitor085 — openpilot 0.8.5's real driver-monitoring net —, vision, squeezenet, resnet50,
+    /// and the stateful modeld_pipeline, timed frame by frame); repeatable.
     #[arg(long = "model")]
     pub models: Vec<String>,
     /// Fresh-process rounds per runtime.
