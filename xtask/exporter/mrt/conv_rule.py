@@ -2,7 +2,8 @@
 hand-coded heuristic, which upcasts the reduction and leaves the output channels scalar.
 
 A convolution kernel from mrt/nhwc_ops.py has output axes (rows, x, output channels) with the channels innermost and
-reduction axes (ky, kx, input channels). The rule, with V the vector width in floats (8 for x86-64-v3, 16 for
+reduction axes (ky, kx, input channels); a depthwise one (MrtDwConvNhwc) reduces over (ky, kx) only and is
+recorded as (channels, ky*kx). The rule, with V the vector width in floats (8 for x86-64-v3, 16 for
 x86-64-v4, 4 for aarch64 NEON) and R the accumulator budget (12 vector registers of 16, 24 of 32):
 1. output channels: UPCAST by 4, 3, 2 or 1 vectors (the first n*V dividing the channel count; fewer channels than V:
    all of them; otherwise the largest divisor <= 4V), so each broadcast input value meets whole vectors of weights;
@@ -16,7 +17,7 @@ are (channel blocks, rows, x, b) and the rule upcasts all b channels and the lar
 keeps b/V * x within the blocked budget (all vector registers but two), so one block of weights stays in L2 while
 every output position is computed from it, instead of the whole weight streaming from L3 once per position.
 Amounts above tinygrad's 16-per-step limit are applied in steps (24 = 8 * 3). A kernel the rule does not recognise
-is tried by the Gemm/MatMul rule (mrt/gemm_rule.py, matrix-vector kernels) and otherwise keeps tinygrad's heuristic;
+is tried by the Gemm/MatMul rule (mrt/gemm_rule.py, matrix-vector and matrix-matrix kernels) and otherwise keeps tinygrad's heuristic;
 neither rule changes what a kernel computes, only its loop structure.
 With --beam N the search starts from the rule's options (mrt/beam.py) and the cache records RULE_VERSION.
 """

@@ -4,7 +4,9 @@ ONNX convolutions are NCHW. tinygrad compiles the layout it is given, and on CPU
 vectorised across output channels (docs/cpu-kernels.md §1). This pass walks the graph in order and keeps every value
 produced by a rewritten convolution channel-last:
 - Conv (2-D, group 1, weight an initializer, explicit pads) -> MrtConvNhwc with the weight prepacked once here into
-  [ky][kx][ci][co]; a conv with a large weight (mrt/conv_rule.py block_plan) is computed channel-block-major
+  [ky][kx][ci][co]; a depthwise conv (group = input channels = output channels, weight [C][1][ky][kx]) -> MrtDwConvNhwc
+  with the weight prepacked [ky][kx][C], so each tap is a contiguous run of channels in both input and weight; a
+  conv with a large weight (mrt/conv_rule.py block_plan) is computed channel-block-major
   (attribute co_block b, weight prepacked [cb][ky][kx][ci][b]) so one block of weights is reused by every output
   position, and hands the usual channel-last value on. A conv whose input is NCHW (a graph input, or a value the pass
   could not keep channel-last) reads it NCHW directly (attribute input_nchw), which costs less than a separate
@@ -28,7 +30,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from mrt.nhwc_ops import CONCAT, CONV, GLOBAL_POOL, POOL, REALIZE, TO_NCHW
+from mrt.nhwc_ops import CONCAT, CONV, DW_CONV, GLOBAL_POOL, POOL, REALIZE, TO_NCHW
 
 UNARY = {
   "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softplus", "Exp", "Abs", "Neg", "Sqrt",
@@ -85,6 +87,7 @@ class _Pass:
     self.done_realize: set[str] = set()
     self.widths = _widths(model)
     self.blocked = 0
+    self.depthwise_convs = 0
 
   def fresh_const(self, base: str, arr: np.ndarray) -> str:
     name = f"{base}__mrt{len(self.inits)}"
@@ -121,10 +124,10 @@ class _Pass:
   def conv(self, node) -> bool:
     a = _attrs(node)
     w = self.consts.get(node.input[1])
-    if w is None or w.ndim != 4 or a.get("group", 1) != 1 or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+    if w is None or w.ndim != 4 or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET") or w.dtype != np.float32:
       return False
-    if w.dtype != np.float32:
-      return False
+    if a.get("group", 1) != 1:
+      return self.depthwise(node, a, w)
     from mrt.winograd import takes, value_shapes
 
     if takes(w.shape, a, value_shapes(self.model).get(node.input[0])):
@@ -154,6 +157,30 @@ class _Pass:
       attrs["co_block"] = blk
       self.blocked += 1
     self.out(node, CONV, ins, attrs)
+    return True
+
+  def depthwise(self, node, a: dict, w: np.ndarray) -> bool:
+    """A depthwise conv (group = C, weight [C][1][ky][kx], so C output channels): channel-last with the weight
+    prepacked [ky][kx][C]; any other grouped conv stays NCHW."""
+    c = int(w.shape[0])
+    if a.get("group", 1) != c or int(w.shape[1]) != 1:
+      return False
+    b = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    if b is not None and b not in self.consts:
+      return False
+    from mrt.conv_rule import CONVS
+
+    x = node.input[0]
+    CONVS.add((c, int(w.shape[2] * w.shape[3])))
+    packed = self.fresh_const(node.input[1], w[:, 0].transpose(1, 2, 0))  # [C][ky][kx] -> [ky][kx][C]
+    attrs = {
+      "pads": list(a.get("pads", [0, 0, 0, 0])),
+      "strides": list(a.get("strides", [1, 1])),
+      "dilations": list(a.get("dilations", [1, 1])),
+      "input_nchw": 0 if x in self.nhwc else 1,
+    }
+    self.out(node, DW_CONV, [self.nhwc.get(x, x), packed] + ([b] if b else []), attrs)
+    self.depthwise_convs += 1
     return True
 
   def elementwise(self, node) -> bool:
@@ -287,6 +314,7 @@ def rewrite(onnx_path: str, out_dir: str, log=None) -> str:
   if log is not None:
     what = ", ".join(f"{n} {op}" for op, n in sorted(p.rewritten.items()))
     blocked = f"; {p.blocked} with large weights channel-block-major [cb][ky][kx][ci][b]" if p.blocked else ""
+    blocked += f"; {p.depthwise_convs} depthwise, weights [ky][kx][C]" if p.depthwise_convs else ""
     if p.rewritten:
       log(f"layout pass: channel-last ({what}); weights prepacked [ky][kx][ci][co]{blocked}")
     if packed:

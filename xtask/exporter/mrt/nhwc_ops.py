@@ -9,6 +9,7 @@ with the channel innermost; pools reduce windows of the same shape. Formulas: do
 from tinygrad import Tensor
 
 CONV = "MrtConvNhwc"
+DW_CONV = "MrtDwConvNhwc"
 POOL = "MrtPoolNhwc"
 GLOBAL_POOL = "MrtGlobalPoolNhwc"
 TO_NCHW = "MrtToNchw"
@@ -44,6 +45,16 @@ def conv_nhwc(
   kh, kw = int(W.shape[0]), int(W.shape[1])
   win = _windows(x, [kh, kw], list(pads), list(strides), list(dilations), 0.0)
   y = (win.unsqueeze(-1) * W).sum((3, 4, 5))
+  return y if B is None else y + B
+
+
+def dwconv_nhwc(X: Tensor, W: Tensor, B: Tensor | None = None, pads=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), input_nchw: int = 0):
+  """Depthwise: Y[n, oy, ox, c] = B[c] + sum over ky, kx of x[n, oy*s + ky*d - pad, ox*s + kx*d - pad, c] * W[ky, kx, c].
+  Channels are innermost in the input window, the weight and the output, so the rule (mrt/conv_rule.py) vectorises
+  each tap along them; the input is realized (or read NCHW) as for conv_nhwc."""
+  x = X.permute(0, 2, 3, 1) if input_nchw else X.contiguous()
+  kh, kw = int(W.shape[0]), int(W.shape[1])
+  y = (_windows(x, [kh, kw], list(pads), list(strides), list(dilations), 0.0) * W).sum((3, 4))
   return y if B is None else y + B
 
 
@@ -97,6 +108,7 @@ def register():
   from tinygrad.nn import onnx as tg_onnx
 
   tg_onnx.onnx_ops[CONV] = conv_nhwc
+  tg_onnx.onnx_ops[DW_CONV] = dwconv_nhwc
   tg_onnx.onnx_ops[POOL] = pool_nhwc
   tg_onnx.onnx_ops[GLOBAL_POOL] = global_pool_nhwc
   tg_onnx.onnx_ops[TO_NCHW] = to_nchw

@@ -255,6 +255,88 @@ class LayoutPass(unittest.TestCase):
       conv_rule._CFG.clear()
       conv_rule._CFG.update(saved)
 
+  def test_depthwise_convs_are_channel_last_and_compute_the_same(self):
+    # openpilot 0.8.5's driver-monitoring net is a MobileNet-style chain: 1x1 expansion, depthwise 3x3 / 5x5 (stride
+    # 1 and 2), 1x1 projection. The depthwise convs (group = channels) become MrtDwConvNhwc with [ky][kx][C] weights;
+    # a grouped conv that is not depthwise (group 2 of 4 channels each) keeps NCHW. Compiled with the rule installed
+    # (the depthwise kernels take it: UPCAST along the channels), outputs vs onnxruntime.
+    import onnx
+    import onnxruntime as ort
+    import tinygrad.codegen as codegen
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+    from tinygrad import Tensor
+    from tinygrad.helpers import Context
+    from tinygrad.nn.onnx import OnnxRunner
+
+    from mrt.layout import rewrite
+
+    rng = np.random.default_rng(5)
+
+    def init(name, *shape):
+      return nh.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+    nodes = [
+      h.make_node("Conv", ["x", "we"], ["e"], kernel_shape=[1, 1]),
+      h.make_node("Relu", ["e"], ["er"]),
+      h.make_node("Conv", ["er", "wd3", "bd3"], ["d3"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16),
+      h.make_node("Relu", ["d3"], ["d3r"]),
+      h.make_node("Conv", ["d3r", "wd5"], ["d5"], kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[2, 2], group=16),
+      h.make_node("Conv", ["d5", "wp", "bp"], ["y"], kernel_shape=[1, 1]),
+      h.make_node("Conv", ["y", "wg"], ["z"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+    ]
+    g = h.make_graph(
+      nodes,
+      "dw",
+      [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 10, 24])],
+      [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 5, 12]), h.make_tensor_value_info("z", T.FLOAT, [1, 8, 5, 12])],
+      [init("we", 16, 4, 1, 1), init("wd3", 16, 1, 3, 3), init("bd3", 16), init("wd5", 16, 1, 5, 5), init("wp", 8, 16, 1, 1),
+       init("bp", 8), init("wg", 8, 4, 3, 3)],
+    )
+    saved_cfg, saved_opts, saved_rule = dict(conv_rule._CFG), codegen.apply_opts, conv_rule.rule_opts
+    taken = []
+
+    def spy(ast, ren):
+      opts = saved_rule(ast, ren)
+      if opts is not None:
+        taken.append(opts)
+      return opts
+
+    try:
+      conv_rule.install("x86_64", "x86-64-v3")
+      conv_rule.rule_opts = spy
+      with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "net.onnx")
+        onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), src)
+        said = []
+        dst = rewrite(src, os.path.join(d, "layout"), said.append)
+        self.assertIn("2 depthwise, weights [ky][kx][C]", said[0])
+        m = onnx.load(dst)
+        dws = [n for n in m.graph.node if n.op_type == "MrtDwConvNhwc"]
+        self.assertEqual(len(dws), 2)
+        self.assertEqual([n.op_type for n in m.graph.node].count("Conv"), 1)  # the group-2 conv stays NCHW
+        inits = {i.name: nh.to_array(i) for i in m.graph.initializer}
+        wd5 = nh.to_array(next(i for i in g.initializer if i.name == "wd5"))
+        packed = inits[dws[1].input[1]]
+        self.assertEqual(packed.shape, (5, 5, 16))
+        np.testing.assert_array_equal(packed[3, 1, 7], wd5[7, 0, 3, 1])  # [ky][kx][c] from [c][0][ky][kx]
+        x = np.random.default_rng(2).standard_normal((1, 4, 10, 24)).astype(np.float32)
+        want = dict(zip(["y", "z"], ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(["y", "z"], {"x": x})))
+        with Context(CACHELEVEL=0, PARALLEL=0):  # compile in this process (its hooks), not from a cache or a worker
+          got = OnnxRunner(dst)({"x": Tensor(x)})
+          got = {n: got[n].numpy() for n in ("y", "z")}
+        for n in ("y", "z"):
+          self.assertEqual(got[n].shape, want[n].shape, n)
+          np.testing.assert_allclose(got[n], want[n], atol=1e-4, rtol=1e-4, err_msg=n)
+    finally:
+      codegen.apply_opts, conv_rule.rule_opts = saved_opts, saved_rule
+      conv_rule._CFG.clear()
+      conv_rule._CFG.update(saved_cfg)
+      conv_rule.CONVS.clear()
+    # the 1x1 convs and both depthwise ones: 16 channels (2 ymm) along the innermost axis
+    self.assertGreaterEqual(len(taken), 4, taken)
+
   def test_graph_without_rewritable_conv_is_left_alone(self):
     from mrt.layout import rewrite
 

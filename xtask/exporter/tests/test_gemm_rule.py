@@ -54,12 +54,40 @@ class Shapes(unittest.TestCase):
     gemm_rule.GEMMS.add((128, 512))
     self.assertIsNone(gemm_rule.plan([128, 256], [0], [1], 8, 12))  # K unknown
     self.assertIsNone(gemm_rule.plan([64, 512], [0], [1], 8, 12))  # N unknown
-    self.assertIsNone(gemm_rule.plan([4, 128, 512], [0, 1], [2], 8, 12))  # batch 4: not matrix-vector
+    self.assertIsNone(gemm_rule.plan([2, 4, 128, 512], [0, 1, 2], [3], 8, 12))  # three output axes
+    self.assertIsNone(gemm_rule.plan([128, 4, 512], [0, 1], [2], 8, 12))  # the features are not innermost
     self.assertIsNone(gemm_rule.plan([128], [0], [], 8, 12))  # no reduction
 
 
-def _net(path: str):
-  """features[1,64] -> Gemm(transB 1, 64->32) -> Relu -> MatMul(32->24) + MatMul(extra[1,8] -> 24) -> Add bias."""
+  def test_row_blocks(self):
+    # (M rows, N features, floats per vector, budget) -> (rows, features) per step, worked out from the rule's
+    # statement (step 1b): rows dividing M up to 8, at most 4 vectors and rows x vectors <= budget
+    cases = {
+      (25, 256, 8, 12): (5, 16),  # 5 rows (the only divisor of 25 up to 8) x 2 ymm = 10 accumulators, not 8 ymm alone
+      (25, 256, 16, 24): (5, 64),  # 5 rows x 4 zmm = 20
+      (25, 256, 4, 24): (5, 16),  # NEON: 5 rows x 4 q
+      (25, 64, 8, 12): (5, 16),
+      (4, 128, 8, 12): (2, 32),  # 2 x 4 and 4 x 2 both give 8 accumulators and 6 loads: the first found, fewer rows
+      (13, 64, 8, 12): (1, 64),  # no row count divides 13: the features alone (8 ymm)
+      (1, 128, 8, 12): (1, 64),  # matrix-vector: step 1
+      (25, 2, 8, 12): (5, 2),  # fewer features than a vector: all of them, 5 rows
+    }
+    for args, want in cases.items():
+      self.assertEqual(gemm_rule.block(*args), want, args)
+
+  def test_matrix_matrix_kernel(self):
+    # driving_policy's history: 25 steps of 512 features + 8 desire values into 256, fused by tinygrad
+    gemm_rule.GEMMS.update({(256, 512), (256, 8)})
+    shape, outs, red = [25, 256, 512, 8], [0, 1], [2, 3]
+    # features first (they come after the rows), then 5 rows, then the 512-long reduction unrolled by 4
+    self.assertEqual(gemm_rule.plan(shape, outs, red, 8, 12), [("UPCAST", 1, 16), ("UPCAST", 0, 5), ("UNROLL", 0, 4)])
+    self.assertEqual(
+      gemm_rule.plan(shape, outs, red, 16, 24), [("UPCAST", 1, 16), ("UPCAST", 1, 4), ("UPCAST", 0, 5), ("UNROLL", 0, 4)]
+    )
+
+
+def _net(path: str, rows: int = 1):
+  """features[rows,64] -> Gemm(transB 1, 64->32) -> Relu -> MatMul(32->24) + MatMul(extra[rows,8] -> 24) -> Add bias."""
   import onnx
   from onnx import TensorProto as T
   from onnx import helper as h
@@ -81,8 +109,8 @@ def _net(path: str):
   g = h.make_graph(
     nodes,
     "gemm",
-    [h.make_tensor_value_info("x", T.FLOAT, [1, 64]), h.make_tensor_value_info("e", T.FLOAT, [1, 8])],
-    [h.make_tensor_value_info("y", T.FLOAT, [1, 24])],
+    [h.make_tensor_value_info("x", T.FLOAT, [rows, 64]), h.make_tensor_value_info("e", T.FLOAT, [rows, 8])],
+    [h.make_tensor_value_info("y", T.FLOAT, [rows, 24])],
     [init("w1", 32, 64), init("b1", 32), init("w2", 32, 24), init("w3", 8, 24), init("b2", 24)],
   )
   onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
@@ -111,6 +139,16 @@ class Prepack(unittest.TestCase):
 
 class RuleInstalled(unittest.TestCase):
   def test_rule_kernels_compute_what_onnxruntime_does(self):
+    taken = self._compile_and_compare(1)
+    self.assertGreaterEqual(len(taken), 2, "the Gemm kernel and the fused MatMul kernel take the rule")
+
+  def test_matrix_matrix_kernels_compute_what_onnxruntime_does(self):
+    # 25 rows: both products are matrix-matrix and take 5-row blocks
+    taken = self._compile_and_compare(25)
+    rows = [o for opts in taken for o in opts if o.op.name == "UPCAST" and o.arg == 5]
+    self.assertGreaterEqual(len(rows), 2, f"both kernels take a 5-row block: {taken}")
+
+  def _compile_and_compare(self, n_rows: int) -> list:
     import onnxruntime as ort
     import tinygrad.codegen as codegen
     from tinygrad import Tensor
@@ -134,13 +172,16 @@ class RuleInstalled(unittest.TestCase):
       gemm_rule.rule_opts = spy
       with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "net.onnx")
-        _net(src)
+        _net(src, n_rows)
         said = []
         dst = rewrite(src, os.path.join(d, "layout"), said.append)
         self.assertNotEqual(dst, src)  # the Gemm weight was prepacked into a new graph
         self.assertIn("1 Gemm weight(s) prepacked", said[-1])
         rng = np.random.default_rng(3)
-        feeds = {"x": rng.standard_normal((1, 64)).astype(np.float32), "e": rng.standard_normal((1, 8)).astype(np.float32)}
+        feeds = {
+          "x": rng.standard_normal((n_rows, 64)).astype(np.float32),
+          "e": rng.standard_normal((n_rows, 8)).astype(np.float32),
+        }
         (want,) = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(["y"], feeds)
         with Context(CACHELEVEL=0, PARALLEL=0):  # compile in this process (its hooks), not from a cache or a worker
           got = OnnxRunner(dst)({k: Tensor(v) for k, v in feeds.items()})["y"].numpy()
@@ -148,7 +189,7 @@ class RuleInstalled(unittest.TestCase):
     finally:
       codegen.apply_opts, gemm_rule.rule_opts = saved, saved_rule
       gemm_rule.GEMMS.clear()
-    self.assertGreaterEqual(len(taken), 2, "the Gemm kernel and the fused MatMul kernel take the rule")
+    return taken
 
 
 if __name__ == "__main__":
