@@ -291,8 +291,15 @@ class LayoutPass(unittest.TestCase):
       "dw",
       [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 10, 24])],
       [h.make_tensor_value_info("y", T.FLOAT, [1, 8, 5, 12]), h.make_tensor_value_info("z", T.FLOAT, [1, 8, 5, 12])],
-      [init("we", 16, 4, 1, 1), init("wd3", 16, 1, 3, 3), init("bd3", 16), init("wd5", 16, 1, 5, 5), init("wp", 8, 16, 1, 1),
-       init("bp", 8), init("wg", 8, 4, 3, 3)],
+      [
+        init("we", 16, 4, 1, 1),
+        init("wd3", 16, 1, 3, 3),
+        init("bd3", 16),
+        init("wd5", 16, 1, 5, 5),
+        init("wp", 8, 16, 1, 1),
+        init("bp", 8),
+        init("wg", 8, 4, 3, 3),
+      ],
     )
     saved_cfg, saved_opts, saved_rule = dict(conv_rule._CFG), codegen.apply_opts, conv_rule.rule_opts
     taken = []

@@ -58,7 +58,6 @@ class Shapes(unittest.TestCase):
     self.assertIsNone(gemm_rule.plan([128, 4, 512], [0, 1], [2], 8, 12))  # the features are not innermost
     self.assertIsNone(gemm_rule.plan([128], [0], [], 8, 12))  # no reduction
 
-
   def test_row_blocks(self):
     # (M rows, N features, floats per vector, budget) -> (rows, features) per step, worked out from the rule's
     # statement (step 1b): rows dividing M up to 8, at most 4 vectors and rows x vectors <= budget
@@ -81,9 +80,7 @@ class Shapes(unittest.TestCase):
     shape, outs, red = [25, 256, 512, 8], [0, 1], [2, 3]
     # features first (they come after the rows), then 5 rows, then the 512-long reduction unrolled by 4
     self.assertEqual(gemm_rule.plan(shape, outs, red, 8, 12), [("UPCAST", 1, 16), ("UPCAST", 0, 5), ("UNROLL", 0, 4)])
-    self.assertEqual(
-      gemm_rule.plan(shape, outs, red, 16, 24), [("UPCAST", 1, 16), ("UPCAST", 1, 4), ("UPCAST", 0, 5), ("UNROLL", 0, 4)]
-    )
+    self.assertEqual(gemm_rule.plan(shape, outs, red, 16, 24), [("UPCAST", 1, 16), ("UPCAST", 1, 4), ("UPCAST", 0, 5), ("UNROLL", 0, 4)])
 
 
 def _net(path: str, rows: int = 1):
