@@ -8,8 +8,8 @@ Models:
   vision.onnx   openpilot-vision-like conv net: input `img` 1x12x128x256 float32 -> `features` 1x32
   policy.onnx   MLP + softmax, inputs `features` 1x512, `desire` 1x8, `traffic` 1x2 -> `plan_prob` 1x16
   dmonitor.onnx driver-monitoring-like conv net: input `input_img` 1x1x160x320 -> `dm_out` 1x8 (sigmoid)
-  policy_op.onnx a policy net shaped like openpilot 0.11's driving_policy (its inputs and output as its metadata,
-                ../shared/data/openpilot-0.11/0.11.1_driving_policy_metadata.pkl, names them): `features_buffer`
+  policy_op.onnx a policy net shaped like openpilot 0.11's driving_policy (its inputs and output as its metadata names them,
+                qcom/testdata/openpilot-0.11/0.11.1_driving_policy_metadata.pkl.gz): `features_buffer`
                 1x25x512, `desire_pulse` 1x25x8, `traffic_convention` 1x2 -> `outputs` 1x1000; per-step layers over
                 the 25-step history are matrix-matrix products (25 rows), then a matrix-vector head (1.9 MB of weights)
 """
