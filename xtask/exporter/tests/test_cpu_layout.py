@@ -301,19 +301,12 @@ class LayoutPass(unittest.TestCase):
         init("wg", 8, 4, 3, 3),
       ],
     )
-    saved_cfg, saved_opts, saved_rule = dict(conv_rule._CFG), codegen.apply_opts, conv_rule.rule_opts
-    taken = []
+    from tests.rule_spy import recording
 
-    def spy(ast, ren):
-      opts = saved_rule(ast, ren)
-      if opts is not None:
-        taken.append(opts)
-      return opts
-
+    saved_cfg, saved_opts = dict(conv_rule._CFG), codegen.apply_opts
     try:
       conv_rule.install("x86_64", "x86-64-v3")
-      conv_rule.rule_opts = spy
-      with tempfile.TemporaryDirectory() as d:
+      with recording(conv_rule, "rule_opts") as taken, tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "net.onnx")
         onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), src)
         said = []
@@ -337,7 +330,7 @@ class LayoutPass(unittest.TestCase):
           self.assertEqual(got[n].shape, want[n].shape, n)
           np.testing.assert_allclose(got[n], want[n], atol=1e-4, rtol=1e-4, err_msg=n)
     finally:
-      codegen.apply_opts, conv_rule.rule_opts = saved_opts, saved_rule
+      codegen.apply_opts = saved_opts
       conv_rule._CFG.clear()
       conv_rule._CFG.update(saved_cfg)
       conv_rule.CONVS.clear()

@@ -154,20 +154,12 @@ class RuleInstalled(unittest.TestCase):
 
     from mrt import conv_rule
     from mrt.layout import rewrite
+    from tests.rule_spy import recording
 
-    saved, saved_rule = codegen.apply_opts, gemm_rule.rule_opts
-    taken = []
-
-    def spy(ast, ren, vec, budget):
-      opts = saved_rule(ast, ren, vec, budget)
-      if opts is not None:
-        taken.append(opts)
-      return opts
-
+    saved = codegen.apply_opts
     try:
       conv_rule.install("x86_64", "x86-64-v3")
-      gemm_rule.rule_opts = spy
-      with tempfile.TemporaryDirectory() as d:
+      with recording(gemm_rule, "rule_opts") as taken, tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "net.onnx")
         _net(src, n_rows)
         said = []
@@ -184,7 +176,7 @@ class RuleInstalled(unittest.TestCase):
           got = OnnxRunner(dst)({k: Tensor(v) for k, v in feeds.items()})["y"].numpy()
         np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
     finally:
-      codegen.apply_opts, gemm_rule.rule_opts = saved, saved_rule
+      codegen.apply_opts = saved
       gemm_rule.GEMMS.clear()
     return taken
 
